@@ -1,0 +1,5 @@
+import sys
+
+from memeval.cli import main
+
+sys.exit(main())

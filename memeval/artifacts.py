@@ -1,0 +1,30 @@
+"""Where notebooks and commands put figures and small artifacts, and how metrics are written."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from memeval.data.paths import project_root
+
+
+def figures_dir(explicit: str | Path | None = None) -> Path:
+    path = Path(explicit or os.environ.get("MEMEVAL_FIGURES") or project_root() / "figures")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def artifacts_dir(name: str, explicit: str | Path | None = None) -> Path:
+    path = Path(explicit) if explicit else project_root() / "reports" / "artifacts" / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_json_atomic(path: str | Path, obj: object) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,35 @@
+"""The `memeval` command: everything a notebook does is reachable from here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memeval.commands import data, reproduce, score
+from memeval.errors import DataNotFoundError, InputError
+
+COMMAND_MODULES = [data, score, reproduce]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memeval", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except (InputError, DataNotFoundError) as exc:
+        print(f"memeval: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memeval: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

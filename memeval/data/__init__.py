@@ -1,0 +1,23 @@
+"""LoCoMo data: discovery, loading into typed records, and fetching."""
+
+from memeval.data.locomo import (
+    CATEGORY_NAMES,
+    QA,
+    Conversation,
+    LoadReport,
+    Session,
+    Turn,
+    load_locomo,
+)
+from memeval.data.paths import find_locomo
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "QA",
+    "Conversation",
+    "LoadReport",
+    "Session",
+    "Turn",
+    "find_locomo",
+    "load_locomo",
+]

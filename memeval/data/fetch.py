@@ -1,0 +1,77 @@
+"""Download LoCoMo with a checksum; nothing is kept unless the hash matches and the file parses."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from memeval.data.locomo import load_locomo_bytes
+from memeval.errors import InputError
+
+LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
+# SHA-256 of the public files, by file name.
+KNOWN_SHA256 = {
+    "locomo10.json": "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+    "locomo10.zip": "5c342973da4b45c12583c9fc7594d6410880f5aba2c491a0db09db262c906fb5",
+}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_source(source: str, timeout: float) -> tuple[bytes, str]:
+    parsed = urllib.parse.urlparse(source)
+    if parsed.scheme in ("http", "https", "file"):
+        name = Path(urllib.parse.unquote(parsed.path)).name or "locomo10.json"
+        try:
+            with urllib.request.urlopen(source, timeout=timeout) as response:  # noqa: S310 - user-chosen URL
+                return response.read(), name
+        except OSError as exc:
+            raise InputError(source, "source", f"download failed ({exc})") from None
+    path = Path(source)
+    if not path.is_file():
+        raise InputError(source, "source", "no such file")
+    return path.read_bytes(), path.name
+
+
+def fetch_locomo(
+    dest: str | Path = "data/locomo",
+    source: str | None = None,
+    sha256: str | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Fetch `source` (default: the public locomo10.json) into `dest`, verified by SHA-256."""
+    source = source or LOCOMO_URL
+    data, name = _read_source(source, timeout)
+    expected = (sha256 or KNOWN_SHA256.get(name) or "").lower()
+    if not expected:
+        raise InputError(source, "sha256", f"no known checksum for {name!r}; pass --sha256 HEX")
+    got = sha256_bytes(data)
+    if got != expected:
+        raise InputError(source, "sha256", f"checksum mismatch: expected {expected}, got {got}; nothing written")
+    load_locomo_bytes(data, name)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / name
+    fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".{name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,17 @@
+"""Errors that reach the user as one line: which file, which field, what is wrong."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input named by its source and field; the CLI prints it as one line and exits 2."""
+
+    def __init__(self, source: str, field: str, problem: str):
+        self.source = str(source)
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{self.source}: {field}: {problem}")
+
+
+class DataNotFoundError(FileNotFoundError):
+    """No data set where we looked; the message says which command fetches it."""

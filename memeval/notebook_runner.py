@@ -1,0 +1,92 @@
+"""Execute notebooks with papermill into reports/ and render them to HTML (with and without code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from memeval.data.paths import project_root
+
+
+def strip_outputs(nb_path: str | Path) -> bool:
+    """Remove outputs and execution counts in place; returns whether anything changed."""
+    path = Path(nb_path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    changed = False
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        if cell.get("outputs") or cell.get("execution_count") is not None:
+            changed = True
+        cell["outputs"] = []
+        cell["execution_count"] = None
+    if changed:
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changed
+
+
+def execute_notebook(
+    notebook: str | Path,
+    output: str | Path,
+    parameters: Mapping | None = None,
+    cwd: str | Path | None = None,
+    progress: bool = True,
+    timeout: int | None = None,
+) -> Path:
+    import papermill as pm
+
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    env_before = os.environ.get("MPLBACKEND")
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        pm.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=dict(parameters or {}),
+            cwd=str(cwd or project_root()),
+            progress_bar=progress,
+            kernel_name="python3",
+            execution_timeout=timeout,
+        )
+    finally:
+        if env_before is None:
+            os.environ.pop("MPLBACKEND", None)
+    return output
+
+
+def render_html(executed: str | Path, no_input: bool = False) -> Path:
+    from nbconvert import HTMLExporter
+    import nbformat
+
+    executed = Path(executed)
+    exporter = HTMLExporter()
+    if no_input:
+        exporter.exclude_input = True
+        exporter.exclude_input_prompt = True
+        exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
+    target = executed.with_name(executed.stem + (".no-input.html" if no_input else ".html"))
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | None = None) -> list[dict]:
+    """Run every notebook on its offline defaults, in name order, rendering each as it finishes."""
+    notebooks = sorted(Path(notebooks_dir).glob("[0-9]*.ipynb"))
+    if only:
+        notebooks = [nb for nb in notebooks if any(nb.stem.startswith(o) for o in only)]
+    results = []
+    for i, nb in enumerate(notebooks, start=1):
+        start = time.perf_counter()
+        print(f"[{i}/{len(notebooks)}] {nb.name} ...", flush=True)
+        executed = execute_notebook(nb, Path(out_dir) / nb.name)
+        html = render_html(executed)
+        bare = render_html(executed, no_input=True)
+        seconds = time.perf_counter() - start
+        print(f"[{i}/{len(notebooks)}] {nb.name} done in {seconds:.1f} s -> {html.name}, {bare.name}", flush=True)
+        results.append({"notebook": nb.name, "seconds": seconds, "html": str(html)})
+    return results

@@ -1,0 +1,1 @@
+"""Markdown tables and reports built from per-question rows (pure; the caller writes the file)."""

@@ -1,0 +1,153 @@
+"""Token-overlap scorers: this project's `seed` F1, the official LoCoMo F1, Mem0's F1 and BLEU-1.
+
+`locomo_f1` follows the official LoCoMo `task_eval/evaluation.py` step by step
+(commas removed before anything else, "and" treated as an article, the `regex`
+module's word boundaries, integer 0 when nothing is shared), so its numbers are
+comparable with the LoCoMo paper's.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+import regex
+from nltk.stem import PorterStemmer
+
+_stemmer = PorterStemmer()
+_PUNCTUATION = frozenset(string.punctuation)
+_SEED_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_SEED_NON_ALNUM = regex.compile(r"[^\p{L}\p{N}\s]")
+_LOCOMO_ARTICLES = regex.compile(r"\b(a|an|the|and)\b")
+_ABSTAIN_PHRASES = ("no information available", "not mentioned")
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    return _stemmer.stem(token)
+
+
+def _multiset_f1(pred: list[str], gold: list[str]) -> float:
+    common = sum((Counter(pred) & Counter(gold)).values())
+    if common == 0:
+        return 0.0
+    precision = common / len(pred)
+    recall = common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+# --- seed mode -------------------------------------------------------------------------------------------
+def normalize_seed(text: str) -> str:
+    text = str(text).lower()
+    text = _SEED_ARTICLES.sub(" ", text)
+    text = _SEED_NON_ALNUM.sub("", text)
+    return " ".join(text.split())
+
+
+def token_f1(prediction: str, ground_truth: str) -> float:
+    """Seed-mode F1: both sides empty after normalisation is a perfect match."""
+    pred = [stem(t) for t in normalize_seed(prediction).split()]
+    gold = [stem(t) for t in normalize_seed(ground_truth).split()]
+    if not pred and not gold:
+        return 1.0
+    if not pred or not gold:
+        return 0.0
+    return _multiset_f1(pred, gold)
+
+
+# --- locomo mode (official) ------------------------------------------------------------------------------
+def normalize_locomo(text: str) -> str:
+    text = text.replace(",", "").lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _LOCOMO_ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def locomo_token_f1(prediction: str, ground_truth: str) -> float:
+    pred = [stem(t) for t in normalize_locomo(prediction).split()]
+    gold = [stem(t) for t in normalize_locomo(ground_truth).split()]
+    return _multiset_f1(pred, gold)
+
+
+def locomo_multi_answer_f1(prediction: str, ground_truth: str) -> float:
+    """Category 1: mean over comma-separated gold parts of the best F1 against any prediction part."""
+    predictions = [p.strip() for p in prediction.split(",")]
+    golds = [g.strip() for g in ground_truth.split(",")]
+    return float(np.mean([max(locomo_token_f1(p, g) for p in predictions) for g in golds]))
+
+
+def locomo_f1(prediction: str, answer: object, category: int) -> float:
+    """The official per-category LoCoMo score (category 5: abstention phrase present)."""
+    prediction = "" if prediction is None else str(prediction)
+    if category == 5:
+        lowered = prediction.lower()
+        return 1.0 if any(phrase in lowered for phrase in _ABSTAIN_PHRASES) else 0.0
+    gold = "" if answer is None else str(answer)
+    if category == 3:
+        gold = gold.split(";")[0].strip()
+    if category in (2, 3, 4):
+        return locomo_token_f1(prediction, gold)
+    if category == 1:
+        return locomo_multi_answer_f1(prediction, gold)
+    raise ValueError(f"unknown LoCoMo category {category!r}")
+
+
+# --- mem0 mode -------------------------------------------------------------------------------------------
+def _mem0_tokens(text: str) -> set[str]:
+    for ch in ".,!?":
+        text = text.replace(ch, " ")
+    return set(text.lower().split())
+
+
+def mem0_f1(prediction: str, ground_truth: object) -> float:
+    """Set-based F1 as the Mem0 paper computes it: no stemming, no article removal."""
+    if not prediction or ground_truth is None or ground_truth == "":
+        return 0.0
+    pred = _mem0_tokens(str(prediction).strip())
+    gold = _mem0_tokens(str(ground_truth).strip())
+    if not pred or not gold:
+        return 0.0
+    common = len(pred & gold)
+    if common == 0:
+        return 0.0
+    precision = common / len(pred)
+    recall = common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+# --- BLEU-1 ----------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _word_tokenizer():
+    from nltk.tokenize import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
+
+def bleu1(prediction: str, ground_truth: object) -> float:
+    """Sentence BLEU with weights (1,0,0,0) and smoothing method 1, lower-cased, as Mem0 reports it."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    if not prediction or ground_truth is None or ground_truth == "":
+        return 0.0
+    tokenizer = _word_tokenizer()
+    pred = tokenizer.tokenize(str(prediction).strip().lower())
+    gold = tokenizer.tokenize(str(ground_truth).strip().lower())
+    if not pred or not gold:
+        return 0.0
+    return float(
+        sentence_bleu([gold], pred, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1)
+    )
+
+
+def score_f1(prediction: str, answer: object, category: int, mode: str = "locomo") -> float | None:
+    """One entry point for tables: returns None where a mode does not score a category."""
+    if mode == "locomo":
+        return locomo_f1(prediction, answer, category)
+    if mode == "seed":
+        return token_f1(prediction or "", "" if answer is None else str(answer))
+    if mode == "mem0":
+        return None if category == 5 else mem0_f1(prediction, answer)
+    raise ValueError(f"unknown F1 mode {mode!r} (locomo, seed or mem0)")

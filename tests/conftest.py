@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memeval.data.paths import project_root
+
+SHARED_LOCOMO = project_root().parent / "shared" / "data" / "locomo"
+
+
+@pytest.fixture(scope="session")
+def locomo_dir() -> Path:
+    if not (SHARED_LOCOMO / "locomo10_v2").is_dir():
+        pytest.fail(f"LoCoMo test data missing at {SHARED_LOCOMO} (developer machines and CI have it)")
+    return SHARED_LOCOMO
+
+
+@pytest.fixture(scope="session")
+def conversations(locomo_dir):
+    from memeval.data.locomo import load_locomo
+
+    return load_locomo(locomo_dir / "locomo10_v2")

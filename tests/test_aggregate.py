@@ -1,0 +1,79 @@
+import math
+
+import numpy as np
+import pytest
+
+from memeval.scoring.aggregate import (
+    by_category,
+    cluster_bootstrap,
+    judge_by_category,
+    overall_mean,
+    paired_difference,
+    pool_judgments,
+    run_statistics,
+)
+
+ROWS = [
+    {"category": 4, "f1": 0.8},
+    {"category": 4, "f1": 0.6},
+    {"category": 4, "f1": 1.0},
+    {"category": 1, "f1": 0.5},
+    {"category": 1, "f1": 0.7},
+]
+
+
+def test_category_means_and_overall():
+    stats = by_category(ROWS)
+    assert stats[4].mean == pytest.approx(0.8) and stats[4].count == 3
+    assert stats[1].mean == pytest.approx(0.6) and stats[1].count == 2
+    assert (stats[4].min, stats[4].max) == (0.6, 1.0)
+    assert overall_mean(ROWS) == pytest.approx(0.72)  # over questions, not the 0.7 mean of category means
+
+
+def test_judge_run_statistics():
+    result = run_statistics([70, 72, 68, 71, 73, 69, 70, 72, 71, 70])
+    assert result["mean"] == pytest.approx(70.6)
+    assert result["std"] == pytest.approx(1.5055, abs=1e-4)
+    assert result["run_count"] == 10 and result["warning"] is None
+    partial = run_statistics([80, -1, 60, -1, 70, 70, 70, 70, 70, 70])
+    assert partial["run_count"] == 8 and partial["warning"] is None
+    few = run_statistics([80, -1, -1, -1, -1, -1, 70, -1, -1, 60])
+    assert few["run_count"] == 3 and "3 of 10" in few["warning"]
+
+
+def test_pooled_std_is_root_mean_variance():
+    rows = [{"category": 1, "mean": 60.0, "std": 3.0}, {"category": 1, "mean": 80.0, "std": 4.0},
+            {"category": 2, "mean": 50.0, "std": 0.0}]
+    pooled = pool_judgments(rows)
+    assert pooled.mean == pytest.approx(190 / 3)
+    assert pooled.pooled_std == pytest.approx(math.sqrt((9 + 16 + 0) / 3))
+    per_cat, overall = judge_by_category(rows)
+    assert per_cat[1].pooled_std == pytest.approx(math.sqrt(12.5)) and overall.count == 3
+
+
+def test_cluster_bootstrap_resamples_whole_clusters():
+    # two clusters with constant values: every resample mean lies between them, and single-cluster
+    # resamples hit the extremes, so the interval spans (nearly) the whole range
+    values = [0.0] * 5 + [1.0] * 5
+    clusters = ["a"] * 5 + ["b"] * 5
+    interval = cluster_bootstrap(values, clusters, n_boot=4000, seed=1)
+    assert interval.estimate == pytest.approx(0.5)
+    assert interval.low == 0.0 and interval.high == 1.0 and interval.clusters == 2
+    # identical clusters: no between-cluster variance, a zero-width interval
+    same = cluster_bootstrap([0.2, 0.8] * 4, ["a", "a", "b", "b", "c", "c", "d", "d"], n_boot=500)
+    assert same.low == pytest.approx(0.5) and same.high == pytest.approx(0.5)
+
+
+def test_cluster_bootstrap_is_seeded():
+    rng = np.random.default_rng(0)
+    values = rng.random(100)
+    clusters = [f"c{i % 7}" for i in range(100)]
+    assert cluster_bootstrap(values, clusters, seed=3) == cluster_bootstrap(values, clusters, seed=3)
+
+
+def test_paired_difference_on_shared_questions():
+    a = [{"sample_id": f"conv-1:q{i}", "f1": 1.0} for i in range(4)] + [{"sample_id": "conv-2:q0", "f1": 0.5}]
+    b = [{"sample_id": f"conv-1:q{i}", "f1": 0.5} for i in range(4)]
+    diff = paired_difference(a, b, system_a="x", system_b="y")
+    assert diff.n == 4 and diff.mean_difference == pytest.approx(0.5)
+    assert (diff.a_better, diff.b_better, diff.ties) == (4, 0, 0)

@@ -1,0 +1,50 @@
+"""Notebooks: committed without outputs, and each executes with small parameters (papermill)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memeval.notebook_runner import execute_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+# Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
+SMALL_PARAMETERS = {
+    "00_data_tour": {},
+}
+
+
+def test_committed_notebooks_have_no_outputs():
+    offenders = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
+                offenders.append(path.name)
+                break
+    assert not offenders, f"strip outputs from {offenders} (memeval.notebook_runner.strip_outputs)"
+
+
+def test_every_notebook_has_small_parameters_and_a_parameters_cell():
+    names = {p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb")}
+    assert names, "no notebooks found"
+    assert names == set(SMALL_PARAMETERS), "add small parameters for every notebook"
+    for name in names:
+        nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
+        assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"]), name
+
+
+def _run(name: str, tmp_path: Path) -> dict:
+    artifacts = tmp_path / "artifacts"
+    params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path / "figures")}
+    execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", params, progress=False)
+    return json.loads((artifacts / "metrics.json").read_text())
+
+
+@pytest.mark.notebook
+def test_data_tour_notebook(tmp_path):
+    metrics = _run("00_data_tour", tmp_path)
+    assert metrics["questions"] == 1986
+    assert metrics["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
+    assert (tmp_path / "figures" / "00_data_tour.png").stat().st_size > 10_000

@@ -1,0 +1,63 @@
+"""Golden-file tests of the markdown builders; regenerate with MEMEVAL_UPDATE_GOLDEN=1 after a deliberate change."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memeval.reports.tables import adversarial_table, f1_table, full_report, j_table, latency_table
+
+GOLDEN = Path(__file__).parent / "golden"
+
+SYSTEM_ROWS = {
+    "rag_turns": [
+        {"sample_id": "conv-1:q0000", "category": 1, "f1": 0.5, "question": "Q1?", "gold": "a, b", "prediction": "a",
+         "latency_search_s": 0.01, "latency_total_s": 0.02, "context_tokens": 100},
+        {"sample_id": "conv-1:q0001", "category": 2, "f1": 1.0, "question": "When?", "gold": "May 2023",
+         "prediction": "May 2023", "latency_search_s": 0.03, "latency_total_s": 0.05, "context_tokens": 300},
+        {"sample_id": "conv-1:q0002", "category": 4, "f1": 0.25, "question": "What | pipe?", "gold": "x",
+         "prediction": "x y z w", "latency_search_s": 0.02, "latency_total_s": 0.04, "context_tokens": 200},
+        {"sample_id": "conv-1:q0003", "category": 5, "f1": 1.0, "question": "Adv?", "gold": None,
+         "prediction": "not mentioned", "latency_search_s": 0.02, "latency_total_s": 0.03, "context_tokens": 150},
+    ]
+}
+JUDGMENTS = {
+    "rag_turns": [
+        {"sample_id": "conv-1:q0000", "category": 1, "mean": 60.0, "std": 2.0},
+        {"sample_id": "conv-1:q0001", "category": 2, "mean": 90.0, "std": 1.0},
+        {"sample_id": "conv-1:q0002", "category": 4, "mean": 30.0, "std": 5.0},
+    ]
+}
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("MEMEVAL_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("mode", ["locomo", "mem0"])
+def test_f1_table_golden(mode):
+    text = f1_table(SYSTEM_ROWS, mode=mode)
+    check_golden(f"f1_table_{mode}.md", text)
+    assert "multi-hop (1)" in text and "single-hop (4)" in text
+
+
+def test_mem0_baselines_keyed_by_category_id():
+    text = f1_table(SYSTEM_ROWS, mode="mem0")
+    mem0_row = next(line for line in text.splitlines() if line.startswith("| Mem0 (published)"))
+    # id 1 = 38.72 (Mem0's "single-hop"), id 2 = 48.93 (temporal), id 3 = 28.64 ("multi-hop"), id 4 = 47.65
+    assert mem0_row.split(" | ")[1:5] == ["38.72", "48.93", "28.64", "47.65"]
+
+
+def test_j_latency_adversarial_golden():
+    check_golden("j_table.md", j_table(JUDGMENTS))
+    check_golden("latency_table.md", latency_table(SYSTEM_ROWS))
+    check_golden("adversarial_table.md", adversarial_table(SYSTEM_ROWS))
+
+
+def test_full_report_golden():
+    text = full_report(SYSTEM_ROWS, JUDGMENTS)
+    check_golden("full_report.md", text)
+    assert "What \\| pipe?" in text  # cells are escaped
