@@ -1,0 +1,1 @@
+"""MEMAUDIT: packages, the coverage objective, certified exact optima, writers, generators and sweeps."""

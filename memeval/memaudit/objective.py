@@ -1,0 +1,92 @@
+"""The write-time objective F(X) = sum_r w_r * min(1, sum_{u in X} a_ur), its marginal gains, and an
+incremental state so that writers never recompute F from scratch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from memeval.memaudit.package import CompiledPackage
+
+GAIN_EPS = 1e-12
+
+
+def coverage_sums(cp: CompiledPackage, selected: Iterable[int]) -> np.ndarray:
+    idx = sorted(int(i) for i in selected)
+    if not idx:
+        return np.zeros(len(cp.weights))
+    return cp.coverage[idx].sum(axis=0)
+
+
+def objective(cp: CompiledPackage, selected: Iterable[int]) -> float:
+    """F of a store given as candidate indices; summed in a canonical order, so equal stores give equal bits."""
+    return float(np.minimum(1.0, coverage_sums(cp, selected)) @ cp.weights)
+
+
+def marginal_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+    """F(X + u) - F(X) for each candidate u, given X's coverage sums z."""
+    rows = cp.coverage if candidates is None else cp.coverage[candidates]
+    clipped = np.minimum(1.0, z)
+    return (np.minimum(1.0, z + rows) - clipped) @ cp.weights
+
+
+def invalidation_covered(cp: CompiledPackage, selected: Iterable[int]) -> float | None:
+    """Mean clipped coverage of the package's invalidation units (None when it declares none)."""
+    if not cp.invalidation_mask.any():
+        return None
+    z = coverage_sums(cp, selected)
+    return float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
+
+
+class CoverageState:
+    """A store under construction: coverage sums, spent budget and per-group counts."""
+
+    def __init__(self, cp: CompiledPackage, budget: float, max_per_group: int | None = None):
+        self.cp = cp
+        self.budget = float(budget)
+        self.k = cp.max_per_group if max_per_group is None else max_per_group
+        self.z = np.zeros(len(cp.weights))
+        self.cost = 0.0
+        self.selected: list[int] = []
+        self.group_count = np.zeros(len(cp.groups), dtype=np.int64)
+        self.chosen = np.zeros(cp.n_candidates, dtype=bool)
+
+    @property
+    def remaining(self) -> float:
+        return self.budget - self.cost
+
+    def feasible_mask(self, candidates: np.ndarray) -> np.ndarray:
+        """Not yet chosen, fits the remaining budget, and its group has room."""
+        cp = self.cp
+        return (
+            ~self.chosen[candidates]
+            & (cp.costs[candidates] <= self.remaining + 1e-12)
+            & (self.group_count[cp.group_of[candidates]] < self.k)
+        )
+
+    def gains(self, candidates: np.ndarray) -> np.ndarray:
+        return marginal_gains(self.cp, self.z, candidates)
+
+    def add(self, candidate: int) -> None:
+        candidate = int(candidate)
+        self.z = self.z + self.cp.coverage[candidate]
+        self.cost += float(self.cp.costs[candidate])
+        self.selected.append(candidate)
+        self.chosen[candidate] = True
+        self.group_count[self.cp.group_of[candidate]] += 1
+
+    def value(self) -> float:
+        return objective(self.cp, self.selected)
+
+
+def store_cost(cp: CompiledPackage, selected: Sequence[int]) -> float:
+    return float(sum(cp.costs[int(i)] for i in sorted(selected)))
+
+
+def is_feasible(cp: CompiledPackage, selected: Sequence[int], budget: float, max_per_group: int | None = None) -> bool:
+    k = cp.max_per_group if max_per_group is None else max_per_group
+    if len(set(selected)) != len(selected):
+        return False
+    counts = np.bincount(cp.group_of[list(selected)], minlength=len(cp.groups)) if selected else np.zeros(1)
+    return store_cost(cp, selected) <= budget + 1e-9 and int(counts.max(initial=0)) <= k

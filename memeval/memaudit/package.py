@@ -1,0 +1,301 @@
+"""The `memaudit.package/v1` format: records, validation with errors that name package, field and id, and
+the compiled array form every solver and writer works on."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memeval.errors import InputError
+
+SCHEMA = "memaudit.package/v1"
+KNOWN_CANDIDATE_KINDS = frozenset(
+    {"raw", "fact", "summary", "tombstone", "update", "interval_fact", "abstention", "uncertainty", "edge",
+     "dated_fact", "external"}
+)
+
+
+@dataclass(frozen=True)
+class Experience:
+    id: str
+    text: str = ""
+    time: float = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    experience: str
+    kind: str
+    cost: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Unit:
+    id: str
+    weight: float
+    kind: str = "fact"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str = ""
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Package:
+    package_id: str
+    experiences: tuple[Experience, ...]
+    candidates: tuple[Candidate, ...]
+    units: tuple[Unit, ...]
+    coverage: tuple[tuple[str, str, float], ...]  # (candidate id, unit id, value), nonzero cells
+    budget: float | None = None
+    max_per_group: int = 1
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
+    queries: tuple[Query, ...] = ()
+    invalidation_units: tuple[str, ...] = ()
+
+    @cached_property
+    def compiled(self) -> "CompiledPackage":
+        return compile_package(self)
+
+    def to_json_dict(self) -> dict:
+        doc: dict[str, Any] = {"schema": SCHEMA, "package_id": self.package_id}
+        if self.budget is not None:
+            doc["budget"] = self.budget
+        doc["max_per_group"] = self.max_per_group
+        if self.meta:
+            doc["meta"] = self.meta
+        doc["experiences"] = [{"id": e.id, "text": e.text, "time": e.time} for e in self.experiences]
+        doc["candidates"] = [
+            {"id": c.id, "experience": c.experience, "kind": c.kind, "text": c.text, "cost": c.cost}
+            for c in self.candidates
+        ]
+        doc["units"] = [
+            {"id": u.id, "weight": u.weight, "kind": u.kind, "description": u.description} for u in self.units
+        ]
+        doc["coverage"] = [{"candidate": c, "unit": u, "value": v} for c, u, v in self.coverage]
+        if self.queries:
+            doc["queries"] = [{"id": q.id, "text": q.text, "requires": list(q.requires)} for q in self.queries]
+        if self.invalidation_units:
+            doc["invalidation_units"] = list(self.invalidation_units)
+        return doc
+
+    def to_json(self) -> str:
+        """Canonical text: same package, same bytes."""
+        return json.dumps(self.to_json_dict(), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
+
+    def write(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+@dataclass(frozen=True)
+class CompiledPackage:
+    """Arrays in stream order: candidates grouped by experience, groups ordered by (time, listing order)."""
+
+    package_id: str
+    candidate_ids: tuple[str, ...]
+    kinds: tuple[str, ...]
+    costs: np.ndarray  # (n_candidates,)
+    weights: np.ndarray  # (n_units,)
+    coverage: np.ndarray  # dense (n_candidates, n_units), values in [0, 1]
+    group_of: np.ndarray  # (n_candidates,) group index
+    groups: tuple[np.ndarray, ...]  # candidate indices per group, in stream order
+    unit_ids: tuple[str, ...]
+    invalidation_mask: np.ndarray  # (n_units,) bool
+    max_per_group: int
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.candidate_ids)
+
+    def index(self, candidate_ids) -> list[int]:
+        lookup = {c: i for i, c in enumerate(self.candidate_ids)}
+        return [lookup[c] for c in candidate_ids]
+
+
+def compile_package(pkg: Package) -> CompiledPackage:
+    order = sorted(range(len(pkg.experiences)), key=lambda i: (pkg.experiences[i].time, i))
+    group_index = {pkg.experiences[i].id: g for g, i in enumerate(order)}
+    # candidates sorted by group (stable, so listing order inside a group is kept)
+    cand_order = sorted(range(len(pkg.candidates)), key=lambda i: (group_index[pkg.candidates[i].experience], i))
+    cands = [pkg.candidates[i] for i in cand_order]
+    cand_pos = {c.id: i for i, c in enumerate(cands)}
+    unit_pos = {u.id: i for i, u in enumerate(pkg.units)}
+    coverage = np.zeros((len(cands), len(pkg.units)))
+    for cid, uid, value in pkg.coverage:
+        coverage[cand_pos[cid], unit_pos[uid]] = value
+    group_of = np.array([group_index[c.experience] for c in cands], dtype=np.int64)
+    groups = tuple(np.flatnonzero(group_of == g) for g in range(len(order)))
+    invalid = set(pkg.invalidation_units)
+    return CompiledPackage(
+        package_id=pkg.package_id,
+        candidate_ids=tuple(c.id for c in cands),
+        kinds=tuple(c.kind for c in cands),
+        costs=np.array([c.cost for c in cands], dtype=float),
+        weights=np.array([u.weight for u in pkg.units], dtype=float),
+        coverage=coverage,
+        group_of=group_of,
+        groups=groups,
+        unit_ids=tuple(u.id for u in pkg.units),
+        invalidation_mask=np.array([u.id in invalid for u in pkg.units], dtype=bool),
+        max_per_group=pkg.max_per_group,
+    )
+
+
+# --- loading and validation ------------------------------------------------------------------------------
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def package_from_dict(doc: Any, source: str = "<package>") -> Package:
+    """Validate a parsed package; every error names the package (or file), the field and the offending id."""
+    if not isinstance(doc, dict):
+        raise InputError(source, "package", f"expected a JSON object, got {type(doc).__name__}")
+    pid = doc.get("package_id")
+    where = f"{source} [{pid}]" if isinstance(pid, str) else source
+    if doc.get("schema") != SCHEMA:
+        raise InputError(where, "schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}")
+    if not isinstance(pid, str) or not pid:
+        raise InputError(where, "package_id", "missing or not a string")
+
+    def items(name: str, required: bool = True) -> list:
+        value = doc.get(name, None if required else [])
+        if not isinstance(value, list):
+            raise InputError(where, name, "missing" if value is None else f"expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise InputError(where, f"{name}[{i}]", "expected an object")
+        return value
+
+    def ident(item: dict, name: str, i: int) -> str:
+        value = item.get("id")
+        if not isinstance(value, str) or not value:
+            raise InputError(where, f"{name}[{i}].id", "missing or not a string")
+        return value
+
+    def unique(ids: list[str], name: str) -> None:
+        seen: set[str] = set()
+        for x in ids:
+            if x in seen:
+                raise InputError(where, name, f"duplicate id {x!r}")
+            seen.add(x)
+
+    experiences = []
+    for i, item in enumerate(items("experiences")):
+        eid = ident(item, "experiences", i)
+        time = item.get("time", i)
+        if not _finite_number(time):
+            raise InputError(where, f"experiences[{eid}].time", f"expected a number, got {time!r}")
+        experiences.append(Experience(eid, str(item.get("text", "")), time))
+    unique([e.id for e in experiences], "experiences")
+    exp_ids = {e.id for e in experiences}
+
+    candidates = []
+    for i, item in enumerate(items("candidates")):
+        cid = ident(item, "candidates", i)
+        exp = item.get("experience")
+        if exp not in exp_ids:
+            raise InputError(where, f"candidates[{cid}].experience", f"unknown experience {exp!r}")
+        cost = item.get("cost")
+        if not _finite_number(cost) or cost <= 0:
+            raise InputError(where, f"candidates[{cid}].cost", f"must be a number > 0, got {cost!r}")
+        kind = item.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise InputError(where, f"candidates[{cid}].kind", "missing or not a string")
+        candidates.append(Candidate(cid, exp, kind, float(cost), str(item.get("text", ""))))
+    unique([c.id for c in candidates], "candidates")
+    cand_ids = {c.id for c in candidates}
+
+    units = []
+    for i, item in enumerate(items("units")):
+        uid = ident(item, "units", i)
+        weight = item.get("weight")
+        if not _finite_number(weight) or weight < 0:
+            raise InputError(where, f"units[{uid}].weight", f"must be a number >= 0, got {weight!r}")
+        units.append(Unit(uid, float(weight), str(item.get("kind", "fact")), str(item.get("description", ""))))
+    unique([u.id for u in units], "units")
+    unit_ids = {u.id for u in units}
+
+    coverage = []
+    seen_cells: set[tuple[str, str]] = set()
+    for i, item in enumerate(items("coverage")):
+        cid, uid, value = item.get("candidate"), item.get("unit"), item.get("value")
+        if cid not in cand_ids:
+            raise InputError(where, f"coverage[{i}].candidate", f"unknown candidate {cid!r}")
+        if uid not in unit_ids:
+            raise InputError(where, f"coverage[{i}].unit", f"unknown unit {uid!r}")
+        if not _finite_number(value) or not 0 <= value <= 1:
+            raise InputError(where, f"coverage[{i}].value", f"must be in [0, 1], got {value!r} ({cid} x {uid})")
+        if (cid, uid) in seen_cells:
+            raise InputError(where, f"coverage[{i}]", f"duplicate cell {cid} x {uid}")
+        seen_cells.add((cid, uid))
+        if value > 0:
+            coverage.append((cid, uid, float(value)))
+
+    queries = []
+    for i, item in enumerate(items("queries", required=False)):
+        qid = ident(item, "queries", i)
+        requires = item.get("requires", [])
+        if not isinstance(requires, list):
+            raise InputError(where, f"queries[{qid}].requires", "expected a list")
+        for uid in requires:
+            if uid not in unit_ids:
+                raise InputError(where, f"queries[{qid}].requires", f"unknown unit {uid!r}")
+        queries.append(Query(qid, str(item.get("text", "")), tuple(requires)))
+    unique([q.id for q in queries], "queries")
+
+    invalidation = doc.get("invalidation_units", [])
+    if not isinstance(invalidation, list):
+        raise InputError(where, "invalidation_units", "expected a list")
+    for uid in invalidation:
+        if uid not in unit_ids:
+            raise InputError(where, "invalidation_units", f"unknown unit {uid!r}")
+
+    budget = doc.get("budget")
+    if budget is not None and (not _finite_number(budget) or budget < 0):
+        raise InputError(where, "budget", f"must be a number >= 0, got {budget!r}")
+    k = doc.get("max_per_group", 1)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InputError(where, "max_per_group", f"must be an integer >= 1, got {k!r}")
+    meta = doc.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InputError(where, "meta", "expected an object")
+    return Package(
+        package_id=pid,
+        experiences=tuple(experiences),
+        candidates=tuple(candidates),
+        units=tuple(units),
+        coverage=tuple(coverage),
+        budget=None if budget is None else float(budget),
+        max_per_group=k,
+        meta=meta,
+        queries=tuple(queries),
+        invalidation_units=tuple(invalidation),
+    )
+
+
+def load_package(path: str | Path) -> Package:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "path", "no such file")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(path, "json", f"not valid JSON ({exc})") from None
+    return package_from_dict(doc, str(path))
