@@ -17,6 +17,9 @@ from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.solvers import SolveResult
 
 HIGHS_THREADS = 1  # HiGHS fixes its thread pool at first use in a process: always pass the same value
+# cvxpy warm-starts HiGHS by default (setSolution with the previous budget's store); with highspy 1.16.0 that
+# returned a wrong "optimal" value (temporal_interval seed 11, B = 1 then B = 2: 1.6 instead of 3.2). Never warm-start.
+WARM_START = False
 
 
 @lru_cache(maxsize=1)
@@ -35,10 +38,31 @@ def solver_versions() -> dict:
     return {"cvxpy": cvxpy.__version__, "highspy": version}
 
 
+@lru_cache(maxsize=1)
+def _silence_highs_banner() -> None:
+    """HiGHS prints a banner to fd 1 when its first instance is created in a process; it would corrupt
+    `--json` output, so the first instance is created with fd 1 pointed at /dev/null."""
+    import os
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 class MilpModel:
     def __init__(self, cp: CompiledPackage, max_per_group: int | None = None, allowed: np.ndarray | None = None):
         import cvxpy as cp_
 
+        _silence_highs_banner()
         self.cp = cp
         self.k = cp.max_per_group if max_per_group is None else max_per_group
         mask = np.ones(cp.n_candidates, dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
@@ -66,7 +90,8 @@ class MilpModel:
             return SolveResult("milp", 0.0, [], 0.0, "optimal", True, time.perf_counter() - start, 0, 0.0, 0.0, info)
         try:
             self.problem.solve(
-                solver="HIGHS", mip_rel_gap=0.0, time_limit=float(time_limit), threads=HIGHS_THREADS,
+                solver="HIGHS", mip_rel_gap=0.0, time_limit=float(time_limit), threads=HIGHS_THREADS, output_flag=False,
+                warm_start=WARM_START,
                 verbose=False,
             )
         except Exception as exc:  # solver failure is a result, never a crash of the sweep

@@ -1,0 +1,258 @@
+"""Budget sweeps over generated or on-disk packages: per-row results (append-only, resumable), a summary
+with bootstrap CIs over packages, and a manifest. Parallel through joblib (processes, one solver thread
+each), so `joblib.parallel_config(backend="dask"|"ray")` moves a sweep past one machine unchanged."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from memeval.artifacts import write_json_atomic
+from memeval.jsonl import JsonlWriter, read_rows
+from memeval.manifest import base_manifest
+from memeval.memaudit.generators import GENERATOR_VERSION, generate
+from memeval.memaudit.objective import invalidation_covered
+from memeval.memaudit.package import Package, load_package
+from memeval.memaudit.solvers import values_agree
+from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer, solve_exact
+from memeval.scoring.aggregate import bootstrap_mean
+
+DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
+                         "summary_only", "no_tombstone_opt", "random")
+
+
+class CertificationError(RuntimeError):
+    """B&B and MILP disagree on an optimum: the oracle cannot be trusted, so the sweep stops."""
+
+
+@dataclass(frozen=True)
+class PackageSource:
+    """How a worker obtains a package: generated from (distribution, seed, counts) or read from a file."""
+
+    distribution: str | None = None
+    seed: int | None = None
+    facts: int = 3
+    updates: int = 2
+    count: int | None = None
+    path: str | None = None
+
+    def load(self) -> Package:
+        if self.path:
+            return load_package(self.path)
+        return generate(self.distribution, self.seed, self.facts, self.updates, self.count)
+
+
+@dataclass
+class SweepConfig:
+    kind: str  # "small" or "natural"
+    budgets: list[float]
+    methods: list[str] = field(default_factory=lambda: list(DEFAULT_SMALL_METHODS))
+    distribution: str | None = None
+    seeds: int = 0
+    seed_start: int = 0
+    packages_dir: str | None = None
+    max_per_group: int | None = None
+    certify: str = "none"  # or "milp"
+    solver: str = "bnb"
+    facts: int = 3
+    updates: int = 2
+    count: int | None = None
+    n_jobs: int = 2
+    chunk: int = 25
+    n_boot: int = 2000
+
+
+def row_key(row: dict) -> tuple:
+    return (row["package_id"], float(row["budget"]), row["method"], int(row.get("max_per_group") or 1))
+
+
+def package_rows(source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
+                 max_per_group: int | None, certify: str, solver: str = "bnb") -> list[dict]:
+    """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
+    pkg = source.load()
+    cp = pkg.compiled
+    k = cp.max_per_group if max_per_group is None else max_per_group
+    meta = pkg.meta or {}
+    milp_model = None
+    rows = []
+    for budget in budgets:
+        opt = solve_exact(cp, budget, k, None, solver)
+        opt_certified = bool(opt.certified)
+        certificate = {"opt_solver": opt.method, "opt_status": opt.status, "opt_nodes": opt.nodes}
+        if certify == "milp":
+            if milp_model is None:
+                from memeval.memaudit.milp import MilpModel
+
+                milp_model = MilpModel(cp, k)
+            milp = milp_model.solve(budget)
+            agree = values_agree(opt.value, milp.value)
+            if not (milp.certified and agree):
+                raise CertificationError(
+                    f"{pkg.package_id} B={budget}: OPT by {opt.method} = {opt.value!r} ({opt.status}), "
+                    f"MILP = {milp.value!r} ({milp.status}, gap {milp.gap})"
+                )
+            opt_certified = opt_certified and milp.certified
+            certificate.update({"milp_value": milp.value, "milp_status": milp.status, "milp_gap": milp.gap,
+                                "milp_nodes": milp.nodes, "milp_runtime_s": milp.runtime_s})
+        for method in methods:
+            if method == "opt":
+                selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified
+            else:
+                res = run_writer(method, cp, budget, k, solver=solver)
+                selected, value, runtime, own_cert = res.selected, res.value, res.runtime_s, res.certified
+            certified = opt_certified and (own_cert is None or bool(own_cert))
+            rows.append(
+                {
+                    "package_id": pkg.package_id,
+                    "seed": meta.get("seed", source.seed),
+                    "distribution": meta.get("distribution", source.distribution or "natural"),
+                    "budget": float(budget),
+                    "max_per_group": k,
+                    "method": method,
+                    "value": value,
+                    "opt": opt.value,
+                    "ratio": package_ratio(value, opt.value) if opt_certified else None,
+                    "certified": certified,
+                    "invalidation_units_covered": invalidation_covered(cp, selected),
+                    "cost": float(sum(cp.costs[i] for i in selected)),
+                    "selected": [cp.candidate_ids[i] for i in sorted(selected)],
+                    "runtime_s": runtime,
+                    **({"certificate": certificate} if method == "opt" else {}),
+                }
+            )
+    return rows
+
+
+def _chunk_rows(sources: list[PackageSource], budgets, methods, k, certify, solver) -> list[dict]:
+    out = []
+    for s in sources:
+        out.extend(package_rows(s, budgets, methods, k, certify, solver))
+    return out
+
+
+def summarize(rows: Sequence[dict], n_boot: int = 2000) -> list[dict]:
+    """Mean ratio with a bootstrap 95% CI over packages, per (distribution, budget, method); rows whose
+    OPT is not certified are counted and excluded, never averaged."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row["distribution"], float(row["budget"]), row["method"])].append(row)
+    out = []
+    for (dist, budget, method), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        usable = [r for r in members if r["certified"] and r["ratio"] is not None]
+        ratios = [float(r["ratio"]) for r in usable]
+        interval = bootstrap_mean(ratios, n_boot=n_boot, seed=0) if ratios else None
+        inv = [r["invalidation_units_covered"] for r in usable if r.get("invalidation_units_covered") is not None]
+        out.append(
+            {
+                "distribution": dist,
+                "budget": budget,
+                "method": method,
+                "mean_ratio": interval.estimate if interval else None,
+                "ci_low": interval.low if interval else None,
+                "ci_high": interval.high if interval else None,
+                "n": len(ratios),
+                "certified": sum(1 for r in members if r["certified"]),
+                "excluded_uncertified": len(members) - len(usable),
+                "mean_invalidation_covered": float(np.mean(inv)) if inv else None,
+                "mean_value": float(np.mean([r["value"] for r in usable])) if usable else None,
+            }
+        )
+    return out
+
+
+def _sources(config: SweepConfig) -> list[PackageSource]:
+    if config.kind == "small":
+        return [PackageSource(config.distribution, s, config.facts, config.updates, config.count)
+                for s in range(config.seed_start, config.seed_start + config.seeds)]
+    paths = sorted(Path(config.packages_dir).glob("*.json"))
+    paths = [p for p in paths if p.name not in ("manifest.json",)]
+    return [PackageSource(path=str(p)) for p in paths]
+
+
+def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
+    """Run (or resume) a sweep into out_dir; returns the summary document."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    unknown = [m for m in config.methods if m not in ALL_WRITERS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(ALL_WRITERS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    raw_path = out / "raw_results.jsonl"
+    start = time.perf_counter()
+    existing = read_rows(raw_path)
+    done = {row_key(r) for r in existing}
+    sources = _sources(config)
+    if config.kind == "natural" and not sources:
+        raise ValueError(f"no package files (*.json) in {config.packages_dir}")
+
+    def expected_keys(source: PackageSource, package_id: str, k: int) -> set[tuple]:
+        return {(package_id, float(b), m, k) for b in config.budgets for m in config.methods}
+
+    todo: list[PackageSource] = []
+    for s in sources:
+        if s.path:
+            pkg = s.load()
+            pid, k = pkg.package_id, config.max_per_group or pkg.max_per_group
+        else:
+            pid, k = f"small-{s.distribution}-s{s.seed:04d}", config.max_per_group or 1
+        if not expected_keys(s, pid, k) <= done:
+            todo.append(s)
+    chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
+    written = 0
+    with JsonlWriter(raw_path) as writer:
+        if chunks:
+            bar = tqdm(total=len(todo), desc=f"sweep {config.distribution or config.packages_dir}", unit="pkg",
+                       disable=not progress)
+            jobs = Parallel(n_jobs=config.n_jobs if len(chunks) > 1 else 1, return_as="generator_unordered")(
+                delayed(_chunk_rows)(c, config.budgets, config.methods, config.max_per_group, config.certify,
+                                     config.solver)
+                for c in chunks
+            )
+            for rows in jobs:
+                fresh = [r for r in rows if row_key(r) not in done]
+                written += writer.write(fresh)
+                done.update(row_key(r) for r in fresh)
+                bar.update(len({r["package_id"] for r in rows}))
+            bar.close()
+    all_rows = read_rows(raw_path)
+    wanted_ids = None
+    if config.kind == "small":
+        wanted_ids = {f"small-{s.distribution}-s{s.seed:04d}" for s in sources}
+    selected = [r for r in all_rows if (wanted_ids is None or r["package_id"] in wanted_ids)
+                and float(r["budget"]) in {float(b) for b in config.budgets} and r["method"] in config.methods]
+    summary_rows = summarize(selected, config.n_boot)
+    elapsed = time.perf_counter() - start
+    opt_rows = [r for r in selected if r["method"] == "opt"]
+    summary = {
+        "rows": summary_rows,
+        "packages": len({r["package_id"] for r in selected}),
+        "row_count": len(selected),
+        "opt_rows": len(opt_rows),
+        "opt_certified": sum(1 for r in opt_rows if r["certified"]),
+        "certify": config.certify,
+        "reused_rows": len(selected) - written,
+        "computed_rows": written,
+    }
+    write_json_atomic(out / "summary.json", summary)
+    from memeval.memaudit.milp import solver_versions
+
+    write_json_atomic(
+        out / "manifest.json",
+        base_manifest(
+            command="sweep",
+            config=asdict(config),
+            generator=GENERATOR_VERSION if config.kind == "small" else None,
+            solver_versions=solver_versions(),
+            wall_time_s=elapsed,
+            rows_written=written,
+            rows_total=len(selected),
+        ),
+    )
+    return summary

@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from memeval.memaudit.generators import DISTRIBUTIONS, generate
+from memeval.memaudit.milp import MilpModel, solve_milp
+from memeval.memaudit.objective import is_feasible, objective
+from memeval.memaudit.solvers import solve_bnb, solve_exhaustive
+from memeval.memaudit.writers import solve_exact
+from tests.memaudit_helpers import make_package
+
+
+@st.composite
+def small_packages(draw):
+    n_units = draw(st.integers(1, 5))
+    units = {f"r{j}": draw(st.sampled_from([0.0, 0.35, 1.0, 1.4, 2.25])) for j in range(n_units)}
+    groups = []
+    for g in range(draw(st.integers(1, 5))):
+        cands = []
+        for c in range(draw(st.integers(1, 4))):
+            cover = {f"r{j}": draw(st.sampled_from([0.0, 0.1, 0.45, 0.7, 1.0])) for j in range(n_units)}
+            cands.append((f"c{c}", draw(st.sampled_from(["raw", "fact", "summary", "tombstone"])),
+                          draw(st.sampled_from([0.5, 1, 2, 3, 5])), cover))
+        groups.append(cands)
+    budget = draw(st.sampled_from([0.0, 1, 2, 3.5, 6, 10]))
+    return make_package(groups, units), budget
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_packages(), st.sampled_from([1, 2]))
+def test_bnb_equals_exhaustive(case, k):
+    pkg, budget = case
+    cp = pkg.compiled
+    exact = solve_exhaustive(cp, budget, k)
+    bnb = solve_bnb(cp, budget, k)
+    assert bnb.certified and bnb.status == "optimal"
+    assert bnb.value == pytest.approx(exact.value, abs=1e-9)
+    assert is_feasible(cp, bnb.selected, budget, k)
+    assert objective(cp, bnb.selected) == bnb.value
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_packages(), st.sampled_from([1, 2]))
+def test_milp_equals_exhaustive(case, k):
+    pkg, budget = case
+    cp = pkg.compiled
+    exact = solve_exhaustive(cp, budget, k)
+    milp = solve_milp(cp, budget, k)
+    assert milp.certified and milp.gap is not None
+    assert milp.value == pytest.approx(exact.value, abs=1e-7)
+    assert is_feasible(cp, milp.selected, budget, k)
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+def test_both_solvers_agree_on_every_distribution(distribution):
+    cp = generate(distribution, 11).compiled
+    model = MilpModel(cp)
+    for budget in (1, 2, 4, 6, 8, 16):
+        both = solve_exact(cp, budget, method="both", milp_model=model)
+        assert both.certified, both.info
+        assert both.value == pytest.approx(solve_exhaustive(cp, budget).value, abs=1e-9)
+
+
+def test_relaxed_k2_is_at_least_k1():
+    cp = generate("summary_tradeoff", 2).compiled
+    for budget in (4, 8):
+        assert solve_bnb(cp, budget, 2).value >= solve_bnb(cp, budget, 1).value - 1e-12
+    assert solve_bnb(cp, 4, 2).value == pytest.approx(solve_exhaustive(cp, 4, 2).value)
+
+
+def test_restricted_solve_uses_only_allowed():
+    cp = generate("base", 4).compiled
+    allowed = np.array([k == "fact" for k in cp.kinds])
+    res = solve_bnb(cp, 8, allowed=allowed)
+    assert all(cp.kinds[i] == "fact" for i in res.selected)
+    assert res.value == pytest.approx(solve_exhaustive(cp, 8, allowed=allowed).value)
+
+
+def test_state_limit_is_not_certified():
+    cp = generate("base", 0, facts=12, updates=6).compiled
+    res = solve_bnb(cp, 30, max_states=5)
+    assert res.status == "node_limit" and not res.certified
+    auto = solve_exact(cp, 30, method="auto")
+    assert auto.certified and auto.value >= res.value - 1e-12
+
+
+def test_reused_milp_model_is_not_fooled_by_warm_start():
+    # with cvxpy's default warm start, HiGHS returned 1.6 ("optimal") here after solving B = 1 first
+    cp = generate("temporal_interval", 11).compiled
+    model = MilpModel(cp)
+    values = [model.solve(b).value for b in (1, 2, 1, 2)]
+    assert values == pytest.approx([1.6, 3.2, 1.6, 3.2])
