@@ -143,6 +143,7 @@ def summarize(rows: Sequence[dict], n_boot: int = 2000) -> list[dict]:
         groups[(row["distribution"], float(row["budget"]), row["method"])].append(row)
     out = []
     for (dist, budget, method), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        members = sorted(members, key=lambda r: (r["package_id"], r.get("max_per_group") or 1))  # order-free
         usable = [r for r in members if r["certified"] and r["ratio"] is not None]
         ratios = [float(r["ratio"]) for r in usable]
         interval = bootstrap_mean(ratios, n_boot=n_boot, seed=0) if ratios else None

@@ -1,0 +1,130 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memeval.jsonl import read_rows
+from memeval.memaudit import sweep as sweep_mod
+from memeval.memaudit.generators import generate
+from memeval.memaudit.sweep import CertificationError, SweepConfig, run_sweep
+
+METHODS = ["opt", "gvt", "density_only", "no_tombstone_opt", "recency_raw"]
+
+
+def _config(**kw):
+    base = dict(kind="small", distribution="base", seeds=12, budgets=[2, 4], methods=METHODS, n_jobs=1, chunk=4,
+                n_boot=200)
+    return SweepConfig(**{**base, **kw})
+
+
+def _keys(rows):
+    return sorted((r["package_id"], r["budget"], r["method"]) for r in rows)
+
+
+def test_outputs_and_fields(tmp_path):
+    summary = run_sweep(_config(), tmp_path, progress=False)
+    rows = read_rows(tmp_path / "raw_results.jsonl")
+    assert len(rows) == 12 * 2 * len(METHODS) and len(set(_keys(rows))) == len(rows)
+    for field in ("package_id", "seed", "distribution", "budget", "method", "value", "opt", "ratio", "certified",
+                  "invalidation_units_covered", "runtime_s"):
+        assert field in rows[0]
+    assert all(r["certified"] for r in rows) and summary["opt_certified"] == 24
+    row = next(r for r in summary["rows"] if r["method"] == "no_tombstone_opt" and r["budget"] == 2)
+    assert set(row) >= {"distribution", "budget", "method", "mean_ratio", "ci_low", "ci_high", "n", "certified",
+                        "mean_invalidation_covered"}
+    assert row["n"] == 12 and row["ci_low"] <= row["mean_ratio"] <= row["ci_high"]
+    opt_row = next(r for r in summary["rows"] if r["method"] == "opt")
+    assert opt_row["mean_ratio"] == 1.0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["config"]["seeds"] == 12 and "highspy" in manifest["solver_versions"]
+    assert "git_sha" in manifest and manifest["package_versions"]["cvxpy"]
+
+
+def test_resume_reuses_rows_and_survives_a_torn_line(tmp_path):
+    run_sweep(_config(), tmp_path, progress=False)
+    path = tmp_path / "raw_results.jsonl"
+    reference = _keys(read_rows(path))
+    again = run_sweep(_config(), tmp_path, progress=False)
+    assert again["computed_rows"] == 0
+    # simulate a kill mid-write: drop the last 30 rows and leave half a line
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-30]) + lines[-30][: len(lines[-30]) // 2])
+    resumed = run_sweep(_config(), tmp_path, progress=False)
+    rows = read_rows(path)
+    assert _keys(rows) == reference and resumed["computed_rows"] >= 30
+    # more seeds extend the same directory
+    bigger = run_sweep(_config(seeds=14), tmp_path, progress=False)
+    assert bigger["packages"] == 14 and bigger["computed_rows"] == 2 * 2 * len(METHODS)
+
+
+def test_parallel_equals_serial(tmp_path):
+    a = run_sweep(_config(n_jobs=1), tmp_path / "a", progress=False)
+    b = run_sweep(_config(n_jobs=2), tmp_path / "b", progress=False)
+    assert a["rows"] == b["rows"]
+
+
+def test_certify_milp_agrees(tmp_path):
+    summary = run_sweep(_config(distribution="temporal_interval", seeds=3, budgets=[1, 2, 6], certify="milp"),
+                        tmp_path, progress=False)
+    assert summary["opt_certified"] == 9
+    cert = next(r for r in read_rows(tmp_path / "raw_results.jsonl") if r["method"] == "opt")["certificate"]
+    assert cert["milp_status"] == "optimal" and cert["milp_gap"] == 0.0
+
+
+def test_certification_disagreement_fails_loudly(tmp_path, monkeypatch):
+    from memeval.memaudit import milp
+
+    original = milp.MilpModel.solve
+
+    def off_by_a_bit(self, budget, time_limit=60.0):
+        res = original(self, budget, time_limit)
+        res.value += 0.01
+        return res
+
+    monkeypatch.setattr(milp.MilpModel, "solve", off_by_a_bit)
+    with pytest.raises(CertificationError, match="MILP"):
+        run_sweep(_config(seeds=2, certify="milp"), tmp_path, progress=False)
+
+
+def test_uncertified_opt_rows_are_excluded(tmp_path, monkeypatch):
+    real = sweep_mod.solve_exact
+
+    def limited(cp, budget, k, allowed, solver):
+        res = real(cp, budget, k, allowed, solver)
+        if budget == 4:
+            res.certified, res.status = False, "node_limit"
+        return res
+
+    monkeypatch.setattr(sweep_mod, "solve_exact", limited)
+    summary = run_sweep(_config(seeds=3), tmp_path, progress=False)
+    row = next(r for r in summary["rows"] if r["budget"] == 4 and r["method"] == "gvt")
+    assert row["n"] == 0 and row["excluded_uncertified"] == 3 and row["mean_ratio"] is None
+    assert summary["opt_certified"] == 3
+
+
+def test_sweep_natural_over_a_directory(tmp_path):
+    pkgs = tmp_path / "pkgs"
+    for seed in range(3):
+        generate("density_trap", seed).write(pkgs / f"p{seed}.json")
+    proc = subprocess.run([sys.executable, "-m", "memeval", "sweep", "natural", "--packages", str(pkgs), "--budgets",
+                           "3,6", "--methods", "opt,gvt,estimated_gvt", "--out", str(tmp_path / "out"), "--quiet",
+                           "--jobs", "1"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["opt_certified"] == 6 and {r["distribution"] for r in summary["rows"]} == {"density_trap"}
+
+
+def test_solve_cli_json_and_errors(tmp_path):
+    path = generate("base", 7).write(tmp_path / "p.json")
+    out = subprocess.run([sys.executable, "-m", "memeval", "solve", str(path), "--budget", "4", "--json"],
+                         capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    assert set(doc) >= {"package_id", "budget", "method", "value", "certified", "status", "selected", "cost", "runtime_s"}
+    assert doc["certified"] is True and doc["value"] == pytest.approx(7.25)
+    milp = json.loads(subprocess.run([sys.executable, "-m", "memeval", "solve", str(path), "--budget", "4", "--method",
+                                      "milp", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert milp["value"] == pytest.approx(doc["value"]) and milp["gap"] == 0.0
+    bad = subprocess.run([sys.executable, "-m", "memeval", "solve", str(tmp_path / "missing.json"), "--budget", "4"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "missing.json" in bad.stderr
