@@ -46,7 +46,14 @@ def test_stress_shapes():
         "summary_tradeoff": (5, 25), "redundancy_heavy": (5, 20), "abstention_hard": (5, 23),
     }
     chain = {u.id: u.weight for u in generate("update_chain", 0).units}
-    assert chain == {"v0": 0.1, "v1": 0.25, "v2": 0.25, "v3": 2.3, "inv0": 1.85, "inv1": 1.85, "inv2": 1.85}
+    assert chain == {"v0": 0.1, "v1": 0.1, "v2": 0.1, "v3": 2.3, "inv0": 1.85, "inv1": 1.85, "inv2": 1.85}
+
+
+@pytest.mark.parametrize("distribution, published", [("update_chain", 0.513), ("temporal_interval", 0.700)])
+def test_stress_frontier_matches_published(distribution, published):
+    cp = generate(distribution, 0).compiled
+    ratio = package_ratio(run_writer("no_tombstone_opt", cp, 6).value, run_writer("opt", cp, 6).value)
+    assert round(ratio, 3) == published
 
 
 def test_count_parameters_scale_packages():

@@ -12,6 +12,8 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 # Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
 SMALL_PARAMETERS = {
     "00_data_tour": {},
+    "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
+    "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
 
 
@@ -48,3 +50,22 @@ def test_data_tour_notebook(tmp_path):
     assert metrics["questions"] == 1986
     assert metrics["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
     assert (tmp_path / "figures" / "00_data_tour.png").stat().st_size > 10_000
+
+
+@pytest.mark.notebook
+def test_memaudit_small_notebook(tmp_path):
+    metrics = _run("03_memaudit_small", tmp_path)
+    assert metrics["packages"] == 6 and metrics["opt_certified"] == metrics["opt_rows"] == 18
+    assert metrics["certification_matches"] == metrics["certification_rows"] == 18
+    assert metrics["ratios"]["opt@4"] == 1.0
+    assert 0 < metrics["ratios"]["no_tombstone_opt@2"] < 1
+    assert (tmp_path / "figures" / "03_base_ratio_curves.png").exists()
+
+
+@pytest.mark.notebook
+def test_memaudit_validity_notebook(tmp_path):
+    metrics = _run("04_memaudit_validity", tmp_path)
+    assert metrics["no_tombstone_opt"]["update_chain"] == pytest.approx(0.5126, abs=1e-3)
+    assert metrics["no_tombstone_opt"]["temporal_interval"] == pytest.approx(0.700, abs=1e-3)
+    assert all(metrics["opt_certified"][d] == 3 for d in metrics["opt_certified"])
+    assert (tmp_path / "figures" / "04_validity_heatmap.png").exists()

@@ -178,7 +178,7 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
     """Run (or resume) a sweep into out_dir; returns the summary document."""
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
@@ -210,7 +210,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
     with JsonlWriter(raw_path) as writer:
         if chunks:
             bar = tqdm(total=len(todo), desc=f"sweep {config.distribution or config.packages_dir}", unit="pkg",
-                       disable=not progress)
+                       disable=not progress, mininterval=2.0)
             jobs = Parallel(n_jobs=config.n_jobs if len(chunks) > 1 else 1, return_as="generator_unordered")(
                 delayed(_chunk_rows)(c, config.budgets, config.methods, config.max_per_group, config.certify,
                                      config.solver)
