@@ -80,8 +80,8 @@ def test_state_limit_is_not_certified():
     cp = generate("base", 0, facts=12, updates=6).compiled
     res = solve_bnb(cp, 30, max_states=5)
     assert res.status == "node_limit" and not res.certified
-    auto = solve_exact(cp, 30, method="auto")
-    assert auto.certified and auto.value >= res.value - 1e-12
+    auto = solve_exact(cp, 30, method="auto", max_states=5)
+    assert auto.method == "milp" and auto.certified and auto.value >= res.value - 1e-12
 
 
 def test_reused_milp_model_is_not_fooled_by_warm_start():

@@ -13,6 +13,7 @@ from memeval.memaudit.objective import GAIN_EPS, objective, store_cost
 from memeval.memaudit.package import CompiledPackage
 
 VALUE_RTOL = 1e-9  # B&B and MILP optima must agree within this, relative
+_BOUND_BLOCK_CELLS = 4_000_000  # states x candidates x units per bound block (~32 MB of float64)
 
 
 @dataclass
@@ -103,7 +104,7 @@ def solve_bnb(
     budget: float,
     max_per_group: int | None = None,
     allowed: np.ndarray | None = None,
-    max_states: int = 400_000,
+    max_states: int = 200_000,
     time_limit: float | None = None,
 ) -> SolveResult:
     """Branch and bound over groups, level by level with the whole frontier as numpy arrays.
@@ -174,18 +175,20 @@ def solve_bnb(
         if g == n_groups - 1:
             break
         rest = remaining_after[g]
-        reach = np.minimum(1.0, z + suffix_max[g + 1]) @ w
+        bound = np.minimum(np.minimum(1.0, z + suffix_max[g + 1]) @ w, values)
         if rest.size:
-            gains = (np.minimum(1.0, z[:, None, :] + cp.coverage[rest][None, :, :]) - clipped[:, None, :]) @ w
-            capacity = budget - spent
-            knap = _fractional_knapsack(gains, cp.costs[rest], capacity)
-            if k == 1:
-                # one item per group: its best gain at its cheapest cost (over-estimates any single choice)
-                per_group = np.maximum.reduceat(gains, group_starts[g], axis=1)
-                knap = np.minimum(knap, _fractional_knapsack(per_group, group_min_cost[g], capacity))
-            bound = np.minimum(reach, values + knap)
-        else:
-            bound = np.minimum(reach, values)
+            rows, costs = cp.coverage[rest], cp.costs[rest]
+            block = max(1, _BOUND_BLOCK_CELLS // max(1, rest.size * n_units))  # bounded memory per block
+            for lo in range(0, len(z), block):
+                hi = min(len(z), lo + block)
+                gains = (np.minimum(1.0, z[lo:hi, None, :] + rows[None, :, :]) - clipped[lo:hi, None, :]) @ w
+                capacity = budget - spent[lo:hi]
+                knap = _fractional_knapsack(gains, costs, capacity)
+                if k == 1:
+                    # one item per group: its best gain at its cheapest cost (over-estimates any single choice)
+                    per_group = np.maximum.reduceat(gains, group_starts[g], axis=1)
+                    knap = np.minimum(knap, _fractional_knapsack(per_group, group_min_cost[g], capacity))
+                bound[lo:hi] = np.minimum(np.minimum(1.0, z[lo:hi] + suffix_max[g + 1]) @ w, values[lo:hi] + knap)
         keep = bound > incumbent + tol
         z, spent, choice = z[keep], spent[keep], choice[keep]
         if len(z) == 0:

@@ -52,11 +52,12 @@ def solve_exact(
     allowed: np.ndarray | None = None,
     method: str = "bnb",
     milp_model=None,
+    max_states: int = 200_000,
 ) -> SolveResult:
     """OPT by B&B (`bnb`), by MILP (`milp`), by both (`both`: certified only if they agree), or `auto`
     (B&B, falling back to the MILP when B&B hits its state limit)."""
     if method in ("bnb", "auto", "both"):
-        result = solve_bnb(cp, budget, max_per_group, allowed)
+        result = solve_bnb(cp, budget, max_per_group, allowed, max_states=max_states)
         if method == "bnb" or (method == "auto" and result.certified):
             return result
     from memeval.memaudit.milp import MilpModel
