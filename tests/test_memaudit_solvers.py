@@ -90,3 +90,11 @@ def test_reused_milp_model_is_not_fooled_by_warm_start():
     model = MilpModel(cp)
     values = [model.solve(b).value for b in (1, 2, 1, 2)]
     assert values == pytest.approx([1.6, 3.2, 1.6, 3.2])
+
+
+def test_auto_uses_milp_on_large_packages():
+    cp = generate("base", 1, facts=20, updates=10).compiled
+    res = solve_exact(cp, 20, method="auto")
+    assert res.method == "milp" and res.certified
+    small = solve_exact(generate("base", 1).compiled, 8, method="auto")
+    assert small.method == "bnb" and small.certified

@@ -58,7 +58,7 @@ class SweepConfig:
     packages_dir: str | None = None
     max_per_group: int | None = None
     certify: str = "none"  # or "milp"
-    solver: str = "bnb"
+    solver: str = "auto"  # B&B on small packages, MILP on large ones (writers.AUTO_BNB_MAX_GROUPS)
     facts: int = 3
     updates: int = 2
     count: int | None = None
@@ -72,7 +72,7 @@ def row_key(row: dict) -> tuple:
 
 
 def package_rows(source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
-                 max_per_group: int | None, certify: str, solver: str = "bnb") -> list[dict]:
+                 max_per_group: int | None, certify: str, solver: str = "auto") -> list[dict]:
     """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
     pkg = source.load()
     cp = pkg.compiled
