@@ -1,0 +1,74 @@
+"""On-disk response cache (SQLite, WAL): key = hash of everything that changes the output, nothing else.
+
+Only successful responses are stored; the stored request is the key material (model, system, messages,
+sampling parameters, template version, repeat index) — never headers, so never an API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+from memeval.data.paths import project_root
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("MEMEVAL_CACHE_DIR") or project_root() / ".memeval" / "cache")
+
+
+class ResponseCache:
+    def __init__(self, directory: str | Path | None = None):
+        self.directory = Path(directory) if directory else default_cache_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / "responses.sqlite"
+        self._local = threading.local()
+        with self._conn() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, "
+                "response TEXT NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)"
+            )
+            conn.execute("CREATE TABLE IF NOT EXISTS batches (name TEXT PRIMARY KEY, batch_id TEXT NOT NULL, "
+                         "custom_ids TEXT NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)")
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get(self, key: str) -> dict | None:
+        row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, request: dict, response: dict) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
+            (key, json.dumps(request, sort_keys=True), json.dumps(response, sort_keys=True)),
+        )
+
+    def __len__(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def save_batch(self, name: str, batch_id: str, custom_ids: list[str]) -> None:
+        self._conn().execute("INSERT OR REPLACE INTO batches (name, batch_id, custom_ids) VALUES (?, ?, ?)",
+                             (name, batch_id, json.dumps(custom_ids)))
+
+    def load_batch(self, name: str) -> tuple[str, list[str]] | None:
+        row = self._conn().execute("SELECT batch_id, custom_ids FROM batches WHERE name = ?", (name,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def forget_batch(self, name: str) -> None:
+        self._conn().execute("DELETE FROM batches WHERE name = ?", (name,))
+
+    def all_text(self) -> str:
+        """Everything stored, as text (tests check no secret ever lands here)."""
+        conn = self._conn()
+        parts = [r[0] + r[1] for r in conn.execute("SELECT request, response FROM responses")]
+        parts += [r[0] + r[1] for r in conn.execute("SELECT batch_id, custom_ids FROM batches")]
+        return "\n".join(parts)

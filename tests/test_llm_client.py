@@ -1,0 +1,155 @@
+import pytest
+
+from memeval.llm import (
+    AnthropicBackend,
+    BudgetExceeded,
+    CacheMiss,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    ReplayBackend,
+    ResponseCache,
+    ScriptedBackend,
+)
+from tests.fake_anthropic import FakeAnthropic, error
+
+SECRET = "sk-ant-test-SECRET-do-not-store-0123456789"
+
+
+@pytest.fixture()
+def fake(monkeypatch):
+    with FakeAnthropic(responder=lambda body: f"echo: {body['messages'][0]['content']}") as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+def _request(text="hello", **kw):
+    return LLMRequest(model="claude-sonnet-4-6", messages=(("user", text),), system="be brief", max_tokens=77,
+                      temperature=0.5, template_version="t1", **kw)
+
+
+def test_real_sdk_sends_exact_parameters(fake, tmp_path):
+    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=lambda s: None)
+    response = client.complete(_request())
+    assert response.text == "echo: hello" and response.input_tokens == 101 and not response.cached
+    body = fake.received[0]
+    assert body["model"] == "claude-sonnet-4-6" and body["temperature"] == 0.5 and body["max_tokens"] == 77
+    assert body["system"] == "be brief" and body["messages"] == [{"role": "user", "content": "hello"}]
+    headers = {k.lower(): v for k, v in fake.headers[0].items()}
+    assert SECRET in (headers.get("x-api-key", ""), headers.get("authorization", "").removeprefix("Bearer "))
+    assert response.request_id and response.cost_usd > 0
+
+
+def test_cached_rerun_sends_nothing(fake, tmp_path):
+    cache = ResponseCache(tmp_path)
+    first = LLMClient(AnthropicBackend(timeout=5), cache)
+    first.complete(_request())
+    first.complete(_request(repeat_index=1))  # a repeat index is a different request
+    assert len(fake.received) == 2
+    again = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path))
+    out = [again.complete(_request()), again.complete(_request(repeat_index=1))]
+    assert len(fake.received) == 2 and all(r.cached for r in out)
+    assert again.stats.requests_sent == 0 and again.stats.cache_hits == 2
+
+
+@pytest.mark.parametrize("fault", [error(500), error(529), error(429, retry_after="2")])
+def test_transient_errors_are_retried(fake, tmp_path, fault):
+    fake.faults = [fault, fault]
+    slept = []
+    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=slept.append)
+    response = client.complete(_request())
+    assert response.text == "echo: hello" and response.attempts == 3 and len(fake.received) == 3
+    assert client.stats.retries == 2
+    if fault[0] == 429:
+        assert slept == [2.0, 2.0]  # retry-after honoured
+
+
+def test_timeouts_are_retried(fake, tmp_path):
+    fake.faults = [("sleep", 1.5)]
+    client = LLMClient(AnthropicBackend(timeout=0.5), ResponseCache(tmp_path), sleep=lambda s: None)
+    assert client.complete(_request()).attempts == 2
+
+
+def test_errors_are_not_cached_and_permanent_errors_not_retried(fake, tmp_path):
+    fake.faults = [error(400)]
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(AnthropicBackend(timeout=5), cache, sleep=lambda s: None)
+    with pytest.raises(LLMError):
+        client.complete(_request())
+    assert len(fake.received) == 1 and len(cache) == 0
+    fake.faults = [error(500)] * 3
+    limited = LLMClient(AnthropicBackend(timeout=5), cache, max_retries=2, sleep=lambda s: None)
+    with pytest.raises(LLMError, match="gave up after 3"):
+        limited.complete(_request())
+    assert len(cache) == 0
+
+
+def test_api_key_never_lands_in_cache_or_log(fake, tmp_path):
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(AnthropicBackend(timeout=5), cache, sleep=lambda s: None)
+    fake.faults = [error(429, retry_after="0")]
+    client.complete(_request())
+    assert SECRET not in cache.all_text()
+    assert SECRET not in repr(client.stats.log)
+    assert SECRET.encode() not in (tmp_path / "responses.sqlite").read_bytes()
+
+
+def test_replay_answers_only_from_cache(tmp_path):
+    cache = ResponseCache(tmp_path)
+    scripted = LLMClient(ScriptedBackend(lambda r: "stored"), cache)
+    scripted.complete(_request())
+    replay = LLMClient(ReplayBackend(), ResponseCache(tmp_path))
+    assert replay.complete(_request()).text == "stored"
+    with pytest.raises(CacheMiss, match="no cached response"):
+        replay.complete(_request("never seen"))
+
+
+def test_cache_key_covers_exactly_what_changes_output():
+    base = _request()
+    assert base.key == _request().key
+    for changed in (_request("other"), _request(repeat_index=2),
+                    LLMRequest(**{**base.__dict__, "temperature": 0.0}),
+                    LLMRequest(**{**base.__dict__, "model": "claude-opus-4-6"}),
+                    LLMRequest(**{**base.__dict__, "template_version": "t2"}),
+                    LLMRequest(**{**base.__dict__, "max_tokens": 78}),
+                    LLMRequest(**{**base.__dict__, "system": "x"})):
+        assert changed.key != base.key
+
+
+def test_budget_stops_new_calls_and_keeps_finished(tmp_path):
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(ScriptedBackend(lambda r: "x"), cache, budget_usd=1e-9)
+    client.complete(_request("a"))
+    with pytest.raises(BudgetExceeded):
+        client.complete(_request("b"))
+    assert client.complete(_request("a")).cached  # finished work is still served
+
+
+def test_dry_run_estimate_counts_only_misses(tmp_path):
+    cache = ResponseCache(tmp_path)
+    client = LLMClient(ScriptedBackend(lambda r: "x"), cache)
+    client.complete(_request("a"))
+    est = client.estimate([_request("a"), _request("b"), _request("c")])
+    assert est["to_send"] == 2 and est["cached"] == 1 and est["usd_est"] > 0
+
+
+def test_concurrency_is_bounded(tmp_path):
+    import threading
+    import time
+
+    active, peak = [0], [0]
+    lock = threading.Lock()
+
+    def slow(request):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.02)
+        with lock:
+            active[0] -= 1
+        return "x"
+
+    client = LLMClient(ScriptedBackend(slow), None, max_concurrency=3)
+    results = client.complete_many([_request(str(i)) for i in range(20)], max_workers=10)
+    assert all(r.text == "x" for r in results) and peak[0] <= 3
