@@ -39,7 +39,7 @@ class Baseline:
 
 
 def _mem0_columns(values: tuple[float, float, float, float]) -> dict[int, float]:
-    return dict(zip(MEM0_COLUMN_ORDER, values))
+    return dict(zip(MEM0_COLUMN_ORDER, values, strict=True))
 
 
 F1_BASELINES: tuple[Baseline, ...] = (

@@ -59,8 +59,8 @@ def execute_notebook(
 
 
 def render_html(executed: str | Path, no_input: bool = False) -> Path:
-    from nbconvert import HTMLExporter
     import nbformat
+    from nbconvert import HTMLExporter
 
     executed = Path(executed)
     exporter = HTMLExporter()

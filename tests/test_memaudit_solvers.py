@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memeval.memaudit.generators import DISTRIBUTIONS, generate
 from memeval.memaudit.milp import MilpModel, solve_milp
@@ -15,7 +16,7 @@ def small_packages(draw):
     n_units = draw(st.integers(1, 5))
     units = {f"r{j}": draw(st.sampled_from([0.0, 0.35, 1.0, 1.4, 2.25])) for j in range(n_units)}
     groups = []
-    for g in range(draw(st.integers(1, 5))):
+    for _ in range(draw(st.integers(1, 5))):
         cands = []
         for c in range(draw(st.integers(1, 4))):
             cover = {f"r{j}": draw(st.sampled_from([0.0, 0.1, 0.45, 0.7, 1.0])) for j in range(n_units)}

@@ -79,7 +79,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _solve(args: argparse.Namespace) -> int:
     from memeval.memaudit.package import load_package
-    from memeval.memaudit.writers import exact_writer, run_writer, solve_exact
+    from memeval.memaudit.writers import run_writer, solve_exact
 
     pkg = load_package(args.package)
     budget = args.budget if args.budget is not None else pkg.budget

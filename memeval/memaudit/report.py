@@ -26,7 +26,7 @@ def ratio_table(summary: dict, methods: Sequence[str] | None = None) -> pd.DataF
     if methods:
         df = df[df["method"].isin(methods)]
     df = df.assign(cell=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" if m is not None and m == m else "–"
-                         for m, lo, hi in zip(df["mean_ratio"], df["ci_low"], df["ci_high"])])
+                         for m, lo, hi in zip(df["mean_ratio"], df["ci_low"], df["ci_high"], strict=True)])
     return df.pivot_table(index="method", columns="budget", values="cell", aggfunc="first")
 
 

@@ -51,7 +51,7 @@ def group_options(
         costs = np.array([cp.costs[list(s)].sum() for s in subsets]) if subsets else np.zeros(0)
         rows = np.array([cp.coverage[list(s)].sum(axis=0) for s in subsets]) if subsets else np.zeros((0, len(cp.weights)))
         keep = costs <= budget + 1e-12
-        out.append(([s for s, ok in zip(subsets, keep) if ok], costs[keep], rows[keep]))
+        out.append(([s for s, ok in zip(subsets, keep, strict=True) if ok], costs[keep], rows[keep]))
     return out
 
 

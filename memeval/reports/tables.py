@@ -186,7 +186,7 @@ def full_report(
     mode: str = "locomo",
     title: str = "LoCoMo evaluation report",
 ) -> str:
-    parts = [f"# {title}", "", f"## F1 against published baselines", "", f1_table(systems, mode)]
+    parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     parts += ["", "## J against published baselines", ""]
     if judgments:

@@ -1,0 +1,25 @@
+"""Versioned prompt files; a prompt's version is the hash of its text, recorded in every manifest."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+PROMPT_DIR = Path(__file__).parent
+
+
+@lru_cache(maxsize=None)
+def load_prompt(name: str) -> str:
+    return (PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8")
+
+
+def prompt_hash(*names: str) -> str:
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode() + b"\0" + load_prompt(name).encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def all_prompt_hashes() -> dict[str, str]:
+    return {p.stem: prompt_hash(p.stem) for p in sorted(PROMPT_DIR.glob("*.txt"))}

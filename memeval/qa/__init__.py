@@ -1,0 +1,1 @@
+"""Answerers (readers): the Claude answer prompt and the no-LLM extractive baseline."""

@@ -1,0 +1,62 @@
+"""Readers. `extractive` needs no LLM: the retrieved sentence with the most stemmed-token overlap with the
+question (question words removed) — a classical baseline, labelled as such everywhere. `claude` uses the
+answer prompt of locomo-eval.md §5 and never sees the question's category."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memeval.llm.client import LLMClient, LLMRequest
+from memeval.prompts import load_prompt, prompt_hash
+from memeval.scoring.f1 import stem
+
+ANSWER_MODEL = "claude-opus-4-6"
+EXTRACTIVE_LABEL = "extractive (no LLM)"
+QUESTION_WORDS = frozenset(
+    "what when where who whom whose which why how is are was were do does did the a an of to in on at for "
+    "and or with about from by has have had be been her his their them they she he it its that this".split()
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Memory:
+    text: str
+    time: str = ""
+    source_ids: tuple[str, ...] = ()
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w.lower()) for w in _WORD.findall(text) if w.lower() not in QUESTION_WORDS}
+
+
+def extractive_answer(question: str, memories: Sequence[Memory], max_words: int = 30) -> str:
+    """Best-overlapping sentence, ties to the higher-ranked memory; 'not mentioned' when nothing overlaps."""
+    wanted = content_stems(question)
+    best, best_score = "", 0
+    for memory in memories:
+        for sentence in _SENTENCE.split(memory.text):
+            score = len(wanted & content_stems(sentence))
+            if score > best_score:
+                best, best_score = sentence.strip(), score
+    if not best:
+        return "not mentioned"
+    words = best.split()
+    return " ".join(words[:max_words])
+
+
+def render_memories(memories: Sequence[Memory]) -> str:
+    return "\n".join(f"- [{m.time}] {m.text}" if m.time else f"- {m.text}" for m in memories) or "(none)"
+
+
+def answer_request(question: str, memories: Sequence[Memory]) -> LLMRequest:
+    prompt = load_prompt("answer_memory").format(memories=render_memories(memories), question=question)
+    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64, temperature=0.0,
+                      template_version=prompt_hash("answer_memory"))
+
+
+def claude_answer(client: LLMClient, question: str, memories: Sequence[Memory]) -> str:
+    return client.complete(answer_request(question, memories)).text.strip()

@@ -1,0 +1,144 @@
+"""LLM judges: `graded` (0-100, repeated runs, category-aware) and `binary` (the Mem0 paper's CORRECT/WRONG).
+
+Request building and parsing are pure; the only I/O is the client call, so a judged run reproduces from the
+cache at zero cost and a judge failure is a recorded -1, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from memeval.data.locomo import CATEGORY_NAMES
+from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.prompts import load_prompt, prompt_hash
+from memeval.scoring.aggregate import run_statistics
+
+GRADED_MODEL = "claude-sonnet-4-6"  # not the answerer model, to avoid self-judging
+GRADED_TEMPERATURE = 0.5
+GRADED_MAX_TOKENS = 256
+GRADED_RUNS = 10
+GRADED_IN_FLIGHT = 3
+BINARY_MODEL = "claude-sonnet-4-6"
+BINARY_TEMPERATURE = 0.0
+FAILURE = -1.0
+
+CATEGORY_GUIDANCE = {
+    1: "Multi-hop: the answer combines several facts; each part of the gold answer counts.",
+    2: "Temporal: the exact date, period or order matters; a wrong date or order is wrong, another format of "
+       "the same date is right.",
+    3: "Open-domain: the gold answer may be an inference from the conversation; judge the substance.",
+    4: "Single-hop: one fact stated in the conversation; it must match.",
+    5: "Adversarial: the conversation does not contain the answer; an answer that says so is correct.",
+}
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def graded_version() -> str:
+    return prompt_hash("judge_graded_system", "judge_graded_user")
+
+
+def binary_version() -> str:
+    return prompt_hash("judge_binary")
+
+
+def graded_request(question: str, gold: str, prediction: str, category: int, repeat_index: int = 0) -> LLMRequest:
+    user = load_prompt("judge_graded_user").format(
+        category_name=f"{CATEGORY_NAMES[category]} ({category})", category_guidance=CATEGORY_GUIDANCE[category],
+        question=question, gold=gold, prediction=prediction,
+    )
+    return LLMRequest(model=GRADED_MODEL, system=load_prompt("judge_graded_system"), messages=(("user", user),),
+                      max_tokens=GRADED_MAX_TOKENS, temperature=GRADED_TEMPERATURE,
+                      template_version=graded_version(), repeat_index=repeat_index)
+
+
+def parse_graded(text: str) -> tuple[float, str | None]:
+    """JSON `score` → else the first number in the text → else the failure sentinel -1 with the reason."""
+    candidate = text.strip()
+    match = re.search(r"\{.*\}", candidate, re.S)
+    if match:
+        try:
+            value = json.loads(match.group(0)).get("score")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100:
+                return float(value), None
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    number = _NUMBER.search(candidate)
+    if number and 0 <= float(number.group(0)) <= 100:
+        return float(number.group(0)), "no valid JSON score; used the first number in the text"
+    return FAILURE, f"unparseable judge output: {candidate[:80]!r}"
+
+
+@dataclass
+class Judgment:
+    protocol: str
+    scores: list[float]
+    mean: float | None
+    std: float | None
+    run_count: int
+    warning: str | None
+    errors: list[str]
+
+    def as_row(self) -> dict:
+        return {"protocol": self.protocol, "scores": self.scores, "mean": self.mean, "std": self.std,
+                "run_count": self.run_count, "warning": self.warning, "errors": self.errors}
+
+
+def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, category: int,
+                 runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment:
+    """`runs` independent judge calls (at most `in_flight` at once); failed runs score -1 and are dropped."""
+    requests = [graded_request(question, gold, prediction, category, i) for i in range(runs)]
+
+    def one(request: LLMRequest) -> tuple[float, str | None]:
+        try:
+            return parse_graded(client.complete(request).text)
+        except LLMError as exc:
+            return FAILURE, f"call failed: {exc}"
+
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        results = list(pool.map(one, requests))
+    scores = [s for s, _ in results]
+    stats = run_statistics(scores)
+    return Judgment("graded", scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
+                    [e for _, e in results if e])
+
+
+def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
+    prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
+    return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=128,
+                      temperature=BINARY_TEMPERATURE, template_version=binary_version(), repeat_index=repeat_index)
+
+
+def parse_binary(text: str) -> tuple[float, str | None]:
+    """1 for CORRECT, 0 for WRONG (JSON label first, then the last bare label word), -1 otherwise."""
+    match = re.search(r"\{[^{}]*\}", text, re.S)
+    if match:
+        try:
+            label = str(json.loads(match.group(0)).get("label", "")).upper()
+            if label in ("CORRECT", "WRONG"):
+                return (1.0 if label == "CORRECT" else 0.0), None
+        except json.JSONDecodeError:
+            pass
+    words = re.findall(r"\b(CORRECT|WRONG)\b", text)
+    if words:
+        return (1.0 if words[-1] == "CORRECT" else 0.0), "no JSON label; used the last label word"
+    return FAILURE, f"unparseable judge output: {text.strip()[:80]!r}"
+
+
+def judge_binary(client: LLMClient, question: str, gold: str, prediction: str, category: int,
+                 runs: int = 1) -> Judgment | None:
+    """Mem0 protocol; category 5 is not judged (None)."""
+    if category == 5:
+        return None
+    results = []
+    for i in range(runs):
+        try:
+            results.append(parse_binary(client.complete(binary_request(question, gold, prediction, i)).text))
+        except LLMError as exc:
+            results.append((FAILURE, f"call failed: {exc}"))
+    scores = [100.0 * s if s >= 0 else FAILURE for s, _ in results]
+    stats = run_statistics(scores, min_successes=1)
+    return Judgment("binary", scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
+                    [e for _, e in results if e])
