@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from memeval.memaudit.package import Package, package_from_dict
@@ -191,8 +190,3 @@ def writer_table(pkg: Package, budget: float, methods: Sequence[str]) -> pd.Data
         rows.append({"method": m, "value": round(res.value, 4), "ratio": round(package_ratio(res.value, opt.value), 4),
                      "cost": res.cost, "store": ", ".join(cp.candidate_ids[i] for i in res.selected) or "(empty)"})
     return pd.DataFrame(rows).set_index("method")
-
-
-def mean_or_nan(values) -> float:
-    values = [v for v in values if v is not None]
-    return float(np.mean(values)) if values else float("nan")

@@ -193,7 +193,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
 
-    def expected_keys(source: PackageSource, package_id: str, k: int) -> set[tuple]:
+    def expected_keys(package_id: str, k: int) -> set[tuple]:
         return {(package_id, float(b), m, k) for b in config.budgets for m in config.methods}
 
     todo: list[PackageSource] = []
@@ -203,7 +203,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
             pid, k = pkg.package_id, config.max_per_group or pkg.max_per_group
         else:
             pid, k = f"small-{s.distribution}-s{s.seed:04d}", config.max_per_group or 1
-        if not expected_keys(s, pid, k) <= done:
+        if not expected_keys(pid, k) <= done:
             todo.append(s)
     chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
     written = 0

@@ -162,7 +162,6 @@ class KindPriorEstimator:
     discounted once its experience already has a stored candidate."""
 
     kinds: tuple[str, ...]
-    costs: np.ndarray
     prior: dict = field(default_factory=lambda: {"update": 3.0, "tombstone": 2.0, "fact": 1.5, "interval_fact": 2.0,
                                                  "summary": 1.5, "raw": 2.5, "abstention": 1.5, "uncertainty": 1.5})
     name: str = "kind_prior"
@@ -176,7 +175,7 @@ def estimated_gvt(cp: CompiledPackage, budget: float, estimator: Estimator | Non
     """GVT with estimated values: the threshold grid and every choice use only the estimator."""
     start = time.perf_counter()
     k = cp.max_per_group if max_per_group is None else max_per_group
-    estimator = estimator or KindPriorEstimator(cp.kinds, cp.costs)
+    estimator = estimator or KindPriorEstimator(cp.kinds)
     initial = estimator(np.arange(cp.n_candidates), []) / cp.costs
     d_max = float(initial.max()) if initial.size else 0.0
     grid = np.concatenate([[0.0], np.geomspace(1e-3 * d_max, d_max, grid_size)]) if d_max > 0 else np.array([0.0])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from memeval.data.locomo import CATEGORY_NAMES
@@ -90,15 +89,8 @@ def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, c
                  runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment:
     """`runs` independent judge calls (at most `in_flight` at once); failed runs score -1 and are dropped."""
     requests = [graded_request(question, gold, prediction, category, i) for i in range(runs)]
-
-    def one(request: LLMRequest) -> tuple[float, str | None]:
-        try:
-            return parse_graded(client.complete(request).text)
-        except LLMError as exc:
-            return FAILURE, f"call failed: {exc}"
-
-    with ThreadPoolExecutor(max_workers=in_flight) as pool:
-        results = list(pool.map(one, requests))
+    results = [(FAILURE, f"call failed: {out}") if isinstance(out, LLMError) else parse_graded(out.text)
+               for out in client.complete_many(requests, max_workers=in_flight)]
     scores = [s for s, _ in results]
     stats = run_statistics(scores)
     return Judgment("graded", scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
