@@ -63,6 +63,12 @@ class ResponseCache:
         row = self._conn().execute("SELECT batch_id, custom_ids FROM batches WHERE name = ?", (name,)).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
 
+    def list_batches(self, prefix: str) -> list[tuple[str, str, list[str]]]:
+        """Saved batches whose name starts with `prefix#`: (name, batch_id, custom_ids)."""
+        rows = self._conn().execute("SELECT name, batch_id, custom_ids FROM batches WHERE substr(name, 1, ?) = ? "
+                                    "ORDER BY created, name", (len(prefix) + 1, prefix + "#")).fetchall()
+        return [(n, b, json.loads(c)) for n, b, c in rows]
+
     def forget_batch(self, name: str) -> None:
         self._conn().execute("DELETE FROM batches WHERE name = ?", (name,))
 
