@@ -24,6 +24,13 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def data_hashes(path: str | Path) -> dict[str, str]:
+    """SHA-256 of a data file, or of every file in a data directory (for run manifests)."""
+    path = Path(path)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(p.relative_to(path) if path.is_dir() else p.name): sha256_file(p) for p in files}
+
+
 def sha256_file(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -13,14 +13,15 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from memeval.llm.client import LLMClient, LLMError, LLMRequest, LLMResponse, cost_usd
+from memeval.llm.client import CacheMiss, LLMClient, LLMError, LLMRequest, LLMResponse, cost_usd
 
 MAX_REQUESTS_PER_BATCH = 10_000
 _CUSTOM_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class BatchUnavailable(LLMError):
-    """Batch mode needs the Anthropic backend; replay and scripted backends cannot submit."""
+class BatchUnavailable(CacheMiss):
+    """Batch mode needs the Anthropic backend; replay and scripted backends cannot submit (like a replay miss,
+    the call was never attempted)."""
 
 
 def api_custom_id(label: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memeval.llm.client import LLMClient, LLMRequest
 from memeval.prompts import load_prompt, prompt_hash
@@ -20,6 +21,7 @@ QUESTION_WORDS = frozenset(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_SPEAKER_LABEL = re.compile(r"^[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?: ")
 
 
 @dataclass(frozen=True)
@@ -33,18 +35,30 @@ def content_stems(text: str) -> set[str]:
     return {stem(w.lower()) for w in _WORD.findall(text) if w.lower() not in QUESTION_WORDS}
 
 
+@lru_cache(maxsize=400_000)
+def _sentences(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Sentences of one memory with their content stems; memories repeat across questions, so cached."""
+    out = []
+    for line in text.split("\n"):
+        for sentence in _SENTENCE.split(line):
+            if sentence.strip():
+                out.append((sentence.strip(), frozenset(content_stems(sentence))))
+    return tuple(out)
+
+
 def extractive_answer(question: str, memories: Sequence[Memory], max_words: int = 30) -> str:
-    """Best-overlapping sentence, ties to the higher-ranked memory; 'not mentioned' when nothing overlaps."""
-    wanted = content_stems(question)
+    """Best-overlapping sentence, ties to the higher-ranked memory; 'not mentioned' when nothing overlaps.
+    The answer drops a leading speaker label ("Caroline: ") and keeps at most `max_words` words."""
+    wanted = frozenset(content_stems(question))
     best, best_score = "", 0
     for memory in memories:
-        for sentence in _SENTENCE.split(memory.text):
-            score = len(wanted & content_stems(sentence))
+        for sentence, stems in _sentences(memory.text):
+            score = len(wanted & stems)
             if score > best_score:
-                best, best_score = sentence.strip(), score
+                best, best_score = sentence, score
     if not best:
         return "not mentioned"
-    words = best.split()
+    words = _SPEAKER_LABEL.sub("", best).split()
     return " ".join(words[:max_words])
 
 

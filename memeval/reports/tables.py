@@ -121,7 +121,11 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
     headers = ["System", "search p50 (s)", "search p95 (s)", "total p50 (s)", "total p95 (s)", "context tokens / q"]
 
     def fmt(v: float | None, digits: int = 3) -> str:
-        return "–" if v is None else f"{v:.{digits}f}"
+        if v is None:
+            return "–"
+        if 0 < abs(v) < 10 ** -digits:  # sub-millisecond lexical search: keep it visible, not 0.000
+            return f"{v:.1e}"
+        return f"{v:.{digits}f}"
 
     body = []
     for name, rows in systems.items():

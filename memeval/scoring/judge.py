@@ -85,16 +85,24 @@ class Judgment:
                 "run_count": self.run_count, "warning": self.warning, "errors": self.errors}
 
 
+def judgment_from_outcomes(protocol: str, outcomes) -> Judgment:
+    """Responses (or the errors of calls that failed) → one Judgment; a failed or unparseable run is -1 and is
+    dropped from the mean. Binary labels are stored as 100 (CORRECT) / 0 (WRONG) so J reads as a percentage."""
+    parse = parse_graded if protocol == "graded" else parse_binary
+    results = [(FAILURE, f"call failed: {o}") if isinstance(o, LLMError) else parse(o.text) for o in outcomes]
+    if protocol == "binary":
+        results = [(100.0 * s if s >= 0 else FAILURE, e) for s, e in results]
+    scores = [s for s, _ in results]
+    stats = run_statistics(scores, min_successes=5 if protocol == "graded" else 1)
+    return Judgment(protocol, scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
+                    [e for _, e in results if e])
+
+
 def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, category: int,
                  runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment:
     """`runs` independent judge calls (at most `in_flight` at once); failed runs score -1 and are dropped."""
     requests = [graded_request(question, gold, prediction, category, i) for i in range(runs)]
-    results = [(FAILURE, f"call failed: {out}") if isinstance(out, LLMError) else parse_graded(out.text)
-               for out in client.complete_many(requests, max_workers=in_flight)]
-    scores = [s for s, _ in results]
-    stats = run_statistics(scores)
-    return Judgment("graded", scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
-                    [e for _, e in results if e])
+    return judgment_from_outcomes("graded", client.complete_many(requests, max_workers=in_flight))
 
 
 def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
@@ -124,13 +132,5 @@ def judge_binary(client: LLMClient, question: str, gold: str, prediction: str, c
     """Mem0 protocol; category 5 is not judged (None)."""
     if category == 5:
         return None
-    results = []
-    for i in range(runs):
-        try:
-            results.append(parse_binary(client.complete(binary_request(question, gold, prediction, i)).text))
-        except LLMError as exc:
-            results.append((FAILURE, f"call failed: {exc}"))
-    scores = [100.0 * s if s >= 0 else FAILURE for s, _ in results]
-    stats = run_statistics(scores, min_successes=1)
-    return Judgment("binary", scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
-                    [e for _, e in results if e])
+    requests = [binary_request(question, gold, prediction, i) for i in range(runs)]
+    return judgment_from_outcomes("binary", client.complete_many(requests, max_workers=1))

@@ -1,0 +1,137 @@
+"""The QA pass: every (system, question) → one row of answers.jsonl, append-only and resumable.
+
+A row is final when it has no error; rows with an error (an LLM call that gave up, or a cache miss with no
+backend) are retried on the next run and the later row wins. Rows are written per conversation, so a kill
+loses at most the conversation in progress, which the rerun recomputes identically (systems and the
+extractive reader are deterministic; Claude answers come back from the cache).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memeval.data.locomo import QA, Conversation
+from memeval.jsonl import JsonlWriter, read_rows
+from memeval.llm.client import LLMClient, LLMError
+from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens, build_system
+from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer, render_memories
+from memeval.qa.evidence import evidence_recall, recall_curve
+from memeval.scoring.f1 import score_f1
+
+ANSWERERS = ("extractive", "claude")
+RECALL_K_MAX = 50
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    answerer: str = "extractive"
+    k: int = 10
+    recall_k_max: int = RECALL_K_MAX
+
+
+def answer_key(row: dict) -> tuple[str, str]:
+    return (row["system"], row["sample_id"])
+
+
+def latest_rows(rows: Sequence[dict], key: Callable[[dict], tuple]) -> dict[tuple, dict]:
+    """Last row per key (a retried row supersedes the errored one), in first-seen order."""
+    out: dict[tuple, dict] = {}
+    for row in rows:
+        out[key(row)] = row
+    return out
+
+
+def load_answers(path: Path) -> list[dict]:
+    return list(latest_rows(read_rows(path), answer_key).values())
+
+
+def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
+    return [Memory(item.text, item.time, item.source_ids) for item in items]
+
+
+def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
+                        settings: AnswerSettings, client: LLMClient | None = None) -> list[dict]:
+    """Ingest once, then search and answer each question; returns rows in question order."""
+    system = build_system(system_config)
+    system.ingest(conversation)
+    depth = max(settings.k, settings.recall_k_max) if system.ranked else settings.k
+    searched = []
+    for qa in questions:
+        start = time.perf_counter()
+        items = system.search(qa.question, depth)
+        search_s = time.perf_counter() - start
+        used = items[: settings.k] if system.ranked else items
+        searched.append((qa, items, used, search_s))
+
+    predictions: list[tuple[str, float, str | None]] = []
+    if settings.answerer == "extractive":
+        for qa, _, used, _ in searched:
+            start = time.perf_counter()
+            predictions.append((extractive_answer(qa.question, _to_memories(used)), time.perf_counter() - start,
+                                None))
+    elif settings.answerer == "claude":
+        if client is None:
+            raise ValueError("the claude answerer needs an LLM client")
+        requests = [answer_request(qa.question, _to_memories(used)) for qa, _, used, _ in searched]
+        for out in client.complete_many(requests):
+            if isinstance(out, LLMError):
+                predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
+            else:
+                predictions.append((out.text.strip(), out.latency_s, None))
+    else:
+        raise ValueError(f"unknown answerer {settings.answerer!r}; expected one of {ANSWERERS}")
+
+    rows = []
+    for (qa, items, used, search_s), (prediction, answer_s, error) in zip(searched, predictions, strict=True):
+        retrieved_ids = [list(item.source_ids) for item in used]
+        rows.append({
+            "sample_id": qa.sample_id,
+            "conversation_id": qa.conversation_id,
+            "category": qa.category,
+            "question": qa.question,
+            "gold": qa.answer,
+            "prediction": prediction,
+            "system": system_config.label,
+            "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer,
+            "k": settings.k if system.ranked else None,
+            "f1": None if error else score_f1(prediction, qa.answer, qa.category, "locomo"),
+            "evidence_ids": list(qa.evidence_ids),
+            "evidence_recall": evidence_recall(qa.evidence_ids, retrieved_ids),
+            "recall_curve": (recall_curve(qa.evidence_ids, [i.source_ids for i in items], settings.recall_k_max)
+                             if system.ranked else None),
+            "retrieved_ids": retrieved_ids,
+            "latency_search_s": search_s,
+            "latency_total_s": search_s + answer_s,
+            "context_tokens": approx_tokens(render_memories(_to_memories(used))) if used else 0,
+            "error": error,
+        })
+    return rows
+
+
+def run_answer_pass(
+    selection: Sequence[tuple[Conversation, Sequence[QA]]],
+    systems: Sequence[SystemConfig],
+    settings: AnswerSettings,
+    out_path: Path,
+    client: LLMClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Answers what is not yet final in `out_path`; returns counts (done before, written now, errors)."""
+    existing = latest_rows(read_rows(out_path), answer_key)
+    final = {key for key, row in existing.items() if not row.get("error")}
+    written = errors = 0
+    with JsonlWriter(out_path) as writer:
+        for config in systems:
+            for conversation, questions in selection:
+                todo = [qa for qa in questions if (config.label, qa.sample_id) not in final]
+                if todo:
+                    rows = answer_conversation(config, conversation, todo, settings, client)
+                    writer.write(rows)
+                    written += len(rows)
+                    errors += sum(1 for r in rows if r["error"])
+                if progress is not None:
+                    progress(len(questions))
+    return {"already_done": len(final), "written": written, "errors": errors}

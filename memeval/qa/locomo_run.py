@@ -1,0 +1,202 @@
+"""`memeval locomo run` as a function: select, answer, judge, report, manifest — each stage resumable.
+
+Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifest.json. The notebooks call
+`run_locomo` with the same configuration the CLI builds, so both produce identical files.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from memeval.artifacts import write_json_atomic
+from memeval.data.fetch import data_hashes
+from memeval.data.locomo import load_locomo
+from memeval.data.paths import find_locomo
+from memeval.errors import InputError
+from memeval.jsonl import read_rows
+from memeval.llm.client import LLMClient, make_client
+from memeval.manifest import base_manifest
+from memeval.memory.base import SystemConfig, system_names
+from memeval.prompts import all_prompt_hashes
+from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
+from memeval.qa.answer_pass import ANSWERERS, AnswerSettings, load_answers, run_answer_pass
+from memeval.qa.selection import select_conversations, select_questions
+from memeval.reports.run_report import run_report
+from memeval.scoring.judge import BINARY_MODEL, GRADED_MODEL, GRADED_RUNS
+from memeval.scoring.judge_pass import PROTOCOLS, judgment_key, run_judge_pass
+
+JUDGE_CHOICES = ("none", *PROTOCOLS)
+PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
+NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (or `binary`) and "
+                 "ANTHROPIC_API_KEY set, or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
+
+
+@dataclass
+class LocomoRunConfig:
+    out: str
+    data: str | None = None
+    conversations: str = "all"
+    questions: str = "all"
+    systems: list[str] = field(default_factory=lambda: ["rag_turns"])
+    answerer: str = "extractive"
+    judge: str = "none"
+    judge_runs: int | None = None
+    judge_mode: str = "sync"
+    k: int = 10
+    llm_backend: str = "auto"
+    budget_usd: float | None = None
+    poll_interval_s: float = 30.0
+    progress: bool = True
+
+    def validate(self) -> None:
+        if self.answerer not in ANSWERERS:
+            raise InputError("--answerer", self.answerer, f"expected one of {', '.join(ANSWERERS)}")
+        if self.judge not in JUDGE_CHOICES:
+            raise InputError("--judge", self.judge, f"expected one of {', '.join(JUDGE_CHOICES)}")
+        if self.judge_mode not in ("sync", "batch"):
+            raise InputError("--judge-mode", self.judge_mode, "expected sync or batch")
+        if self.k <= 0:
+            raise InputError("--k", str(self.k), "expected a positive integer")
+        for spec in self.systems:
+            try:
+                name = SystemConfig.parse(spec).name
+            except ValueError as exc:
+                raise InputError("--systems", spec, str(exc)) from None
+            if name not in system_names():
+                raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())}")
+
+    @property
+    def runs(self) -> int:
+        if self.judge_runs is not None:
+            return self.judge_runs
+        return GRADED_RUNS if self.judge == "graded" else 1
+
+
+def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
+    """A run directory holds one answerer and one k; mixing would silently corrupt its tables."""
+    path = out / "manifest.json"
+    if not path.is_file():
+        return []
+    import json
+
+    try:
+        previous = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        raise InputError(path, "manifest", "not valid JSON; move the run directory aside") from None
+    prior = previous.get("config", {})
+    for key in ("answerer", "k"):
+        if key in prior and prior[key] != getattr(config, key):
+            raise InputError(path, f"config.{key}", f"this directory holds a run with {key}={prior[key]!r}, "
+                             f"not {getattr(config, key)!r}; use another --out")
+    return previous.get("invocations", [])
+
+
+def _needs_llm(config: LocomoRunConfig) -> bool:
+    return config.answerer == "claude" or config.judge != "none"
+
+
+def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
+    config.validate()
+    out = Path(config.out)
+    invocations = _check_compatible(out, config)
+    out.mkdir(parents=True, exist_ok=True)
+    data_path = find_locomo(config.data)
+    conversations = select_conversations(load_locomo(data_path), config.conversations)
+    selection = [(c, select_questions(c, config.questions)) for c in conversations]
+    systems = [SystemConfig.parse(s) for s in config.systems]
+    if client is None and _needs_llm(config):
+        client = make_client(config.llm_backend, budget_usd=config.budget_usd)
+    notes = []
+    if config.questions == "prototype":
+        notes.append(PROTOTYPE_NOTE)
+    if config.answerer == "extractive":
+        notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers.")
+
+    total = sum(len(q) for _, q in selection) * len(systems)
+    bar = _progress_bar(total, "answers", config.progress)
+    answer_counts = run_answer_pass(selection, systems, AnswerSettings(config.answerer, config.k),
+                                    out / "answers.jsonl", client, progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    selected_ids = {(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs}
+    answers = [r for r in load_answers(out / "answers.jsonl") if (r["system"], r["sample_id"]) in selected_ids]
+    if answer_counts["errors"]:
+        notes.append(f"{answer_counts['errors']} answers failed this run (see the `error` field); "
+                     "rerun to retry them" + (" — no LLM is configured (ANTHROPIC_API_KEY unset), so only "
+                                              "cached answers exist" if client and client.backend_name == "replay"
+                                              else ""))
+
+    judge_counts = None
+    if config.judge != "none":
+        final = [a for a in answers if not a.get("error")]
+        bar = _progress_bar(len(final), f"judge ({config.judge})", config.progress)
+        judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
+                                      config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
+                                      poll_interval_s=config.poll_interval_s,
+                                      progress=bar.update if bar else None)
+        if bar:
+            bar.close()
+        if judge_counts["skipped_no_llm"]:
+            notes.append(f"J incomplete: {judge_counts['skipped_no_llm']} questions were not judged because no "
+                         "LLM is configured and the cache does not hold their judgments (set ANTHROPIC_API_KEY "
+                         "and rerun; finished judgments are kept).")
+    else:
+        notes.append(NO_JUDGE_NOTE)
+
+    by_system: dict[str, list[dict]] = {s.label: [] for s in systems}
+    for row in answers:
+        by_system[row["system"]].append(row)
+    judgments: dict[str, dict[str, list[dict]]] = {}
+    wanted = {(r["system"], r["sample_id"]) for r in answers}
+    for row in {judgment_key(j): j for j in read_rows(out / "judgments.jsonl")}.values():
+        if (row["system"], row["sample_id"]) in wanted:
+            judgments.setdefault(row["protocol"], {}).setdefault(row["system"], []).append(row)
+    title = "LoCoMo prototype report" if config.questions == "prototype" else "LoCoMo evaluation report"
+    report = run_report(by_system, judgments, title=title, notes=notes)
+    _write_text_atomic(out / "report.md", report)
+
+    summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,
+               "llm": _client_summary(client)}
+    invocation = {"config": _public_config(config), **summary}
+    manifest = base_manifest(
+        command="memeval locomo run",
+        config=_public_config(config),
+        systems=[s.as_dict() for s in systems],
+        data={"path": str(data_path), "sha256": data_hashes(data_path)},
+        models={"answerer": ANSWER_MODEL if config.answerer == "claude" else EXTRACTIVE_LABEL,
+                "judge": {"graded": GRADED_MODEL, "binary": BINARY_MODEL}.get(config.judge)},
+        prompt_hashes=all_prompt_hashes(),
+        rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
+        invocations=[*invocations, invocation],
+    )
+    write_json_atomic(out / "manifest.json", manifest)
+    return {"out": str(out), "report": report, "answers": by_system, "judgments": judgments, **summary}
+
+
+def _public_config(config: LocomoRunConfig) -> dict:
+    return {k: v for k, v in asdict(config).items() if k != "progress"}
+
+
+def _client_summary(client: LLMClient | None) -> dict | None:
+    if client is None:
+        return None
+    s = client.stats
+    return {"backend": client.backend_name, "requests_sent": s.requests_sent, "cache_hits": s.cache_hits,
+            "retries": s.retries, "failures": s.failures, "cost_usd": round(s.cost_usd, 6),
+            "input_tokens": s.input_tokens, "output_tokens": s.output_tokens}
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _progress_bar(total: int, desc: str, enabled: bool):
+    if not enabled or total == 0:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="q")

@@ -1,0 +1,133 @@
+"""The report of one `memeval locomo run`: the three comparison tables plus evidence recall, clustered
+confidence intervals, paired system differences and judge accounting (failures, answer length)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+import numpy as np
+
+from memeval.reports.tables import QA_CATEGORIES, category_label, full_report, markdown_table
+from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap, paired_difference
+
+RECALL_KS = (1, 5, 10, 20, 50)
+Rows = Sequence[Mapping]
+
+
+def _mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return float(np.mean(values)) if values else None
+
+
+def _fmt(value: float | None, scale: float = 100.0, digits: int = 2) -> str:
+    return "–" if value is None else f"{scale * value:.{digits}f}"
+
+
+def evidence_recall_table(systems: Mapping[str, Rows]) -> str:
+    """Recall of evidence dia_ids in what the reader was given (k of the run), ×100, per category."""
+    categories = (*QA_CATEGORIES, 5)
+    headers = ["System", "k", *[category_label(c) for c in categories], "all", "n with evidence"]
+    body = []
+    for name, rows in systems.items():
+        with_evidence = [r for r in rows if r.get("evidence_recall") is not None]
+        ks = {r.get("k") for r in rows}
+        body.append([name, "all" if ks == {None} else ",".join(str(k) for k in sorted(ks - {None})),
+                     *[_fmt(_mean(r["evidence_recall"] for r in with_evidence if r["category"] == c))
+                       for c in categories],
+                     _fmt(_mean(r["evidence_recall"] for r in with_evidence)), len(with_evidence)])
+    return markdown_table(headers, body)
+
+
+def recall_curve_means(rows: Rows) -> list[float] | None:
+    curves = [r["recall_curve"] for r in rows if r.get("recall_curve")]
+    return [float(v) for v in np.mean(np.asarray(curves, dtype=float), axis=0)] if curves else None
+
+
+def recall_at_k_table(systems: Mapping[str, Rows]) -> str:
+    headers = ["System", *[f"recall@{k}" for k in RECALL_KS]]
+    body = []
+    for name, rows in systems.items():
+        curve = recall_curve_means(rows)
+        if curve is None:
+            continue
+        body.append([name, *[_fmt(curve[k - 1]) if k <= len(curve) else "–" for k in RECALL_KS]])
+    if not body:
+        return "No ranked system in this run (full_context and no_memory have no ranking)."
+    return markdown_table(headers, body)
+
+
+def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int = 0) -> str:
+    headers = ["System", "F1 (1–4)", "95% CI", "questions", "conversations (clusters)"]
+    body = []
+    for name, rows in systems.items():
+        scored = [r for r in rows if r.get("category") in QA_CATEGORIES and r.get("f1") is not None]
+        conversations = [r["conversation_id"] for r in scored]
+        if len(set(conversations)) >= 2:
+            interval = cluster_bootstrap([r["f1"] for r in scored], conversations, n_boot=n_boot, seed=seed)
+            clusters = str(interval.clusters)
+        else:  # one conversation: a clustered interval is undefined, so say which interval this is
+            interval = bootstrap_mean([r["f1"] for r in scored], n_boot=n_boot, seed=seed)
+            clusters = f"{len(set(conversations))} (item-level bootstrap)"
+        body.append([name, _fmt(interval.estimate), f"[{_fmt(interval.low)}, {_fmt(interval.high)}]",
+                     interval.n, clusters])
+    note = ("Percentile bootstrap resampling whole conversations; LoCoMo has only 10, so these intervals rest "
+            "on at most 10 clusters and are rough.")
+    return markdown_table(headers, body) + "\n\n- " + note
+
+
+def paired_table(systems: Mapping[str, Rows], value_key: str = "f1", n_boot: int = 2000) -> str:
+    headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n", "A better", "B better", "ties"]
+    body = []
+    for a, b in combinations(systems, 2):
+        rows_a = [r for r in systems[a] if r.get("category") in QA_CATEGORIES]
+        rows_b = [r for r in systems[b] if r.get("category") in QA_CATEGORIES]
+        d = paired_difference(rows_a, rows_b, value_key, a, b, n_boot=n_boot)
+        if d.n == 0:
+            continue
+        body.append([f"{a} − {b}", _fmt(d.mean_difference), f"[{_fmt(d.low)}, {_fmt(d.high)}]", d.n,
+                     d.a_better, d.b_better, d.ties])
+    if not body:
+        return "Only one system: no paired comparison."
+    return markdown_table(headers, body)
+
+
+def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Rows], protocol: str) -> str:
+    """Judged vs all questions (strict accuracy counts an unjudged question as 0), and answer length, which
+    generous grading rewards."""
+    headers = ["System", "questions", "judged", "runs failed", "J over judged", "J strict (all)",
+               "answer words (mean)"]
+    body = []
+    for name, rows in answers.items():
+        eligible = [r for r in rows if r.get("category") in QA_CATEGORIES]
+        judged = [j for j in judgments.get(name, ()) if j.get("category") in QA_CATEGORIES]
+        means = [j["mean"] for j in judged if j.get("mean") is not None]
+        failed_runs = sum(sum(1 for s in j["scores"] if s < 0) for j in judged)
+        over_judged = float(np.mean(means)) if means else None
+        strict = float(np.sum(means)) / len(eligible) if eligible else None
+        words = _mean(len(str(r.get("prediction", "")).split()) for r in eligible)
+        body.append([name, len(eligible), len(means), failed_runs, _fmt(over_judged, 1.0),
+                     _fmt(strict, 1.0), _fmt(words, 1.0, 1)])
+    return f"Protocol `{protocol}`, categories 1–4.\n\n" + markdown_table(headers, body)
+
+
+def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Rows]] | None = None,
+               title: str = "LoCoMo evaluation report", notes: Sequence[str] = ()) -> str:
+    """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
+    judgments = judgments or {}
+    primary = next(iter(judgments.values()), None)
+    text = full_report(answers, primary, title=title)
+    head, _, rest = text.partition("\n")
+    parts = [head, ""]
+    parts += [f"> {n}" for n in notes]
+    parts.append(rest)
+    parts += ["## Evidence recall (×100) of the memories given to the reader", "", evidence_recall_table(answers)]
+    parts += ["", "## Ranked retrieval: evidence recall@k (×100)", "", recall_at_k_table(answers)]
+    parts += ["", "## F1 with conversation-clustered confidence intervals", "", f1_interval_table(answers)]
+    parts += ["", "## Paired differences in F1 (same questions)", "", paired_table(answers)]
+    for protocol, by_system in judgments.items():
+        parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
+        if len(answers) > 1:
+            parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(
+                {name: [{**j, "j": j["mean"]} for j in by_system.get(name, ())] for name in answers}, "j")]
+    return "\n".join(parts) + "\n"

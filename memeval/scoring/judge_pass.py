@@ -1,0 +1,117 @@
+"""The judge pass over stored answers: judgments.jsonl, append-only, rerunnable alone.
+
+Sync mode judges question by question through the client (cache first); batch mode sends every uncached
+judge call through the Message Batches API at half price. A call that cannot be made because no LLM is
+configured (a replay cache miss) writes no row, so a later run with a key fills exactly those gaps; a call
+that was made and failed is a recorded -1 run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from memeval.jsonl import JsonlWriter, read_rows
+from memeval.llm.batch import run_batch
+from memeval.llm.client import CacheMiss, LLMClient
+from memeval.scoring.judge import (
+    GRADED_IN_FLIGHT,
+    Judgment,
+    binary_request,
+    binary_version,
+    graded_request,
+    graded_version,
+    judgment_from_outcomes,
+)
+
+PROTOCOLS = ("graded", "binary")
+QUESTIONS_IN_FLIGHT = 3
+
+
+def judgment_key(row: dict) -> tuple[str, str, str]:
+    return (row["system"], row["sample_id"], row["protocol"])
+
+
+def protocol_version(protocol: str) -> str:
+    return graded_version() if protocol == "graded" else binary_version()
+
+
+def _requests(protocol: str, row: dict, runs: int) -> list:
+    gold = "" if row.get("gold") is None else str(row["gold"])
+    if protocol == "graded":
+        return [graded_request(row["question"], gold, row["prediction"], row["category"], i) for i in range(runs)]
+    return [binary_request(row["question"], gold, row["prediction"], i) for i in range(runs)]
+
+
+def _judgment(protocol: str, outcomes: Sequence) -> Judgment | None:
+    """None when any run could not be attempted (no LLM configured): nothing is recorded for the question."""
+    if any(isinstance(o, CacheMiss) for o in outcomes):
+        return None
+    return judgment_from_outcomes(protocol, outcomes)
+
+
+def _row(answer: dict, judgment: Judgment, version: str) -> dict:
+    return {"sample_id": answer["sample_id"], "conversation_id": answer["conversation_id"],
+            "category": answer["category"], "system": answer["system"], "prompt_version": version,
+            **judgment.as_row()}
+
+
+def judgeable(answers: Sequence[dict], protocol: str) -> list[dict]:
+    """Answered rows the protocol judges (binary, like the Mem0 paper, leaves category 5 out)."""
+    return [a for a in answers if not a.get("error") and not (protocol == "binary" and a["category"] == 5)]
+
+
+def run_judge_pass(
+    answers: Sequence[dict],
+    protocol: str,
+    client: LLMClient,
+    out_path: Path,
+    runs: int,
+    mode: str = "sync",
+    batch_name: str | None = None,
+    poll_interval_s: float = 30.0,
+    progress: Callable[[int], None] | None = None,
+) -> dict:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown judge protocol {protocol!r}; expected one of {PROTOCOLS}")
+    done = {judgment_key(r) for r in read_rows(out_path)}
+    todo = [a for a in judgeable(answers, protocol)
+            if (a["system"], a["sample_id"], protocol) not in done]
+    version = protocol_version(protocol)
+    written = skipped = 0
+    with JsonlWriter(out_path) as writer:
+        if mode == "batch":
+            labelled = [(f"{a['sample_id']}:{a['system']}:r{i}", request, a)
+                        for a in todo for i, request in enumerate(_requests(protocol, a, runs))]
+            results = run_batch(client, [(label, request) for label, request, _ in labelled],
+                                batch_name or f"judge-{protocol}", poll_interval_s=poll_interval_s)
+            for a in todo:
+                outcomes = [results[f"{a['sample_id']}:{a['system']}:r{i}"] for i in range(runs)]
+                judgment = _judgment(protocol, outcomes)
+                if judgment is None:
+                    skipped += 1
+                    continue
+                writer.write([_row(a, judgment, version)])
+                written += 1
+            if progress is not None:
+                progress(len(todo))
+        elif mode == "sync":
+            def judge_one(a: dict):
+                in_flight = GRADED_IN_FLIGHT if protocol == "graded" else 1
+                return a, _judgment(protocol, client.complete_many(_requests(protocol, a, runs), in_flight))
+
+            with ThreadPoolExecutor(max_workers=QUESTIONS_IN_FLIGHT) as pool:
+                for a, judgment in pool.map(judge_one, todo):
+                    if judgment is None:
+                        skipped += 1
+                    else:
+                        writer.write([_row(a, judgment, version)])
+                        written += 1
+                    if progress is not None:
+                        progress(1)
+        else:
+            raise ValueError(f"unknown judge mode {mode!r}; expected sync or batch")
+    return {"protocol": protocol, "already_done": len(done), "written": written,
+            "skipped_no_llm": skipped, "to_judge": len(todo)}
+
