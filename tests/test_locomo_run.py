@@ -10,7 +10,7 @@ import pytest
 
 from memeval.cli import main
 from memeval.jsonl import read_rows
-from memeval.qa.locomo_run import PROTOTYPE_NOTE, LocomoRunConfig, run_locomo
+from memeval.qa.locomo_run import PROTOTYPE_NOTE, LocomoRunConfig, estimate_run, run_locomo
 from memeval.qa.selection import prototype_questions, select_questions
 from tests.fake_anthropic import FakeAnthropic, error
 
@@ -160,6 +160,14 @@ def test_claude_run_survives_injected_faults_and_reruns_from_cache(fake, locomo_
     assert {(b["model"], b["temperature"], b["max_tokens"]) for b in judge_requests} == {
         ("claude-sonnet-4-6", 0.5, 256)}
     sent = len(fake.received)
+    estimate_config = LocomoRunConfig(out=str(tmp_path / "fresh"), data=str(locomo_dir), conversations="conv-26",
+                                      questions="prototype", systems=["rag_turns", "observations"],
+                                      answerer="claude", judge="graded", judge_runs=3)
+    estimate = estimate_run(estimate_config)
+    assert (estimate["answers"]["requests"], estimate["answers"]["to_send"]) == (40, 20)
+    assert (estimate["judge"]["requests"], estimate["judge"]["to_send"]) == (120, 120)
+    assert estimate["usd_est_total"] > 0 and not (tmp_path / "fresh").exists()
+    assert len(fake.received) == sent, "a dry run sends nothing"
     rerun = tmp_path / "rerun"
     assert main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions",
                  "prototype", "--systems", "rag_turns", "--answerer", "claude", "--judge", "graded",

@@ -12,6 +12,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 # Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
 SMALL_PARAMETERS = {
     "00_data_tour": {},
+    "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
@@ -50,6 +51,17 @@ def test_data_tour_notebook(tmp_path):
     assert metrics["questions"] == 1986
     assert metrics["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
     assert (tmp_path / "figures" / "00_data_tour.png").stat().st_size > 10_000
+
+
+@pytest.mark.notebook
+def test_prototype_scoring_notebook(tmp_path):
+    metrics = _run("01_prototype_scoring", tmp_path)
+    assert metrics["questions"] == {"rag_turns": 20, "no_memory": 20}
+    assert metrics["mean_f1"]["no_memory"] == 0.0 < metrics["mean_f1"]["rag_turns"]
+    assert metrics["judged"] == {}
+    assert any("prototype only (20 questions, 1 conversation)" in n for n in metrics["notes"])
+    assert any("J skipped" in n for n in metrics["notes"])
+    assert (tmp_path / "figures" / "01_prototype_f1.png").exists()
 
 
 @pytest.mark.notebook

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from memeval.qa.answer_pass import ANSWERERS
-from memeval.qa.locomo_run import JUDGE_CHOICES, LocomoRunConfig, run_locomo
+from memeval.qa.locomo_run import JUDGE_CHOICES, LocomoRunConfig, estimate_run, run_locomo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="auto: anthropic when ANTHROPIC_API_KEY is set, else answers only from the cache")
     run.add_argument("--budget-usd", type=float, default=None, help="stop scheduling new calls past this spend")
     run.add_argument("--out", required=True, help="run directory (resumable: rerun to continue)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
@@ -47,6 +49,9 @@ def _run(args: argparse.Namespace) -> int:
         judge_mode=args.judge_mode, k=args.k, llm_backend=args.llm, budget_usd=args.budget_usd,
         progress=not args.no_progress,
     )
+    if args.dry_run:
+        print(json.dumps(estimate_run(config), indent=2))
+        return 0
     result = run_locomo(config)
     if args.json:
         print(json.dumps({k: result[k] for k in ("out", "answer_counts", "judge_counts", "notes", "llm")}))

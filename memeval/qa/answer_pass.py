@@ -52,9 +52,9 @@ def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
     return [Memory(item.text, item.time, item.source_ids) for item in items]
 
 
-def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-                        settings: AnswerSettings, client: LLMClient | None = None) -> list[dict]:
-    """Ingest once, then search and answer each question; returns rows in question order."""
+def retrieve(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
+             settings: AnswerSettings) -> tuple[bool, list[tuple[QA, list[MemoryItem], list[MemoryItem], float]]]:
+    """Ingest once, then search each question: (ranked, [(question, ranked items, items used, search s)])."""
     system = build_system(system_config)
     system.ingest(conversation)
     depth = max(settings.k, settings.recall_k_max) if system.ranked else settings.k
@@ -65,6 +65,17 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
         search_s = time.perf_counter() - start
         used = items[: settings.k] if system.ranked else items
         searched.append((qa, items, used, search_s))
+    return system.ranked, searched
+
+
+def answer_requests(searched) -> list:
+    return [answer_request(qa.question, _to_memories(used)) for qa, _, used, _ in searched]
+
+
+def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
+                        settings: AnswerSettings, client: LLMClient | None = None) -> list[dict]:
+    """Retrieve, then answer each question; returns rows in question order."""
+    ranked, searched = retrieve(system_config, conversation, questions, settings)
 
     predictions: list[tuple[str, float, str | None]] = []
     if settings.answerer == "extractive":
@@ -75,8 +86,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     elif settings.answerer == "claude":
         if client is None:
             raise ValueError("the claude answerer needs an LLM client")
-        requests = [answer_request(qa.question, _to_memories(used)) for qa, _, used, _ in searched]
-        for out in client.complete_many(requests):
+        for out in client.complete_many(answer_requests(searched)):
             if isinstance(out, LLMError):
                 predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
             else:
@@ -96,12 +106,12 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             "prediction": prediction,
             "system": system_config.label,
             "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer,
-            "k": settings.k if system.ranked else None,
+            "k": settings.k if ranked else None,
             "f1": None if error else score_f1(prediction, qa.answer, qa.category, "locomo"),
             "evidence_ids": list(qa.evidence_ids),
             "evidence_recall": evidence_recall(qa.evidence_ids, retrieved_ids),
             "recall_curve": (recall_curve(qa.evidence_ids, [i.source_ids for i in items], settings.recall_k_max)
-                             if system.ranked else None),
+                             if ranked else None),
             "retrieved_ids": retrieved_ids,
             "latency_search_s": search_s,
             "latency_total_s": search_s + answer_s,

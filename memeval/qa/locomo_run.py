@@ -21,11 +21,18 @@ from memeval.manifest import base_manifest
 from memeval.memory.base import SystemConfig, system_names
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
-from memeval.qa.answer_pass import ANSWERERS, AnswerSettings, load_answers, run_answer_pass
+from memeval.qa.answer_pass import (
+    ANSWERERS,
+    AnswerSettings,
+    answer_requests,
+    load_answers,
+    retrieve,
+    run_answer_pass,
+)
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.reports.run_report import run_report
 from memeval.scoring.judge import BINARY_MODEL, GRADED_MODEL, GRADED_RUNS
-from memeval.scoring.judge_pass import PROTOCOLS, judgment_key, run_judge_pass
+from memeval.scoring.judge_pass import PROTOCOLS, judge_requests, judgeable, judgment_key, run_judge_pass
 
 JUDGE_CHOICES = ("none", *PROTOCOLS)
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
@@ -173,6 +180,42 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
     )
     write_json_atomic(out / "manifest.json", manifest)
     return {"out": str(out), "report": report, "answers": by_system, "judgments": judgments, **summary}
+
+
+def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
+    """Dry run: the LLM calls a run would still send (cache misses), their tokens and dollars. Nothing is
+    written and nothing is sent. Answer prompts are built exactly (retrieval is local); judge prompts use the
+    stored prediction when there is one, else a six-word placeholder."""
+    config.validate()
+    out = Path(config.out)
+    conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
+    selection = [(c, select_questions(c, config.questions)) for c in conversations]
+    systems = [SystemConfig.parse(s) for s in config.systems]
+    client = client or make_client("replay")
+    settings = AnswerSettings(config.answerer, config.k)
+    stored = {(r["system"], r["sample_id"]): r for r in load_answers(out / "answers.jsonl") if not r.get("error")}
+    answer_reqs, judge_reqs = [], []
+    for system in systems:
+        for conversation, questions in selection:
+            if config.answerer == "claude":
+                todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
+                if todo:
+                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings)[1])
+            if config.judge != "none":
+                rows = [stored.get((system.label, qa.sample_id)) or {
+                    "question": qa.question, "gold": qa.answer, "category": qa.category,
+                    "prediction": "six words of a typical answer", "system": system.label,
+                    "sample_id": qa.sample_id} for qa in questions]
+                for row in judgeable(rows, config.judge):
+                    judge_reqs += judge_requests(config.judge, row, config.runs)
+    estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16)}
+    if config.judge != "none":
+        estimate["judge"] = client.estimate(judge_reqs, expected_output_tokens=60,
+                                            batch=config.judge_mode == "batch")
+    estimate["usd_est_total"] = sum(e["usd_est"] for e in estimate.values() if isinstance(e, dict))
+    estimate["note"] = ("Estimates use 4 characters per token and the price table in memeval.llm.client; "
+                        "check current prices before trusting the dollars.")
+    return estimate
 
 
 def _public_config(config: LocomoRunConfig) -> dict:

@@ -37,7 +37,7 @@ def protocol_version(protocol: str) -> str:
     return graded_version() if protocol == "graded" else binary_version()
 
 
-def _requests(protocol: str, row: dict, runs: int) -> list:
+def judge_requests(protocol: str, row: dict, runs: int) -> list:
     gold = "" if row.get("gold") is None else str(row["gold"])
     if protocol == "graded":
         return [graded_request(row["question"], gold, row["prediction"], row["category"], i) for i in range(runs)]
@@ -83,7 +83,7 @@ def run_judge_pass(
     with JsonlWriter(out_path) as writer:
         if mode == "batch":
             labelled = [(f"{a['sample_id']}:{a['system']}:r{i}", request, a)
-                        for a in todo for i, request in enumerate(_requests(protocol, a, runs))]
+                        for a in todo for i, request in enumerate(judge_requests(protocol, a, runs))]
             results = run_batch(client, [(label, request) for label, request, _ in labelled],
                                 batch_name or f"judge-{protocol}", poll_interval_s=poll_interval_s)
             for a in todo:
@@ -99,7 +99,7 @@ def run_judge_pass(
         elif mode == "sync":
             def judge_one(a: dict):
                 in_flight = GRADED_IN_FLIGHT if protocol == "graded" else 1
-                return a, _judgment(protocol, client.complete_many(_requests(protocol, a, runs), in_flight))
+                return a, _judgment(protocol, client.complete_many(judge_requests(protocol, a, runs), in_flight))
 
             with ThreadPoolExecutor(max_workers=QUESTIONS_IN_FLIGHT) as pool:
                 for a, judgment in pool.map(judge_one, todo):
