@@ -158,6 +158,7 @@ def _retry_after(exc) -> float | None:
 
 class ReplayBackend:
     name = "replay"
+    sends_requests = False  # a miss is an error, not a request
 
     def send(self, request: LLMRequest) -> LLMResponse:
         raise CacheMiss(f"replay: no cached response for {request.model} request {request.key[:12]} "
@@ -248,8 +249,9 @@ class LLMClient:
             start = time.perf_counter()
             try:
                 with self.semaphore:
-                    with self._lock:
-                        self.stats.requests_sent += 1
+                    if getattr(self.backend, "sends_requests", True):
+                        with self._lock:
+                            self.stats.requests_sent += 1
                     response = self.backend.send(request)
             except TransientError as exc:
                 if attempt > self.max_retries:

@@ -96,7 +96,7 @@ def register(name: str):
 
 
 def _load_builtin() -> None:
-    from memeval.memory import context, lexical  # noqa: F401  (registers the systems)
+    from memeval.memory import context, graph_system, lexical  # noqa: F401  (registers the systems)
 
 
 def system_names() -> list[str]:
@@ -104,10 +104,19 @@ def system_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def build_system(config: SystemConfig | str, **params) -> MemorySystem:
+def build_system(config: SystemConfig | str, client=None, **params) -> MemorySystem:
+    """Systems that call an LLM (`needs_llm`) get the run's client, so their calls share its cache and budget."""
     _load_builtin()
     if isinstance(config, str):
         config = SystemConfig(config, params)
     if config.name not in _REGISTRY:
         raise ValueError(f"unknown memory system {config.name!r}; known: {', '.join(system_names())}")
-    return _REGISTRY[config.name](**config.params)
+    system = _REGISTRY[config.name](**config.params)
+    if getattr(system, "needs_llm", False) and client is not None:
+        system.client = client
+    return system
+
+
+def needs_llm(config: SystemConfig) -> bool:
+    _load_builtin()
+    return bool(getattr(_REGISTRY.get(config.name), "needs_llm", False))

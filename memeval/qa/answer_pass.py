@@ -16,7 +16,7 @@ from pathlib import Path
 from memeval.data.locomo import QA, Conversation
 from memeval.jsonl import JsonlWriter, read_rows
 from memeval.llm.client import LLMClient, LLMError
-from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens, build_system
+from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, build_system
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer, render_memories
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.scoring.f1 import score_f1
@@ -53,9 +53,10 @@ def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
 
 
 def retrieve(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-             settings: AnswerSettings) -> tuple[bool, list[tuple[QA, list[MemoryItem], list[MemoryItem], float]]]:
-    """Ingest once, then search each question: (ranked, [(question, ranked items, items used, search s)])."""
-    system = build_system(system_config)
+             settings: AnswerSettings, client: LLMClient | None = None
+             ) -> tuple[MemorySystem, list[tuple[QA, list[MemoryItem], list[MemoryItem], float]]]:
+    """Ingest once, then search each question: (system, [(question, ranked items, items used, search s)])."""
+    system = build_system(system_config, client=client)
     system.ingest(conversation)
     depth = max(settings.k, settings.recall_k_max) if system.ranked else settings.k
     searched = []
@@ -65,7 +66,7 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
         search_s = time.perf_counter() - start
         used = items[: settings.k] if system.ranked else items
         searched.append((qa, items, used, search_s))
-    return system.ranked, searched
+    return system, searched
 
 
 def answer_requests(searched) -> list:
@@ -74,8 +75,14 @@ def answer_requests(searched) -> list:
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
                         settings: AnswerSettings, client: LLMClient | None = None) -> list[dict]:
-    """Retrieve, then answer each question; returns rows in question order."""
-    ranked, searched = retrieve(system_config, conversation, questions, settings)
+    """Retrieve, then answer each question; returns rows in question order. A system that cannot ingest
+    (an extractor with no LLM configured) yields error rows for every question, retried on the next run."""
+    try:
+        system, searched = retrieve(system_config, conversation, questions, settings, client)
+    except LLMError as exc:
+        return [_error_row(system_config, qa, settings, f"ingest failed: {type(exc).__name__}: {exc}")
+                for qa in questions]
+    ranked = system.ranked
 
     predictions: list[tuple[str, float, str | None]] = []
     if settings.answerer == "extractive":
@@ -106,7 +113,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             "prediction": prediction,
             "system": system_config.label,
             "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer,
-            "k": settings.k if ranked else None,
+            "k": settings.k if ranked else getattr(system, "fixed_k", None),
             "f1": None if error else score_f1(prediction, qa.answer, qa.category, "locomo"),
             "evidence_ids": list(qa.evidence_ids),
             "evidence_recall": evidence_recall(qa.evidence_ids, retrieved_ids),
@@ -119,6 +126,15 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             "error": error,
         })
     return rows
+
+
+def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, error: str) -> dict:
+    return {"sample_id": qa.sample_id, "conversation_id": qa.conversation_id, "category": qa.category,
+            "question": qa.question, "gold": qa.answer, "prediction": "", "system": system_config.label,
+            "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer, "k": None,
+            "f1": None, "evidence_ids": list(qa.evidence_ids), "evidence_recall": None, "recall_curve": None,
+            "retrieved_ids": [], "latency_search_s": None, "latency_total_s": None, "context_tokens": None,
+            "error": error}
 
 
 def run_answer_pass(

@@ -18,7 +18,7 @@ from memeval.errors import InputError
 from memeval.jsonl import read_rows
 from memeval.llm.client import LLMClient, make_client
 from memeval.manifest import base_manifest
-from memeval.memory.base import SystemConfig, system_names
+from memeval.memory.base import SystemConfig, build_system, needs_llm, system_names
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
@@ -101,7 +101,8 @@ def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
 
 
 def _needs_llm(config: LocomoRunConfig) -> bool:
-    return config.answerer == "claude" or config.judge != "none"
+    return (config.answerer == "claude" or config.judge != "none"
+            or any(needs_llm(SystemConfig.parse(s)) for s in config.systems))
 
 
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
@@ -194,13 +195,16 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
     client = client or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k)
     stored = {(r["system"], r["sample_id"]): r for r in load_answers(out / "answers.jsonl") if not r.get("error")}
-    answer_reqs, judge_reqs = [], []
+    answer_reqs, judge_reqs, ingest_reqs = [], [], []
     for system in systems:
         for conversation, questions in selection:
+            planner = getattr(build_system(system), "planned_requests", None)
+            if planner is not None:
+                ingest_reqs += planner(conversation)
             if config.answerer == "claude":
                 todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
                 if todo:
-                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings)[1])
+                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1])
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id)) or {
                     "question": qa.question, "gold": qa.answer, "category": qa.category,
@@ -209,6 +213,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
                 for row in judgeable(rows, config.judge):
                     judge_reqs += judge_requests(config.judge, row, config.runs)
     estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16)}
+    if ingest_reqs:
+        estimate["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400)
     if config.judge != "none":
         estimate["judge"] = client.estimate(judge_reqs, expected_output_tokens=60,
                                             batch=config.judge_mode == "batch")

@@ -1,0 +1,90 @@
+"""Triple extraction: an LLM backend (temperature 0, objective facts only, JSON array, cached through the
+client) and a gold backend (a dataset's own triples: the perfect-extraction ablation).
+
+Parsing is pure and strict: anything that is not a list of objects with string subject/relation/object is
+dropped and counted, never repaired into a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.prompts import load_prompt, prompt_hash
+
+EXTRACTION_MODEL = "claude-sonnet-4-6"
+EXTRACTION_MAX_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class Source:
+    """One unit of source text a fact can cite (a LoCoMo turn, a graph80 paragraph)."""
+
+    id: str
+    text: str
+    time: str = ""  # ISO date for ordering
+
+
+@dataclass(frozen=True)
+class ExtractedFact:
+    subject: str
+    relation: str
+    object: str
+    source_id: str
+
+
+def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL) -> LLMRequest:
+    text = "\n".join(f"[{s.id}] ({s.time}) {s.text}" for s in sources)
+    return LLMRequest(model=model, messages=(("user", load_prompt("extract_triples").format(text=text)),),
+                      max_tokens=EXTRACTION_MAX_TOKENS, temperature=0.0,
+                      template_version=prompt_hash("extract_triples"))
+
+
+def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedFact], int]:
+    """(facts, dropped). A fact citing no known source of the chunk is attributed to the chunk's first
+    source only if the chunk has one source; otherwise it is dropped (its evidence would be a guess)."""
+    match = re.search(r"\[.*\]", text, re.S)
+    if not match:
+        return [], (0 if text.strip() in ("", "[]") else 1)
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return [], 1
+    if not isinstance(data, list):
+        return [], 1
+    known = {s.id for s in sources}
+    facts, dropped = [], 0
+    for item in data:
+        if not isinstance(item, dict):
+            dropped += 1
+            continue
+        parts = [item.get(k) for k in ("subject", "relation", "object")]
+        if not all(isinstance(p, str) and p.strip() for p in parts):
+            dropped += 1
+            continue
+        source = str(item.get("source", "")).strip().strip("[]")
+        if source not in known:
+            if len(sources) != 1:
+                dropped += 1
+                continue
+            source = sources[0].id
+        facts.append(ExtractedFact(parts[0].strip(), parts[1].strip(), parts[2].strip(), source))
+    return facts, dropped
+
+
+def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]],
+                model: str = EXTRACTION_MODEL) -> tuple[list[ExtractedFact], dict]:
+    """Every chunk through the client (cache first); raises the first LLMError so a system without an LLM
+    fails loudly instead of ingesting an empty graph."""
+    outcomes = client.complete_many([extraction_request(chunk, model) for chunk in chunks])
+    facts, dropped = [], 0
+    for chunk, out in zip(chunks, outcomes, strict=True):
+        if isinstance(out, LLMError):
+            raise out
+        got, bad = parse_triples(out.text, chunk)
+        facts += got
+        dropped += bad
+    return facts, {"chunks": len(chunks), "facts": len(facts), "dropped": dropped}

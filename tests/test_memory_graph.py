@@ -1,0 +1,144 @@
+import json
+import re
+
+import pytest
+
+from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.memory import build_system
+from memeval.memory.entities import EntityNormalizer
+from memeval.memory.extraction import Source, parse_triples
+from memeval.memory.graph import MemoryGraph
+
+
+def test_entity_normalisation_width_case_space_and_aliases():
+    norm = EntityNormalizer({"Mel": "Melanie"})
+    assert norm("  Ｃａｒｏｌｉｎｅ ") == norm("caroline") == "caroline"
+    assert norm("New   York\tCity") == "new york city"
+    assert norm("MEL") == norm("melanie") == "melanie"
+
+
+def test_same_fact_from_two_sources_is_one_edge_with_both_sources():
+    g = MemoryGraph()
+    g.add("Caroline", "likes", "painting", "D1:1", "2023-05-01")
+    g.add("caroline", "Likes", "Painting ", "D2:4", "2023-06-01")
+    (t,) = g.triples()
+    assert t.source_ids == ("D1:1", "D2:4") and t.time == "2023-06-01"
+
+
+@pytest.fixture()
+def moved():
+    g = MemoryGraph()
+    g.add("Caroline", "lives in", "Boston", "D1:2", "2023-01-10")
+    g.add("Caroline", "lives in", "Denver", "D5:7", "2023-06-02")
+    g.add("Denver", "is in", "Colorado", "D5:8", "2023-06-02")
+    return g
+
+
+def test_later_fact_supersedes_for_current_queries_and_history_keeps_both(moved):
+    assert moved.current("caroline", "lives in") == ["denver"]
+    assert [t.object for t in moved.history("Caroline", "lives in")] == ["boston", "denver"]
+    recalled = moved.search("Where does Caroline live in?", top_k=5, max_hops=0)
+    assert {t.object: t.superseded for t in recalled if t.relation == "lives in"} == {"boston": True,
+                                                                                        "denver": False}
+    current = moved.search("Where does Caroline live in?", top_k=5, max_hops=0, current_only=True)
+    assert "boston" not in {t.object for t in current}
+
+
+def test_deleting_one_of_two_sources_keeps_the_edge():
+    g = MemoryGraph()
+    g.add("Caroline", "likes", "painting", "D1:1", "2023-05-01")
+    g.add("Caroline", "likes", "painting", "D2:4", "2023-06-01")
+    assert g.delete_source("D2:4") == 0
+    (t,) = g.triples()
+    assert t.source_ids == ("D1:1",) and t.time == "2023-05-01"
+
+
+def test_deleting_all_sources_removes_edge_and_orphaned_entities(moved):
+    assert moved.delete_source("D5:7") == 1
+    assert moved.current("Caroline", "lives in") == ["boston"], "the older fact is current again"
+    assert moved.entities() == {"caroline", "boston", "denver", "colorado"}
+    moved.delete_source("D5:8")
+    assert moved.entities() == {"caroline", "boston"}
+    moved.delete_source("D1:2")
+    assert moved.triples() == [] and moved.entities() == set()
+
+
+def test_reingesting_never_resurrects_deleted_facts(moved):
+    assert moved.search("Denver", top_k=5, max_hops=0)
+    moved.delete_source("D5:7")
+    moved.delete_source("D5:8")
+    assert not moved.add("Caroline", "lives in", "Denver", "D5:7", "2023-06-02"), "a deleted source is refused"
+    moved.add("Caroline", "works at", "clinic", "D9:1", "2023-09-01")
+    assert "denver" not in moved.entities() and moved.refused_assertions == 1
+    assert all("denver" not in t.text for t in moved.search("Denver Colorado", top_k=5, max_hops=2))
+    moved.add("Caroline", "visited", "Denver", "D9:2", "2023-09-03")
+    assert "denver" in moved.entities(), "a new source stating the fact is a new assertion, not a resurrection"
+
+
+def test_hop_expansion_follows_the_chain():
+    g = MemoryGraph()
+    for i, (s, o) in enumerate([("alice", "project x"), ("project x", "tool y"), ("tool y", "bob")]):
+        g.add(s, f"rel{i}", o, f"S{i}", "2024-01-01")
+    g.add("zed", "unrelated", "thing", "S9", "2024-01-01")
+    hops = {h: [t.text for t in g.search("alice rel0", top_k=1, max_hops=h)] for h in (0, 1, 2)}
+    assert hops[0] == ["alice rel0 project x"]
+    assert hops[1] == ["alice rel0 project x", "project x rel1 tool y"]
+    assert hops[2] == [*hops[1], "tool y rel2 bob"]
+
+
+def test_parse_triples_is_strict():
+    sources = [Source("D1:1", "a"), Source("D1:2", "b")]
+    text = json.dumps([{"subject": "A", "relation": "r", "object": "B", "source": "[D1:2]"},
+                       {"subject": "A", "relation": "r", "object": "C", "source": "D9:9"},
+                       {"subject": "A", "relation": 3, "object": "C", "source": "D1:1"}, "junk"])
+    facts, dropped = parse_triples("Here you go:\n" + text, sources)
+    assert [(f.object, f.source_id) for f in facts] == [("B", "D1:2")] and dropped == 3
+    assert parse_triples("not json at all", sources) == ([], 1)
+    assert parse_triples("[]", sources) == ([], 0)
+    single, _ = parse_triples('[{"subject": "A", "relation": "r", "object": "B"}]', sources[:1])
+    assert single[0].source_id == "D1:1"
+
+
+def _line_extractor(request):
+    """Test double for the extraction model: one triple per cited line, (speaker, said, first content word)."""
+    facts = []
+    for line_id, speaker, text in re.findall(r"^\[(D\d+:\d+)\] \([^)]*\) (\w+): (.*)$", request.messages[0][1],
+                                             re.M):
+        words = [w for w in re.findall(r"[A-Za-z]{5,}", text)]
+        if words:
+            facts.append({"subject": speaker, "relation": "mentioned", "object": words[0].lower(),
+                          "source": line_id})
+    return json.dumps(facts)
+
+
+def test_memory_graph_on_locomo_cites_real_turns(conversations, tmp_path):
+    conv26 = next(c for c in conversations if c.sample_id == "conv-26")
+    client = LLMClient(ScriptedBackend(_line_extractor), ResponseCache(tmp_path))
+    system = build_system("memory_graph", client=client)
+    system.ingest(conv26)
+    dia_ids = {t.dia_id for s in conv26.sessions for t in s.turns}
+    triples = system.graph.triples()
+    assert triples and all(set(t.source_ids) <= dia_ids for t in triples)
+    items = system.search("What did Caroline mention about adoption?", 5)
+    kinds = [i.kind for i in items]
+    assert "triple" in kinds and "source" in kinds and kinds.index("source") > kinds.index("triple")
+    assert all(i.source_ids for i in items)
+    assert system.extraction_stats["chunks"] == len(client.backend.sent)
+
+
+def test_memory_graph_without_llm_writes_error_rows_then_fills_them(locomo_dir, tmp_path, monkeypatch):
+    from memeval.jsonl import read_rows
+    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    config = LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir), conversations="conv-26",
+                             questions="3", systems=["memory_graph"], progress=False)
+    result = run_locomo(config)
+    rows = read_rows(tmp_path / "run" / "answers.jsonl")
+    assert len(rows) == 3 and all(r["error"].startswith("ingest failed: CacheMiss") for r in rows)
+    assert any("3 answers failed" in n for n in result["notes"])
+    client = LLMClient(ScriptedBackend(_line_extractor), ResponseCache(tmp_path / "cache"))
+    run_locomo(config, client=client)
+    final = {r["sample_id"]: r for r in read_rows(tmp_path / "run" / "answers.jsonl")}
+    assert len(final) == 3 and all(r["error"] is None and r["k"] == 5 for r in final.values())
