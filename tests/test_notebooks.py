@@ -13,6 +13,8 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SMALL_PARAMETERS = {
     "00_data_tour": {},
     "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
+    "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
+                    "systems": ["rag_turns", "observations", "full_context"]},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
@@ -62,6 +64,19 @@ def test_prototype_scoring_notebook(tmp_path):
     assert any("prototype only (20 questions, 1 conversation)" in n for n in metrics["notes"])
     assert any("J skipped" in n for n in metrics["notes"])
     assert (tmp_path / "figures" / "01_prototype_f1.png").exists()
+
+
+@pytest.mark.notebook
+def test_full_run_notebook(tmp_path):
+    metrics = _run("02_full_run", tmp_path)
+    assert metrics["questions"] == {"rag_turns": 30, "observations": 30, "full_context": 30}
+    assert set(metrics["recall_at_k"]) == {"rag_turns", "observations"}
+    for curve in metrics["recall_at_k"].values():
+        assert len(curve) == 50 and all(a <= b for a, b in zip(curve, curve[1:], strict=False))
+        assert 0 < curve[0] <= curve[-1] <= 1
+    assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
+    for name in ("02_evidence_recall_at_k.png", "02_f1_by_category.png"):
+        assert (tmp_path / "figures" / name).stat().st_size > 10_000
 
 
 @pytest.mark.notebook
