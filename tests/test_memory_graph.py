@@ -142,3 +142,23 @@ def test_memory_graph_without_llm_writes_error_rows_then_fills_them(locomo_dir, 
     run_locomo(config, client=client)
     final = {r["sample_id"]: r for r in read_rows(tmp_path / "run" / "answers.jsonl")}
     assert len(final) == 3 and all(r["error"] is None and r["k"] == 5 for r in final.values())
+
+
+def test_an_injected_embedder_replaces_tfidf_for_recall():
+    import numpy as np
+
+    synonyms = {"dog": 0, "canine": 0, "cat": 1, "feline": 1}
+
+    def concept_embedder(texts):
+        rows = np.zeros((len(texts), 2))
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                if word in synonyms:
+                    rows[i, synonyms[word]] += 1
+        return rows
+
+    for embedder, expected in ((None, []), (concept_embedder, ["bob owns canine"])):
+        g = MemoryGraph(embedder=embedder)
+        g.add("Bob", "owns", "canine", "S1", "2024")
+        g.add("Ann", "owns", "feline", "S2", "2024")
+        assert [t.text for t in g.search("dog", top_k=1, max_hops=0)] == expected

@@ -12,7 +12,7 @@ Semantics (each tested):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -20,6 +20,35 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from memeval.memory.entities import EntityNormalizer
+
+Embedder = Callable[[Sequence[str]], np.ndarray]  # texts → one row vector per text
+
+
+def tfidf_scorer(texts: Sequence[str]) -> Callable[[str], np.ndarray]:
+    vectorizer = TfidfVectorizer(lowercase=True, sublinear_tf=True)
+    matrix = vectorizer.fit_transform(texts)
+    return lambda query: (matrix @ vectorizer.transform([query]).T).toarray().ravel()
+
+
+def embedding_scorer(texts: Sequence[str], embedder: Embedder) -> Callable[[str], np.ndarray]:
+    """Cosine similarity under any embedder (rows are L2-normalised here, whatever the embedder returns)."""
+    def unit(rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=float)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1, norms)
+
+    matrix = unit(embedder(list(texts)))
+    return lambda query: matrix @ unit(embedder([query]))[0]
+
+
+def sentence_transformer_embedder(model_name: str = "all-MiniLM-L6-v2") -> Embedder:
+    """The optional sentence-embedding backend (`pip install -e .[embeddings]`; the model downloads on first use)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise ImportError("the embedding backend needs the `embeddings` extra: pip install -e '.[embeddings]'") from None
+    model = SentenceTransformer(model_name)
+    return lambda texts: model.encode(list(texts), normalize_embeddings=True)
 
 
 @dataclass(frozen=True)
@@ -37,7 +66,8 @@ class Triple:
 
 
 class MemoryGraph:
-    def __init__(self, aliases: Mapping[str, str] | None = None):
+    def __init__(self, aliases: Mapping[str, str] | None = None, embedder: Embedder | None = None):
+        self.embedder = embedder
         self.graph = nx.MultiDiGraph()
         self.normalize = EntityNormalizer(aliases)
         self.deleted_sources: set[str] = set()
@@ -112,21 +142,20 @@ class MemoryGraph:
     def _ensure_index(self):
         if self._index is None:
             triples = self.triples()
+            scorer = None
             if triples:
-                vectorizer = TfidfVectorizer(lowercase=True, ngram_range=(1, 1), sublinear_tf=True)
-                matrix = vectorizer.fit_transform([t.text for t in triples])
-            else:
-                vectorizer, matrix = None, None
-            self._index = (triples, vectorizer, matrix)
+                scorer = (tfidf_scorer([t.text for t in triples]) if self.embedder is None
+                          else embedding_scorer([t.text for t in triples], self.embedder))
+            self._index = (triples, scorer)
         return self._index
 
     def search(self, query: str, top_k: int = 5, max_hops: int = 1, current_only: bool = False) -> list[Triple]:
         """TF-IDF top-k triples, then every triple within `max_hops` of their entities (seeds first, then by
         hop, each hop in a stable order). Triples sharing no term with the query are not seeds."""
-        triples, vectorizer, matrix = self._ensure_index()
+        triples, scorer = self._ensure_index()
         if not triples or top_k <= 0:
             return []
-        scores = (matrix @ vectorizer.transform([query]).T).toarray().ravel()
+        scores = scorer(query)
         order = [i for i in np.argsort(-scores, kind="stable")[:top_k] if scores[i] > 0]
         chosen = [triples[i] for i in order]
         seen = {(t.subject, t.relation, t.object) for t in chosen}

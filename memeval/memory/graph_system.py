@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from memeval.data.locomo import Conversation
 from memeval.memory.base import MemoryItem, approx_tokens, register
 from memeval.memory.extraction import EXTRACTION_MODEL, Source, extract_llm, extraction_request
-from memeval.memory.graph import MemoryGraph, Triple
+from memeval.memory.graph import MemoryGraph, Triple, sentence_transformer_embedder
 from memeval.memory.render import turn_text
 
 
@@ -63,7 +63,7 @@ class MemoryGraphSystem:
     needs_llm = True
 
     def __init__(self, top_k: int = 5, max_hops: int = 1, chunk_tokens: int = 512, model: str = EXTRACTION_MODEL,
-                 current_only: bool = False, aliases: dict | None = None):
+                 current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf"):
         if max_hops not in (0, 1, 2):
             raise ValueError(f"max_hops must be 0, 1 or 2, not {max_hops}")
         self.top_k = self.fixed_k = top_k
@@ -72,6 +72,9 @@ class MemoryGraphSystem:
         self.model = model
         self.current_only = current_only
         self.aliases = aliases
+        if vectors not in ("tfidf", "sentence-transformers"):
+            raise ValueError(f"vectors must be tfidf or sentence-transformers, not {vectors!r}")
+        self.vectors = vectors
         self.client = None
         self.graph = MemoryGraph(aliases)
         self.sources: dict[str, Source] = {}
@@ -88,7 +91,8 @@ class MemoryGraphSystem:
 
             self.client = make_client("auto")
         sessions = conversation_sources(conversation)
-        self.graph = MemoryGraph(self.aliases)
+        embedder = sentence_transformer_embedder() if self.vectors == "sentence-transformers" else None
+        self.graph = MemoryGraph(self.aliases, embedder)
         self.sources = {s.id: s for session in sessions for s in session}
         facts, self.extraction_stats = extract_llm(self.client, chunk_sources(sessions, self.chunk_tokens),
                                                    self.model)
