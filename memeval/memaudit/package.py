@@ -119,6 +119,8 @@ class CompiledPackage:
     unit_ids: tuple[str, ...]
     invalidation_mask: np.ndarray  # (n_units,) bool
     max_per_group: int
+    texts: tuple[str, ...] = ()  # candidate texts (estimators may read them; coverage stays hidden)
+    estimator: str = ""  # the package's declared estimator for estimated_gvt (meta.estimator), if any
 
     @property
     def n_candidates(self) -> int:
@@ -155,6 +157,8 @@ def compile_package(pkg: Package) -> CompiledPackage:
         unit_ids=tuple(u.id for u in pkg.units),
         invalidation_mask=np.array([u.id in invalid for u in pkg.units], dtype=bool),
         max_per_group=pkg.max_per_group,
+        texts=tuple(c.text for c in cands),
+        estimator=str((pkg.meta or {}).get("estimator", "")),
     )
 
 

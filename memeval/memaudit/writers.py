@@ -170,12 +170,43 @@ class KindPriorEstimator:
         return np.array([self.prior.get(self.kinds[i], 1.0) for i in candidates], dtype=float)
 
 
+@dataclass
+class TfidfSalienceEstimator:
+    """A declared, coverage-free estimator for natural packages: the summed IDF of a candidate's distinct
+    words over the package's candidate texts, scaled to [0, 1]. It reads candidate text only."""
+
+    texts: tuple[str, ...]
+    name: str = "tfidf_salience"
+
+    def __post_init__(self):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if not any(t.strip() for t in self.texts):
+            self.salience = np.ones(len(self.texts))
+            return
+        vectorizer = TfidfVectorizer(lowercase=True, stop_words="english", use_idf=True, norm=None,
+                                     binary=True, sublinear_tf=False)
+        matrix = vectorizer.fit_transform([t or "" for t in self.texts])
+        raw = np.asarray(matrix.sum(axis=1)).ravel()
+        self.salience = raw / raw.max() if raw.max() > 0 else np.ones(len(self.texts))
+
+    def __call__(self, candidates: np.ndarray, selected: list[int]) -> np.ndarray:
+        return self.salience[np.asarray(candidates, dtype=int)]
+
+
+def declared_estimator(cp: CompiledPackage) -> Estimator:
+    """The estimator a package declares (meta.estimator), else the kind prior of synthetic packages."""
+    if cp.estimator == "tfidf_salience":
+        return TfidfSalienceEstimator(cp.texts)
+    return KindPriorEstimator(cp.kinds)
+
+
 def estimated_gvt(cp: CompiledPackage, budget: float, estimator: Estimator | None = None,
                   max_per_group: int | None = None, grid_size: int = 40) -> WriterResult:
     """GVT with estimated values: the threshold grid and every choice use only the estimator."""
     start = time.perf_counter()
     k = cp.max_per_group if max_per_group is None else max_per_group
-    estimator = estimator or KindPriorEstimator(cp.kinds)
+    estimator = estimator or declared_estimator(cp)
     initial = estimator(np.arange(cp.n_candidates), []) / cp.costs
     d_max = float(initial.max()) if initial.size else 0.0
     grid = np.concatenate([[0.0], np.geomspace(1e-3 * d_max, d_max, grid_size)]) if d_max > 0 else np.array([0.0])

@@ -1,0 +1,1 @@
+"""LoCoMo-Natural packages: MEMAUDIT packages built from LoCoMo annotations, rule-adjudicated, no LLM."""

@@ -1,0 +1,65 @@
+"""`memeval natural build`: the natural packages of LoCoMo as files, byte-identical for the same input.
+
+Everything is computed before anything is written; the manifest carries no timestamp so that two builds of
+the same data with the same code are identical byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from memeval.data.fetch import data_hashes
+from memeval.data.locomo import load_locomo
+from memeval.data.paths import find_locomo
+from memeval.manifest import git_sha, package_versions
+from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
+from memeval.natural.rules import RULE_VERSION, SUMMARY_MIN_SIMILARITY
+
+PACKAGE_PREFIX = "locomo-natural-"
+
+
+def _dump(obj) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
+                    target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED) -> dict:
+    data_path = find_locomo(data)
+    examined = build_natural(load_locomo(data_path), target, seed, cost_rule)
+    accepted = [e for e in examined if e.accepted]
+    rejected = [e for e in examined if not e.accepted]
+    manifest = {
+        "source": SOURCE_LABEL,
+        "examined": len(examined),
+        "accepted": len(accepted),
+        "rejected": len(rejected),
+        "rejected_by_reason": dict(sorted(Counter(e.reason for e in rejected).items())),
+        "accepted_by_category": dict(sorted(Counter(str(e.package.meta["category"]) for e in accepted).items())),
+        "target": target,
+        "seed": seed,
+        "window": WINDOW,
+        "cost_rule": cost_rule,
+        "rule_version": RULE_VERSION,
+        "summary_min_similarity": SUMMARY_MIN_SIMILARITY,
+        "data_sha256": data_hashes(data_path),
+        "git_sha": git_sha(),
+        "package_versions": package_versions(),
+        "packages": [e.package.package_id for e in accepted],
+    }
+    files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
+    files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
+    files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
+    files["manifest.json"] = _dump(manifest)
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob(f"{PACKAGE_PREFIX}*.json"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, text in files.items():
+        tmp = out / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / name)
+    return manifest
