@@ -47,13 +47,19 @@ def recall_curve_means(rows: Rows) -> list[float] | None:
 
 
 def recall_at_k_table(systems: Mapping[str, Rows]) -> str:
-    headers = ["System", *[f"recall@{k}" for k in RECALL_KS]]
+    """Per ranked system: all questions with evidence, then each category."""
+    headers = ["System", "questions", *[f"recall@{k}" for k in RECALL_KS]]
     body = []
     for name, rows in systems.items():
-        curve = recall_curve_means(rows)
-        if curve is None:
-            continue
-        body.append([name, *[_fmt(curve[k - 1]) if k <= len(curve) else "–" for k in RECALL_KS]])
+        groups = [("all", rows)] + [(category_label(c), [r for r in rows if r.get("category") == c])
+                                    for c in (*QA_CATEGORIES, 5)]
+        for label, group in groups:
+            curve = recall_curve_means(group)
+            if curve is None:
+                continue
+            n = sum(1 for r in group if r.get("recall_curve"))
+            body.append([name if label == "all" else f"{name} · {label}", n,
+                         *[_fmt(curve[k - 1]) if k <= len(curve) else "–" for k in RECALL_KS]])
     if not body:
         return "No ranked system in this run (full_context and no_memory have no ranking)."
     return markdown_table(headers, body)
