@@ -122,8 +122,9 @@ def test_estimated_gvt_never_reads_coverage(examined):
 def test_build_cli_is_byte_identical_and_sweepable(locomo_dir, tmp_path, capsys):
     for name in ("a", "b"):
         assert main(["natural", "build", "--data", str(locomo_dir), "--out", str(tmp_path / name)]) == 0
-    files = sorted(p.name for p in (tmp_path / "a").iterdir())
+    files = sorted(str(p.relative_to(tmp_path / "a")) for p in (tmp_path / "a").rglob("*") if p.is_file())
     assert len([f for f in files if f.startswith("locomo-natural-")]) == 87
+    assert len([f for f in files if f.startswith("union/locomo-natural-")]) == 87 * 3
     assert {"rejected.jsonl", "examined.jsonl", "manifest.json"} <= set(files)
     for f in files:
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
@@ -132,3 +133,46 @@ def test_build_cli_is_byte_identical_and_sweepable(locomo_dir, tmp_path, capsys)
     assert sum(manifest["rejected_by_reason"].values()) == 54
     pkg = load_package(tmp_path / "a" / next(f for f in files if f.startswith("locomo-natural-")))
     assert pkg.meta["source"] == "LoCoMo-Natural-87, rule-adjudicated"
+
+
+def test_union_packages_and_rows(conversations, examined):
+    from memeval.natural.union import EXPORT_SYSTEMS, union_package, union_rows
+
+    pkg = next(e.package for e in examined if e.accepted and e.package.meta["category"] == 2)
+    conv = next(c for c in conversations if c.sample_id == pkg.meta["conversation"])
+    for system in EXPORT_SYSTEMS:
+        union = union_package(pkg, conv, system)
+        package_from_dict(json.loads(union.to_json()), union.package_id)  # validates
+        externals = [c for c in union.candidates if c.kind == "external"]
+        assert externals and len({c.experience for c in externals}) == len(externals)
+        assert set(union.candidates) - set(externals) == set(pkg.candidates)
+        rows = union_rows(union, [30, 100])
+        assert {r["method"] for r in rows} == {f"union:{system}:{p}" for p in ("recency", "salience", "upper")}
+        for r in rows:
+            assert r["certified"] and 0 <= r["ratio"] <= 1 + 1e-9 and r["value"] <= r["opt"] + 1e-9
+            assert r["cost"] <= r["budget"] + 1e-9
+        by = {(r["method"].rsplit(":", 1)[1], r["budget"]): r["value"] for r in rows}
+        for budget in (30.0, 100.0):
+            assert by[("upper", budget)] >= max(by[("recency", budget)], by[("salience", budget)]) - 1e-9
+    obs = union_package(pkg, conv, "observations")
+    dated = {c.id for c in obs.candidates if c.kind == "external" and c.text.startswith("[")}
+    time_cells = [c for c, u, v in obs.coverage if u.startswith("time:") and c.endswith(":external")]
+    assert set(time_cells) <= dated
+
+
+def test_sweep_natural_covers_writers_and_union_rows(locomo_dir, tmp_path):
+    from memeval.natural.build import build_directory
+
+    build_directory(tmp_path / "pk", str(locomo_dir), target=3)
+    args = ["sweep", "natural", "--packages", str(tmp_path / "pk"), "--budgets", "30,100", "--out",
+            str(tmp_path / "sw"), "--quiet", "--jobs", "1"]
+    assert main(args) == 0
+    summary = json.loads((tmp_path / "sw" / "summary.json").read_text())
+    methods = {r["method"] for r in summary["rows"]}
+    assert {"opt", "gvt", "estimated_gvt", "summary_only"} <= methods
+    assert {f"union:{s}:{p}" for s in ("observations", "summaries", "rag_turns")
+            for p in ("recency", "salience", "upper")} <= methods
+    assert summary["opt_certified"] == summary["opt_rows"] == 6
+    assert summary["union_certified"] == summary["union_rows"] == 3 * 3 * 3 * 2
+    assert main(args) == 0
+    assert json.loads((tmp_path / "sw" / "summary.json").read_text())["computed_rows"] == 0

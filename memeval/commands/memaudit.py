@@ -144,5 +144,7 @@ def _sweep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InputError("sweep", "arguments", str(exc)) from None
     print(f"{summary['row_count']} rows ({summary['computed_rows']} computed, {summary['reused_rows']} reused); "
-          f"OPT certified {summary['opt_certified']}/{summary['opt_rows']} -> {args.out}/summary.json")
+          f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}"
+          + (f"; union rows certified {summary['union_certified']}/{summary['union_rows']}"
+             if summary.get("union_rows") else "") + f" -> {args.out}/summary.json")
     return 0

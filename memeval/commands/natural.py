@@ -18,13 +18,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
     build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help="packages to accept (87)")
     build.add_argument("--seed", type=int, default=SAMPLE_SEED, help="examination-order seed (87)")
+    build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
     build.set_defaults(handler=_build)
 
 
 def _build(args: argparse.Namespace) -> int:
     from memeval.natural.build import build_directory
 
-    manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed)
+    manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union)
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
                                                "accepted_by_category", "rule_version")}))
     return 0

@@ -75,6 +75,10 @@ def package_rows(source: PackageSource, budgets: Sequence[float], methods: Seque
                  max_per_group: int | None, certify: str, solver: str = "auto") -> list[dict]:
     """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
     pkg = source.load()
+    if union_methods(pkg) is not None:
+        from memeval.natural.union import union_rows
+
+        return union_rows(pkg, budgets, solver)
     cp = pkg.compiled
     k = cp.max_per_group if max_per_group is None else max_per_group
     meta = pkg.meta or {}
@@ -170,9 +174,20 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
     if config.kind == "small":
         return [PackageSource(config.distribution, s, config.facts, config.updates, config.count)
                 for s in range(config.seed_start, config.seed_start + config.seeds)]
-    paths = sorted(Path(config.packages_dir).glob("*.json"))
+    root = Path(config.packages_dir)
+    paths = sorted(root.glob("*.json")) + sorted((root / "union").glob("*.json"))
     paths = [p for p in paths if p.name not in ("manifest.json",)]
     return [PackageSource(path=str(p)) for p in paths]
+
+
+def union_methods(pkg: Package) -> list[str] | None:
+    """Union packages (an exported store beside the package) are scored by pruning rule, not by writers."""
+    system = (pkg.meta or {}).get("external_system")
+    if not system:
+        return None
+    from memeval.natural.union import PRUNINGS
+
+    return [f"union:{system}:{p}" for p in PRUNINGS]
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
@@ -198,12 +213,18 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
 
     todo: list[PackageSource] = []
     for s in sources:
+        methods = None
         if s.path:
             pkg = s.load()
             pid, k = pkg.package_id, config.max_per_group or pkg.max_per_group
+            methods = union_methods(pkg)
+            if methods is not None:
+                k = 1
         else:
             pid, k = f"small-{s.distribution}-s{s.seed:04d}", config.max_per_group or 1
-        if not expected_keys(pid, k) <= done:
+        wanted = expected_keys(pid, k) if methods is None else {(pid, float(b), m, k) for b in config.budgets
+                                                                for m in methods}
+        if not wanted <= done:
             todo.append(s)
     chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
     written = 0
@@ -227,16 +248,20 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
     if config.kind == "small":
         wanted_ids = {f"small-{s.distribution}-s{s.seed:04d}" for s in sources}
     selected = [r for r in all_rows if (wanted_ids is None or r["package_id"] in wanted_ids)
-                and float(r["budget"]) in {float(b) for b in config.budgets} and r["method"] in config.methods]
+                and float(r["budget"]) in {float(b) for b in config.budgets}
+                and (r["method"] in config.methods or r["method"].startswith("union:"))]
     summary_rows = summarize(selected, config.n_boot)
     elapsed = time.perf_counter() - start
     opt_rows = [r for r in selected if r["method"] == "opt"]
+    union = [r for r in selected if r["method"].startswith("union:")]
     summary = {
         "rows": summary_rows,
         "packages": len({r["package_id"] for r in selected}),
         "row_count": len(selected),
         "opt_rows": len(opt_rows),
         "opt_certified": sum(1 for r in opt_rows if r["certified"]),
+        "union_rows": len(union),
+        "union_certified": sum(1 for r in union if r["certified"]),
         "certify": config.certify,
         "reused_rows": len(selected) - written,
         "computed_rows": written,

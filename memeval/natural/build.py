@@ -16,6 +16,7 @@ from memeval.data.paths import find_locomo
 from memeval.manifest import git_sha, package_versions
 from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
 from memeval.natural.rules import RULE_VERSION, SUMMARY_MIN_SIMILARITY
+from memeval.natural.union import EXPORT_SYSTEMS, union_package
 
 PACKAGE_PREFIX = "locomo-natural-"
 
@@ -25,9 +26,10 @@ def _dump(obj) -> str:
 
 
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
-                    target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED) -> dict:
+                    target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True) -> dict:
     data_path = find_locomo(data)
-    examined = build_natural(load_locomo(data_path), target, seed, cost_rule)
+    conversations = {c.sample_id: c for c in load_locomo(data_path)}
+    examined = build_natural(list(conversations.values()), target, seed, cost_rule)
     accepted = [e for e in examined if e.accepted]
     rejected = [e for e in examined if not e.accepted]
     manifest = {
@@ -47,16 +49,24 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
         "git_sha": git_sha(),
         "package_versions": package_versions(),
         "packages": [e.package.package_id for e in accepted],
+        "union_systems": list(EXPORT_SYSTEMS) if union else [],
+        "union_not_exported": {"memory_graph": "needs an LLM extractor; exported only from a run that extracted"},
     }
     files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
+    if union:
+        for e in accepted:
+            conversation = conversations[e.package.meta["conversation"]]
+            for system in EXPORT_SYSTEMS:
+                u = union_package(e.package, conversation, system)
+                files[f"union/{u.package_id}.json"] = u.to_json()
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
     files["manifest.json"] = _dump(manifest)
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob(f"{PACKAGE_PREFIX}*.json"):
-        if stale.name not in files:
+    (out / "union").mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob(f"{PACKAGE_PREFIX}*.json"), *(out / "union").glob(f"{PACKAGE_PREFIX}*.json")]:
+        if str(stale.relative_to(out)) not in files:
             stale.unlink()
     for name, text in files.items():
         tmp = out / (name + ".tmp")

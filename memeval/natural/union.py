@@ -1,0 +1,124 @@
+"""Union packages: what a memory system wrote over a natural package's support slice, as `external`
+candidates beside the package's own (natural-packages.md §3), and their evaluation.
+
+Each exported memory is its own group, costs its word count as rendered to the reader (dated memories carry
+their date), and covers evidence units by the same rules as package candidates: answer units by lexical
+support for every evidence turn among its sources, time units when it is dated.
+
+Pruning to the budget: `recency` (latest source first), `salience` (the declared TF-IDF salience over the
+system's exported texts, question-free as at write time), `upper` (exact OPT over the system's own memories
+only — an analysis bound, not a writer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from memeval.data.locomo import Conversation
+from memeval.memaudit.objective import objective
+from memeval.memaudit.package import Candidate, Experience, Package
+from memeval.memaudit.writers import TfidfSalienceEstimator, solve_exact
+from memeval.memory.base import MemoryItem
+from memeval.memory.render import observation_items, turn_items, turn_text
+from memeval.natural.rules import content_tokens, lexical_support, summary_sentences, word_cost
+
+EXPORT_SYSTEMS = ("observations", "summaries", "rag_turns")
+PRUNINGS = ("recency", "salience", "upper")
+RAG_CHUNK_TOKENS = 128
+
+
+def exported_store(conversation: Conversation, system: str, slice_ids: set[str]) -> list[MemoryItem]:
+    """The items `system` writes that draw on the slice (any source in it)."""
+    if system == "observations":
+        items = observation_items(conversation)
+    elif system == "summaries":
+        items = []
+        for session in conversation.sessions:
+            ids = tuple(t.dia_id for t in session.turns)
+            for sentence in summary_sentences(conversation.session_summaries.get(session.index, "")):
+                items.append(MemoryItem(sentence, 0.0, ids, session.date_time, "summary"))
+    elif system == "rag_turns":
+        items = turn_items(conversation, RAG_CHUNK_TOKENS)
+    else:
+        raise ValueError(f"no exporter for {system!r}; known: {', '.join(EXPORT_SYSTEMS)}")
+    return [i for i in items if slice_ids.intersection(i.source_ids)]
+
+
+def union_package(base: Package, conversation: Conversation, system: str) -> Package:
+    meta = base.meta
+    evidence = list(meta["evidence"])
+    gold = content_tokens(meta.get("answer") or "")
+    turns = {t.dia_id: t for s in conversation.sessions for t in s.turns}
+    position = {e.id: e.time for e in base.experiences}
+    slice_ids = set(position)
+    unit_ids = {u.id for u in base.units}
+    experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)
+    for n, item in enumerate(exported_store(conversation, system, slice_ids)):
+        text = f"[{item.time}] {item.text}" if item.time else item.text
+        group = f"x:{system}:{n}"
+        latest = max((position[s] for s in item.source_ids if s in position), default=0.0)
+        experiences.append(Experience(group, text, latest + 0.5))
+        cid = f"{group}:external"
+        candidates.append(Candidate(cid, group, "external", word_cost(text), text))
+        tokens = content_tokens(item.text)
+        for dia_id in evidence:
+            if dia_id not in item.source_ids:
+                continue
+            support = lexical_support(gold, content_tokens(turn_text(turns[dia_id])), tokens)
+            if support > 0:
+                coverage.append((cid, f"answer:{dia_id}", support))
+            if item.time and f"time:{dia_id}" in unit_ids:
+                coverage.append((cid, f"time:{dia_id}", 1.0))
+    return replace(base, package_id=f"{base.package_id}+{system}", experiences=tuple(experiences),
+                   candidates=tuple(candidates), coverage=tuple(coverage),
+                   meta={**meta, "union_of": base.package_id, "external_system": system})
+
+
+def _prune_in_order(cp, order: Sequence[int], budget: float) -> list[int]:
+    chosen, spent = [], 0.0
+    for i in order:
+        if spent + cp.costs[i] <= budget + 1e-9:
+            chosen.append(int(i))
+            spent += cp.costs[i]
+    return chosen
+
+
+def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> list[dict]:
+    """One row per budget × pruning: raw F(Y), package ratio (may exceed 1) and union ratio."""
+    cp = pkg.compiled
+    system = pkg.meta["external_system"]
+    external = np.array([k == "external" for k in cp.kinds])
+    own = np.flatnonzero(external)
+    salience = TfidfSalienceEstimator(tuple(cp.texts[i] for i in own)).salience if own.size else np.array([])
+    salience_order = [int(own[j]) for j in np.argsort(-salience, kind="stable")]
+    recency_order = [int(i) for i in sorted(own, key=lambda i: (-cp.group_of[i], i))]
+    rows = []
+    for budget in budgets:
+        opt_union = solve_exact(cp, budget, 1, None, solver)
+        opt_package = solve_exact(cp, budget, 1, ~external, solver)
+        upper = solve_exact(cp, budget, 1, external, solver)
+        certified = bool(opt_union.certified and opt_package.certified)
+        for pruning in PRUNINGS:
+            if pruning == "upper":
+                selected, own_certified = upper.selected, upper.certified
+            else:
+                selected = _prune_in_order(cp, recency_order if pruning == "recency" else salience_order, budget)
+                own_certified = True
+            value = objective(cp, np.array(selected, dtype=int))
+            rows.append({
+                "package_id": pkg.package_id, "union_of": pkg.meta["union_of"], "system": system,
+                "distribution": "locomo-natural-union", "seed": None, "budget": float(budget),
+                "max_per_group": 1, "method": f"union:{system}:{pruning}", "value": value,
+                "opt": opt_union.value, "opt_package": opt_package.value,
+                "ratio": value / opt_union.value if certified and opt_union.value > 0 else (
+                    1.0 if certified and value <= 0 else None),
+                "package_ratio": value / opt_package.value if opt_package.value > 0 else None,
+                "certified": bool(certified and own_certified),
+                "invalidation_units_covered": None, "exported": int(own.size),
+                "cost": float(sum(cp.costs[i] for i in selected)),
+                "selected": [cp.candidate_ids[i] for i in sorted(selected)], "runtime_s": None,
+            })
+    return rows
