@@ -21,6 +21,102 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
     build.set_defaults(handler=_build)
 
+    sens = sub.add_parser("sensitivity", help="k = 2, byte-overhead costs and label noise, as JSON")
+    sens.add_argument("--packages", required=True)
+    sens.add_argument("--budgets", default="30,60,100")
+    sens.add_argument("--noise-rate", type=float, default=0.1)
+    sens.add_argument("--noise-seeds", type=int, default=3)
+    sens.add_argument("--out", required=True, help="JSON file")
+    sens.set_defaults(handler=_sensitivity)
+
+    export = sub.add_parser("audit-export", help="write the human audit frame (CSV)")
+    export.add_argument("--packages", required=True)
+    export.add_argument("--out", required=True, help="CSV file")
+    export.add_argument("--zero-rate", type=float, default=0.2)
+    export.add_argument("--seed", type=int, default=0)
+    export.set_defaults(handler=_audit_export)
+
+    compare = sub.add_parser("audit-compare", help="kappa, agreement and writer re-scoring: rule vs a filled frame")
+    compare.add_argument("--packages", required=True)
+    compare.add_argument("--labels", required=True, help="filled audit-frame CSV (verdict column)")
+    compare.add_argument("--budgets", default="30,60,100")
+    compare.set_defaults(handler=_audit_compare)
+
+    bridge = sub.add_parser("bridge", help="union ratio vs QA outcomes (Spearman rho, bootstrap CI)")
+    bridge.add_argument("--sweep", required=True, help="a `sweep natural` output directory")
+    bridge.add_argument("--run", required=True, help="a `locomo run` output directory")
+    bridge.add_argument("--out", default=None, help="JSON file (default: print)")
+    bridge.set_defaults(handler=_bridge)
+
+
+def _budgets(text: str) -> list[float]:
+    from memeval.errors import InputError
+
+    try:
+        return [float(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise InputError("--budgets", text, "expected comma-separated numbers") from None
+
+
+def _sensitivity(args: argparse.Namespace) -> int:
+    from memeval.artifacts import write_json_atomic
+    from memeval.natural.build import load_packages
+    from memeval.natural.sensitivity import label_noise, mean_ratios, score_packages, with_cost_rule
+
+    packages, budgets = load_packages(args.packages), _budgets(args.budgets)
+    result = {
+        "k1": mean_ratios(score_packages(packages, budgets)),
+        "k2": mean_ratios(score_packages(packages, budgets, max_per_group=2)),
+        "bytes": mean_ratios(score_packages([with_cost_rule(p, "bytes") for p in packages], budgets)),
+        "label_noise": label_noise(packages, budgets, args.noise_rate, tuple(range(args.noise_seeds))),
+    }
+    write_json_atomic(args.out, _stringify_keys(result))
+    print(f"sensitivity of {len(packages)} packages -> {args.out}")
+    return 0
+
+
+def _stringify_keys(obj):
+    if isinstance(obj, dict):
+        return {("@".join(str(p) for p in k) if isinstance(k, tuple) else str(k)): _stringify_keys(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_stringify_keys(v) for v in obj]
+    return obj
+
+
+def _audit_export(args: argparse.Namespace) -> int:
+    from memeval.natural.audit import write_audit_frame
+    from memeval.natural.build import load_packages
+
+    n = write_audit_frame(load_packages(args.packages), args.out, args.zero_rate, args.seed)
+    print(f"{n} cells -> {args.out} (fill the verdict column with 0, 0.5 or 1)")
+    return 0
+
+
+def _audit_compare(args: argparse.Namespace) -> int:
+    from memeval.natural.audit import compare_sources, read_verdicts, rule_labels
+    from memeval.natural.build import load_packages
+
+    packages = load_packages(args.packages)
+    result = compare_sources(packages, rule_labels(packages), read_verdicts(args.labels), _budgets(args.budgets))
+    print(json.dumps(_stringify_keys(result), indent=2))
+    return 0
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    from memeval.artifacts import write_json_atomic
+    from memeval.jsonl import read_rows
+    from memeval.natural.bridge import bridge_pairs, bridge_table
+
+    pairs = bridge_pairs(read_rows(f"{args.sweep}/raw_results.jsonl"), args.run)
+    table = bridge_table(pairs)
+    if args.out:
+        write_json_atomic(args.out, {"pairs": len(pairs), "rows": table})
+        print(f"{len(pairs)} joined pairs -> {args.out}")
+    else:
+        print(json.dumps({"pairs": len(pairs), "rows": table}, indent=2))
+    return 0
+
 
 def _build(args: argparse.Namespace) -> int:
     from memeval.natural.build import build_directory

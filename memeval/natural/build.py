@@ -73,3 +73,15 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(out / name)
     return manifest
+
+
+def load_packages(directory: str | Path, union: bool = False) -> list:
+    """The base natural packages of a build directory (or, with union=True, its union packages), in name order."""
+    from memeval.errors import InputError
+    from memeval.memaudit.package import load_package
+
+    root = Path(directory) / ("union" if union else "")
+    paths = sorted(root.glob(f"{PACKAGE_PREFIX}*.json"))
+    if not paths:
+        raise InputError(root, "packages", "no natural package files here; run `memeval natural build` first")
+    return [load_package(p) for p in paths]

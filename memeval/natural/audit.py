@@ -1,0 +1,191 @@
+"""Label sources for natural packages and their agreement: `rule` (the packages' own coverage), `llm`
+(Claude per cell, 0 / 0.5 / 1 with a reason, cached) and `human` (an audit-frame CSV filled in by people).
+
+The audit frame holds every nonzero rule cell plus a stratified 20% sample (per candidate kind, seeded) of the
+zero cells, with the texts a person needs. Agreement between two sources is computed on the cells both
+labelled, after mapping values to three levels (0, partial, 1) since the rule uses quarters.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau
+from sklearn.metrics import cohen_kappa_score
+
+from memeval.errors import InputError
+from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.memaudit.package import Package
+from memeval.natural.sensitivity import mean_ratios, score_packages
+from memeval.prompts import load_prompt, prompt_hash
+
+Cell = tuple[str, str, str]  # (package_id, candidate_id, unit_id)
+FRAME_FIELDS = ["package_id", "candidate", "unit", "rule_value", "candidate_kind", "candidate_text",
+                "unit_description", "question", "answer", "verdict"]
+VERDICTS = {"0": 0.0, "0.5": 0.5, "1": 1.0, "0.0": 0.0, "1.0": 1.0}
+ADJUDICATION_MODEL = "claude-sonnet-4-6"
+
+
+def rule_labels(packages: Sequence[Package]) -> dict[Cell, float]:
+    """Every candidate × unit cell of every package (zeros included)."""
+    out = {}
+    for pkg in packages:
+        cells = {(c, u): v for c, u, v in pkg.coverage}
+        for cand in pkg.candidates:
+            for unit in pkg.units:
+                out[(pkg.package_id, cand.id, unit.id)] = cells.get((cand.id, unit.id), 0.0)
+    return out
+
+
+def frame_cells(packages: Sequence[Package], zero_rate: float = 0.2, seed: int = 0) -> list[Cell]:
+    labels = rule_labels(packages)
+    kinds = {(p.package_id, c.id): c.kind for p in packages for c in p.candidates}
+    nonzero = [cell for cell, v in labels.items() if v > 0]
+    zeros_by_kind: dict[str, list[Cell]] = defaultdict(list)
+    for cell, v in labels.items():
+        if v == 0:
+            zeros_by_kind[kinds[cell[:2]]].append(cell)
+    rng = random.Random(seed)
+    sampled = []
+    for kind in sorted(zeros_by_kind):
+        cells = zeros_by_kind[kind]
+        sampled += rng.sample(cells, round(zero_rate * len(cells)))
+    return sorted(nonzero + sampled)
+
+
+def write_audit_frame(packages: Sequence[Package], path: str | Path, zero_rate: float = 0.2, seed: int = 0) -> int:
+    by_id = {p.package_id: p for p in packages}
+    labels = rule_labels(packages)
+    cells = frame_cells(packages, zero_rate, seed)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, FRAME_FIELDS)
+        writer.writeheader()
+        for pid, cid, uid in cells:
+            pkg = by_id[pid]
+            cand = next(c for c in pkg.candidates if c.id == cid)
+            unit = next(u for u in pkg.units if u.id == uid)
+            writer.writerow({"package_id": pid, "candidate": cid, "unit": uid, "rule_value": labels[(pid, cid, uid)],
+                             "candidate_kind": cand.kind, "candidate_text": cand.text,
+                             "unit_description": unit.description, "question": pkg.meta.get("question", ""),
+                             "answer": pkg.meta.get("answer", ""), "verdict": ""})
+    tmp.replace(path)
+    return len(cells)
+
+
+def read_verdicts(path: str | Path) -> dict[Cell, float]:
+    """Filled-in verdicts (0, 0.5 or 1); empty verdicts are unlabelled cells; anything else is an error naming
+    the file, the line and the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "audit frame", "no such file")
+    out = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = {"package_id", "candidate", "unit", "verdict"} - set(reader.fieldnames or ())
+        if missing:
+            raise InputError(path, "header", f"missing column(s) {', '.join(sorted(missing))}")
+        for line, row in enumerate(reader, start=2):
+            verdict = (row["verdict"] or "").strip()
+            if not verdict:
+                continue
+            if verdict not in VERDICTS:
+                raise InputError(f"{path}:{line}", "verdict", f"expected 0, 0.5 or 1, got {verdict!r}")
+            out[(row["package_id"], row["candidate"], row["unit"])] = VERDICTS[verdict]
+    return out
+
+
+def three_level(value: float) -> int:
+    return 0 if value <= 0 else (2 if value >= 1 else 1)
+
+
+def agreement(a: Mapping[Cell, float], b: Mapping[Cell, float]) -> dict:
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        return {"cells": 0, "kappa": None, "raw_agreement": None}
+    la = [three_level(a[c]) for c in shared]
+    lb = [three_level(b[c]) for c in shared]
+    same = float(np.mean(np.equal(la, lb)))
+    kappa = float(cohen_kappa_score(la, lb)) if len(set(la) | set(lb)) > 1 else (1.0 if same == 1 else 0.0)
+    return {"cells": len(shared), "kappa": kappa, "raw_agreement": same}
+
+
+def relabel(packages: Sequence[Package], labels: Mapping[Cell, float]) -> list[Package]:
+    """Packages whose cells take `labels` where given (other cells keep the rule value)."""
+    out = []
+    for pkg in packages:
+        cells = {(c, u): v for c, u, v in pkg.coverage}
+        for (pid, cid, uid), value in labels.items():
+            if pid == pkg.package_id:
+                cells[(cid, uid)] = value
+        out.append(replace(pkg, coverage=tuple((c, u, v) for (c, u), v in sorted(cells.items()) if v > 0)))
+    return out
+
+
+def compare_sources(packages: Sequence[Package], a: Mapping[Cell, float], b: Mapping[Cell, float],
+                    budgets: Sequence[float]) -> dict:
+    """Agreement on shared cells, and writers re-scored under each source: mean absolute ratio change and
+    whether the writer ranking is preserved per budget."""
+    ra = mean_ratios(score_packages(relabel(packages, a), budgets))
+    rb = mean_ratios(score_packages(relabel(packages, b), budgets))
+    by_budget = {}
+    for budget in budgets:
+        methods = sorted(m for bud, m in ra if bud == float(budget) and m != "opt")
+        va, vb = [ra[(float(budget), m)] for m in methods], [rb[(float(budget), m)] for m in methods]
+        order_a = sorted(methods, key=lambda m: -ra[(float(budget), m)])
+        order_b = sorted(methods, key=lambda m: -rb[(float(budget), m)])
+        by_budget[float(budget)] = {"ratio_mad": float(np.mean(np.abs(np.subtract(va, vb)))),
+                                    "kendall_tau": float(kendalltau(va, vb).statistic),
+                                    "ranking_preserved": order_a == order_b}
+    return {**agreement(a, b), "by_budget": by_budget}
+
+
+def adjudication_request(pkg: Package, candidate_id: str, unit_id: str) -> LLMRequest:
+    cand = next(c for c in pkg.candidates if c.id == candidate_id)
+    unit = next(u for u in pkg.units if u.id == unit_id)
+    evidence_turn = unit_id.split(":", 1)[1]
+    evidence = next((e.text for e in pkg.experiences if e.id == evidence_turn), "")
+    prompt = load_prompt("adjudicate_cell").format(question=pkg.meta.get("question", ""),
+                                                   answer=pkg.meta.get("answer", ""), unit=unit.description,
+                                                   evidence=evidence, candidate=cand.text)
+    return LLMRequest(model=ADJUDICATION_MODEL, messages=(("user", prompt),), max_tokens=128, temperature=0.0,
+                      template_version=prompt_hash("adjudicate_cell"))
+
+
+def parse_adjudication(text: str) -> tuple[float | None, str]:
+    match = re.search(r"\{.*\}", text, re.S)
+    if match:
+        try:
+            doc = json.loads(match.group(0))
+            value = doc.get("value")
+            if value in (0, 0.5, 1) and not isinstance(value, bool):
+                return float(value), str(doc.get("reason", ""))
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    return None, f"unparseable adjudication: {text.strip()[:80]!r}"
+
+
+def llm_labels(client: LLMClient, packages: Sequence[Package], cells: Sequence[Cell]) -> tuple[dict, dict]:
+    """(labels, reasons) for the cells the model answered; failed or unparseable cells stay unlabelled."""
+    by_id = {p.package_id: p for p in packages}
+    requests = [adjudication_request(by_id[pid], cid, uid) for pid, cid, uid in cells]
+    labels, reasons = {}, {}
+    for cell, out in zip(cells, client.complete_many(requests), strict=True):
+        if isinstance(out, LLMError):
+            reasons[cell] = f"call failed: {out}"
+            continue
+        value, reason = parse_adjudication(out.text)
+        reasons[cell] = reason
+        if value is not None:
+            labels[cell] = value
+    return labels, reasons

@@ -1,0 +1,81 @@
+"""The bridge from write-time quality to answer quality: per question and system, the union ratio of the
+system's pruned store against its QA outcome in a full run (F1, evidence recall, J when judged).
+
+Spearman's rho with a percentile bootstrap over questions. The `rag_turns` union store is its 128-token
+chunks while the QA run may retrieve single turns: same system family, not the same store — tables say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from memeval.jsonl import read_rows
+from memeval.qa.answer_pass import load_answers
+
+OUTCOMES = ("f1", "evidence_recall", "j")
+
+
+def sample_id_of(package_id: str) -> str:
+    """locomo-natural-conv-26-q0042[+system] → conv-26:q0042."""
+    base = package_id.split("+", 1)[0].removeprefix("locomo-natural-")
+    conversation, _, question = base.rpartition("-q")
+    return f"{conversation}:q{question}"
+
+
+def spearman_interval(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, seed: int = 0) -> dict:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {"rho": None, "low": None, "high": None, "n": int(len(x)),
+                "note": "fewer than 3 pairs or a constant variable: rho undefined"}
+    rho = float(spearmanr(x, y).statistic)
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(x), len(x))
+        if np.ptp(x[idx]) > 0 and np.ptp(y[idx]) > 0:
+            boots.append(spearmanr(x[idx], y[idx]).statistic)
+    low, high = np.quantile(boots, [0.025, 0.975]) if boots else (np.nan, np.nan)
+    return {"rho": rho, "low": float(low), "high": float(high), "n": int(len(x)), "note": ""}
+
+
+def bridge_pairs(sweep_rows: Sequence[dict], run_dir: str | Path) -> list[dict]:
+    """Joined (question, system, pruning, budget) rows with union ratio and the QA outcomes."""
+    run_dir = Path(run_dir)
+    answers = {(r["system"], r["sample_id"]): r for r in load_answers(run_dir / "answers.jsonl")
+               if not r.get("error")}
+    judged = {}
+    for j in read_rows(run_dir / "judgments.jsonl"):
+        judged[(j["system"], j["sample_id"])] = j.get("mean")
+    out = []
+    for row in sweep_rows:
+        if not str(row.get("method", "")).startswith("union:") or row.get("ratio") is None:
+            continue
+        _, system, pruning = row["method"].split(":")
+        sample_id = sample_id_of(row["package_id"])
+        answer = answers.get((system, sample_id))
+        if answer is None:
+            continue
+        j = judged.get((system, sample_id))
+        out.append({"sample_id": sample_id, "system": system, "pruning": pruning, "budget": row["budget"],
+                    "union_ratio": row["ratio"], "f1": answer.get("f1"),
+                    "evidence_recall": answer.get("evidence_recall"), "j": None if j is None else j / 100.0})
+    return out
+
+
+def bridge_table(pairs: Sequence[dict], n_boot: int = 2000) -> list[dict]:
+    groups: dict[tuple, list[dict]] = {}
+    for p in pairs:
+        groups.setdefault((p["system"], p["pruning"], p["budget"]), []).append(p)
+    rows = []
+    for (system, pruning, budget), members in sorted(groups.items()):
+        for outcome in OUTCOMES:
+            usable = [m for m in members if m.get(outcome) is not None]
+            if not usable:
+                continue
+            stats = spearman_interval([m["union_ratio"] for m in usable], [m[outcome] for m in usable], n_boot)
+            rows.append({"system": system, "pruning": pruning, "budget": budget, "outcome": outcome, **stats})
+    return rows

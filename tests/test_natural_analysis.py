@@ -1,0 +1,140 @@
+import csv
+import json
+
+import pytest
+
+from memeval.cli import main
+from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.natural.audit import (
+    agreement,
+    compare_sources,
+    frame_cells,
+    llm_labels,
+    read_verdicts,
+    rule_labels,
+    write_audit_frame,
+)
+from memeval.natural.bridge import bridge_pairs, bridge_table, sample_id_of, spearman_interval
+from memeval.natural.construct import build_natural
+from memeval.natural.rules import byte_overhead_cost
+from memeval.natural.sensitivity import (
+    label_noise,
+    mean_ratios,
+    noisy_package,
+    score_packages,
+    with_cost_rule,
+)
+
+
+@pytest.fixture(scope="module")
+def packages(conversations):
+    return [e.package for e in build_natural(conversations, target=6) if e.accepted]
+
+
+def test_k2_never_lowers_opt_and_byte_costs_apply(packages):
+    k1 = score_packages(packages, [30], ["opt"])
+    k2 = score_packages(packages, [30], ["opt"], max_per_group=2)
+    assert all(b["opt"] >= a["opt"] - 1e-12 for a, b in zip(k1, k2, strict=True))
+    bytes_pkg = with_cost_rule(packages[0], "bytes")
+    assert [c.cost for c in bytes_pkg.candidates] == [byte_overhead_cost(c.text) for c in packages[0].candidates]
+    assert mean_ratios(k1) == {(30.0, "opt"): 1.0}
+
+
+def test_label_noise_is_seeded_and_zero_rate_is_identity(packages):
+    assert noisy_package(packages[0], 0.0, 1).coverage == tuple(
+        sorted(packages[0].coverage, key=lambda c: ([x.id for x in packages[0].candidates].index(c[0]),
+                                                    [u.id for u in packages[0].units].index(c[1]))))
+    assert noisy_package(packages[0], 0.3, 5) == noisy_package(packages[0], 0.3, 5)
+    assert noisy_package(packages[0], 0.3, 5).coverage != packages[0].coverage
+    result = label_noise(packages, [30, 100], rate=0.0, seeds=(0,), methods=("opt", "greedy", "random", "gvt"))
+    for stats in result["runs"][0]["by_budget"].values():
+        assert stats["mean_abs_ratio_change"] == 0.0
+
+
+def test_audit_frame_roundtrip_and_agreement(packages, tmp_path):
+    labels = rule_labels(packages)
+    cells = frame_cells(packages)
+    nonzero = {c for c, v in labels.items() if v > 0}
+    assert nonzero <= set(cells)
+    zeros = [c for c in cells if labels[c] == 0]
+    assert len(zeros) == pytest.approx(0.2 * sum(1 for v in labels.values() if v == 0), abs=5)
+    path = tmp_path / "frame.csv"
+    assert write_audit_frame(packages, path) == len(cells)
+    rows = list(csv.DictReader(open(path, encoding="utf-8")))
+    for row in rows:  # a "human" who agrees with the rule except on raw cells, which they call partial
+        value = float(row["rule_value"])
+        row["verdict"] = "0.5" if row["candidate_kind"] == "raw" and value == 1 else (
+            "1" if value == 1 else ("0" if value == 0 else "0.5"))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, rows[0].keys())
+        writer.writeheader()
+        writer.writerows(rows)
+    human = read_verdicts(path)
+    assert len(human) == len(cells)
+    same = agreement(labels, {c: labels[c] for c in cells})
+    assert same["kappa"] == 1.0 and same["raw_agreement"] == 1.0
+    result = compare_sources(packages, labels, human, [30, 100])
+    assert result["cells"] == len(cells) and result["kappa"] < 1.0
+    assert set(result["by_budget"]) == {30.0, 100.0}
+
+
+def test_bad_verdict_names_file_line_and_field(tmp_path, capsys, packages):
+    path = tmp_path / "frame.csv"
+    write_audit_frame(packages[:1], path)
+    text = path.read_text().splitlines()
+    text[1] = text[1] + "maybe"
+    path.write_text("\n".join(text) + "\n")
+    from memeval.errors import InputError
+
+    with pytest.raises(InputError, match=r"frame.csv:2.*verdict"):
+        read_verdicts(path)
+
+
+def test_llm_adjudicator_through_the_client(packages, tmp_path):
+    cells = frame_cells(packages[:1])[:6]
+
+    def responder(request):
+        return '{"value": 0.5, "reason": "partly"}' if "Stored memory" in request.messages[0][1] else "?"
+
+    client = LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path))
+    labels, reasons = llm_labels(client, packages, cells)
+    assert labels == {c: 0.5 for c in cells} and all(r == "partly" for r in reasons.values())
+    sent = len(client.backend.sent)
+    llm_labels(LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path)), packages, cells)
+    assert sent == len(cells)
+    bad = LLMClient(ScriptedBackend(lambda r: "no idea"), ResponseCache(tmp_path / "other"))
+    labels, reasons = llm_labels(bad, packages, cells)
+    assert labels == {} and all("unparseable" in r for r in reasons.values())
+
+
+def test_bridge_joins_union_rows_to_qa_outcomes(tmp_path):
+    assert sample_id_of("locomo-natural-conv-26-q0042+observations") == "conv-26:q0042"
+    run = tmp_path / "run"
+    run.mkdir()
+    answers, sweep = [], []
+    for i in range(12):
+        sid = f"conv-26:q{i:04d}"
+        answers.append({"sample_id": sid, "system": "observations", "f1": i / 11, "evidence_recall": 1 - i / 11,
+                        "error": None})
+        sweep.append({"package_id": f"locomo-natural-conv-26-q{i:04d}+observations",
+                      "method": "union:observations:salience", "budget": 30.0, "ratio": i / 11})
+    (run / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    pairs = bridge_pairs(sweep, run)
+    assert len(pairs) == 12
+    table = {r["outcome"]: r for r in bridge_table(pairs, n_boot=200)}
+    assert table["f1"]["rho"] == pytest.approx(1.0) and table["evidence_recall"]["rho"] == pytest.approx(-1.0)
+    assert "j" not in table
+    assert spearman_interval([1, 1, 1], [1, 2, 3])["rho"] is None
+
+
+def test_natural_cli_analysis_commands(locomo_dir, tmp_path):
+    assert main(["natural", "build", "--data", str(locomo_dir), "--out", str(tmp_path / "pk"), "--target", "3",
+                 "--no-union"]) == 0
+    assert main(["natural", "sensitivity", "--packages", str(tmp_path / "pk"), "--budgets", "30",
+                 "--noise-seeds", "1", "--out", str(tmp_path / "s.json")]) == 0
+    result = json.loads((tmp_path / "s.json").read_text())
+    assert {"k1", "k2", "bytes", "label_noise"} <= set(result) and result["k1"]["30.0@opt"] == 1.0
+    assert main(["natural", "audit-export", "--packages", str(tmp_path / "pk"), "--out",
+                 str(tmp_path / "f.csv")]) == 0
+    assert main(["natural", "audit-compare", "--packages", str(tmp_path / "nothing"), "--labels",
+                 str(tmp_path / "f.csv")]) == 2
