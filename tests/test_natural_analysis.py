@@ -138,3 +138,21 @@ def test_natural_cli_analysis_commands(locomo_dir, tmp_path):
                  str(tmp_path / "f.csv")]) == 0
     assert main(["natural", "audit-compare", "--packages", str(tmp_path / "nothing"), "--labels",
                  str(tmp_path / "f.csv")]) == 2
+
+
+def test_memory_graph_union_export_only_when_an_extractor_ran(locomo_dir, tmp_path):
+    from memeval.llm import ReplayBackend
+    from memeval.natural.build import build_directory
+    from tests.test_memory_graph import _line_extractor
+
+    offline = build_directory(tmp_path / "a", str(locomo_dir), target=2,
+                              graph_client=LLMClient(ReplayBackend(), ResponseCache(tmp_path / "c")))
+    assert "memory_graph" not in offline["union_systems"]
+    assert "CacheMiss" in offline["union_not_exported"]["memory_graph"]
+    client = LLMClient(ScriptedBackend(_line_extractor), ResponseCache(tmp_path / "c"))
+    extracted = build_directory(tmp_path / "b", str(locomo_dir), target=2, graph_client=client)
+    assert "memory_graph" in extracted["union_systems"]
+    graph_files = sorted((tmp_path / "b" / "union").glob("*+memory_graph.json"))
+    assert len(graph_files) == 2
+    doc = json.loads(graph_files[0].read_text())
+    assert any(c["kind"] == "external" for c in doc["candidates"])

@@ -15,6 +15,7 @@ SMALL_PARAMETERS = {
     "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
     "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
                     "systems": ["rag_turns", "observations", "full_context"]},
+    "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
@@ -77,6 +78,18 @@ def test_full_run_notebook(tmp_path):
     assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
     for name in ("02_evidence_recall_at_k.png", "02_f1_by_category.png"):
         assert (tmp_path / "figures" / name).stat().st_size > 10_000
+
+
+@pytest.mark.notebook
+def test_memaudit_natural87_notebook(tmp_path):
+    metrics = _run("05_memaudit_natural87", tmp_path)
+    assert metrics["manifest"]["accepted"] == 5 and metrics["manifest"]["rule_version"]
+    assert metrics["opt_certified"] == metrics["opt_rows"] == 10
+    assert metrics["union_certified"] == metrics["union_rows"] == 5 * 3 * 3 * 2
+    assert metrics["writer_mean_ratio"]["opt@30"] == 1.0
+    assert metrics["bridge_pairs"] == 5 * 3 * 3 * 2 and metrics["audit"] is None
+    assert (tmp_path / "figures" / "05_bridge.png").exists()
+    assert (tmp_path / "artifacts" / "audit_frame.csv").stat().st_size > 0
 
 
 @pytest.mark.notebook

@@ -19,6 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help="packages to accept (87)")
     build.add_argument("--seed", type=int, default=SAMPLE_SEED, help="examination-order seed (87)")
     build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
+    build.add_argument("--with-graph", action="store_true",
+                       help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
+                            "check the cost with `memeval locomo run --systems memory_graph --dry-run`)")
     build.set_defaults(handler=_build)
 
     sens = sub.add_parser("sensitivity", help="k = 2, byte-overhead costs and label noise, as JSON")
@@ -121,7 +124,14 @@ def _bridge(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from memeval.natural.build import build_directory
 
-    manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union)
+    client = None
+    if args.with_graph:
+        from memeval.llm.client import make_client
+
+        client = make_client("auto")
+    manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
+                               graph_client=client)
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
-                                               "accepted_by_category", "rule_version")}))
+                                               "accepted_by_category", "rule_version", "union_systems",
+                                               "union_not_exported")}))
     return 0

@@ -13,10 +13,11 @@ from pathlib import Path
 from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
+from memeval.llm.client import LLMError
 from memeval.manifest import git_sha, package_versions
 from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
 from memeval.natural.rules import RULE_VERSION, SUMMARY_MIN_SIMILARITY
-from memeval.natural.union import EXPORT_SYSTEMS, union_package
+from memeval.natural.union import EXPORT_SYSTEMS, graph_exports, union_package
 
 PACKAGE_PREFIX = "locomo-natural-"
 
@@ -26,7 +27,10 @@ def _dump(obj) -> str:
 
 
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
-                    target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True) -> dict:
+                    target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True,
+                    graph_client=None) -> dict:
+    """`graph_client`: an LLM client whose extractions (cached or live) give the memory graph's union
+    packages; without one the graph is not exported and the manifest says why."""
     data_path = find_locomo(data)
     conversations = {c.sample_id: c for c in load_locomo(data_path)}
     examined = build_natural(list(conversations.values()), target, seed, cost_rule)
@@ -50,14 +54,27 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
         "package_versions": package_versions(),
         "packages": [e.package.package_id for e in accepted],
         "union_systems": list(EXPORT_SYSTEMS) if union else [],
-        "union_not_exported": {"memory_graph": "needs an LLM extractor; exported only from a run that extracted"},
+        "union_not_exported": {},
     }
+    graphs = None
+    if union and graph_client is not None:
+        needed = sorted({e.package.meta["conversation"] for e in accepted})
+        try:
+            graphs = graph_exports([conversations[c] for c in needed], graph_client)
+            manifest["union_systems"].append("memory_graph")
+        except LLMError as exc:
+            manifest["union_not_exported"]["memory_graph"] = f"extraction failed: {type(exc).__name__}"
+    elif union:
+        manifest["union_not_exported"]["memory_graph"] = "needs an LLM extractor (pass --with-graph)"
     files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
     if union:
         for e in accepted:
             conversation = conversations[e.package.meta["conversation"]]
             for system in EXPORT_SYSTEMS:
                 u = union_package(e.package, conversation, system)
+                files[f"union/{u.package_id}.json"] = u.to_json()
+            if graphs is not None:
+                u = union_package(e.package, conversation, "memory_graph", graphs[conversation.sample_id])
                 files[f"union/{u.package_id}.json"] = u.to_json()
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)

@@ -30,9 +30,15 @@ PRUNINGS = ("recency", "salience", "upper")
 RAG_CHUNK_TOKENS = 128
 
 
-def exported_store(conversation: Conversation, system: str, slice_ids: set[str]) -> list[MemoryItem]:
-    """The items `system` writes that draw on the slice (any source in it)."""
-    if system == "observations":
+def exported_store(conversation: Conversation, system: str, slice_ids: set[str],
+                   graph_export: Sequence[MemoryItem] | None = None) -> list[MemoryItem]:
+    """The items `system` writes that draw on the slice (any source in it). `memory_graph` needs the graph's
+    export (`graph_exports`), which exists only where an extractor ran."""
+    if system == "memory_graph":
+        if graph_export is None:
+            raise ValueError("memory_graph has no export without an extraction run (see graph_exports)")
+        items = list(graph_export)
+    elif system == "observations":
         items = observation_items(conversation)
     elif system == "summaries":
         items = []
@@ -47,7 +53,21 @@ def exported_store(conversation: Conversation, system: str, slice_ids: set[str])
     return [i for i in items if slice_ids.intersection(i.source_ids)]
 
 
-def union_package(base: Package, conversation: Conversation, system: str) -> Package:
+def graph_exports(conversations: Sequence[Conversation], client) -> dict[str, list[MemoryItem]]:
+    """The memory graph's triples per conversation, extracted through `client` (cache first). Raises the
+    client's error (e.g. a replay cache miss) rather than exporting an empty graph."""
+    from memeval.memory.base import build_system
+
+    out = {}
+    for conversation in conversations:
+        system = build_system("memory_graph", client=client)
+        system.ingest(conversation)
+        out[conversation.sample_id] = system.export()
+    return out
+
+
+def union_package(base: Package, conversation: Conversation, system: str,
+                  graph_export: Sequence[MemoryItem] | None = None) -> Package:
     meta = base.meta
     evidence = list(meta["evidence"])
     gold = content_tokens(meta.get("answer") or "")
@@ -56,7 +76,7 @@ def union_package(base: Package, conversation: Conversation, system: str) -> Pac
     slice_ids = set(position)
     unit_ids = {u.id for u in base.units}
     experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)
-    for n, item in enumerate(exported_store(conversation, system, slice_ids)):
+    for n, item in enumerate(exported_store(conversation, system, slice_ids, graph_export)):
         text = f"[{item.time}] {item.text}" if item.time else item.text
         group = f"x:{system}:{n}"
         latest = max((position[s] for s in item.source_ids if s in position), default=0.0)

@@ -1,0 +1,115 @@
+"""Tables and figures for notebook 05 (LoCoMo-Natural-87), built from build, sweep and analysis outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from memeval.memaudit.report import ratio_table
+
+# The MEMAUDIT paper's natural packages (LongMemEval support slices, model-adjudicated): Estimated-GVT's
+# mean ratio to OPT. A different source and label process from ours: shown beside, never as a baseline row.
+PAPER_NATURAL_ESTIMATED_GVT = {30: 0.53, 60: 0.68, 100: 0.83}
+PAPER_SOURCE = "MEMAUDIT paper, LongMemEval Natural-87 (model-adjudicated) — a different source"
+
+
+def reliability_table(manifest: dict) -> pd.DataFrame:
+    rows = [{"": "examined", "questions": manifest["examined"]},
+            {"": "accepted", "questions": manifest["accepted"]},
+            {"": "rejected", "questions": manifest["rejected"]}]
+    rows += [{"": f"  rejected: {reason.replace('_', ' ')}", "questions": n}
+             for reason, n in manifest["rejected_by_reason"].items()]
+    rows += [{"": f"  accepted: category {cat}", "questions": n}
+             for cat, n in manifest["accepted_by_category"].items()]
+    return pd.DataFrame(rows).set_index("")
+
+
+def writer_table(summary: dict, methods: Sequence[str]) -> pd.DataFrame:
+    return ratio_table(summary, list(methods))
+
+
+def paper_comparison(summary: dict) -> pd.DataFrame:
+    df = pd.DataFrame(summary["rows"]).set_index(["method", "budget"])
+    rows = []
+    for budget, paper in PAPER_NATURAL_ESTIMATED_GVT.items():
+        key = ("estimated_gvt", float(budget))
+        ours = df.loc[key] if key in df.index else None
+        rows.append({"budget": budget, "paper (LongMemEval)": paper,
+                     "ours (LoCoMo, rule-adjudicated)": None if ours is None else round(float(ours["mean_ratio"]), 3),
+                     "ours 95% CI": None if ours is None else f"[{ours['ci_low']:.3f}, {ours['ci_high']:.3f}]"})
+    return pd.DataFrame(rows).set_index("budget")
+
+
+def store_table(raw_rows: Sequence[dict]) -> pd.DataFrame:
+    """Per exported store, pruning and budget: mean raw F(Y), package ratio (may exceed 1), union ratio."""
+    rows = [r for r in raw_rows if str(r.get("method", "")).startswith("union:") and r.get("certified")]
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame([{"system": r["system"], "pruning": r["method"].rsplit(":", 1)[1], "budget": r["budget"],
+                        "raw_F": r["value"], "package_ratio": r["package_ratio"], "union_ratio": r["ratio"],
+                        "exported": r["exported"]} for r in rows])
+    return df.groupby(["system", "pruning", "budget"]).agg(
+        packages=("raw_F", "size"), raw_F=("raw_F", "mean"), package_ratio=("package_ratio", "mean"),
+        union_ratio=("union_ratio", "mean"), exported=("exported", "mean")).round(3)
+
+
+def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
+    """Upper-pruned far above salience: extraction is fine, selection is the bottleneck; both low: extraction."""
+    out = []
+    if stores.empty:
+        return out
+    for (system, budget), group in stores.reset_index().groupby(["system", "budget"]):
+        by = group.set_index("pruning")["union_ratio"]
+        upper, salience = float(by.get("upper", np.nan)), float(by.get("salience", np.nan))
+        if upper - salience > gap:
+            verdict = "selection is the bottleneck (its own memories could reach more)"
+        elif upper < 0.5:
+            verdict = "extraction is the bottleneck (even the best subset of its memories covers little)"
+        else:
+            verdict = "neither dominates (salience pruning is near its own upper bound)"
+        out.append(f"{system} @ B={budget:g}: upper {upper:.3f} vs salience {salience:.3f} — {verdict}")
+    return out
+
+
+def sensitivity_table(k1: dict, k2: dict, bytes_: dict) -> pd.DataFrame:
+    rows = []
+    for (budget, method), value in k1.items():
+        rows.append({"method": method, "budget": budget, "k=1 (words)": round(value, 3),
+                     "k=2": round(k2.get((budget, method), np.nan), 3),
+                     "byte-overhead costs": round(bytes_.get((budget, method), np.nan), 3)})
+    return pd.DataFrame(rows).pivot_table(index="method", columns="budget",
+                                          values=["k=1 (words)", "k=2", "byte-overhead costs"])
+
+
+def noise_table(noise: dict) -> pd.DataFrame:
+    rows = []
+    for run in noise["runs"]:
+        for budget, stats in run["by_budget"].items():
+            rows.append({"seed": run["seed"], "budget": budget, **stats})
+    return pd.DataFrame(rows).groupby("budget").agg(
+        mean_abs_ratio_change=("mean_abs_ratio_change", "mean"), kendall_tau_min=("kendall_tau", "min"),
+        kendall_tau_mean=("kendall_tau", "mean"), seeds=("seed", "size")).round(3)
+
+
+def bridge_frame(rows: Sequence[dict]) -> pd.DataFrame:
+    """Spearman rho per store, pruning, budget and QA outcome (bootstrap 95% CI over questions)."""
+    if not rows:
+        return pd.DataFrame({"note": ["no question of the sweep was found in the QA run"]})
+    return pd.DataFrame(rows).set_index(["system", "pruning", "budget", "outcome"]).round(3)
+
+
+def bridge_figure(pairs: Sequence[dict], pruning: str = "salience", budget: float = 100.0, outcome: str = "f1"):
+    chosen = [p for p in pairs if p["pruning"] == pruning and p["budget"] == budget and p.get(outcome) is not None]
+    systems = sorted({p["system"] for p in chosen})
+    fig, axes = plt.subplots(1, max(1, len(systems)), figsize=(4 * max(1, len(systems)), 3.4), squeeze=False)
+    for ax, system in zip(axes[0], systems, strict=False):
+        mine = [p for p in chosen if p["system"] == system]
+        ax.scatter([p["union_ratio"] for p in mine], [p[outcome] for p in mine], s=12, alpha=0.6)
+        ax.set_title(f"{system} ({pruning}, B={budget:g})", fontsize=9)
+        ax.set_xlabel("union ratio (write time)")
+        ax.set_ylabel(f"QA {outcome}")
+    fig.tight_layout()
+    return fig
