@@ -50,10 +50,11 @@ def store_table(raw_rows: Sequence[dict]) -> pd.DataFrame:
         return pd.DataFrame()
     df = pd.DataFrame([{"system": r["system"], "pruning": r["method"].rsplit(":", 1)[1], "budget": r["budget"],
                         "raw_F": r["value"], "package_ratio": r["package_ratio"], "union_ratio": r["ratio"],
-                        "exported": r["exported"]} for r in rows])
+                        "exported": r["exported"], "fitting": r.get("exported_fitting")} for r in rows])
     return df.groupby(["system", "pruning", "budget"]).agg(
         packages=("raw_F", "size"), raw_F=("raw_F", "mean"), package_ratio=("package_ratio", "mean"),
-        union_ratio=("union_ratio", "mean"), exported=("exported", "mean")).round(3)
+        union_ratio=("union_ratio", "mean"), exported=("exported", "mean"),
+        fitting_budget=("fitting", "mean")).round(3)
 
 
 def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
@@ -64,7 +65,11 @@ def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
     for (system, budget), group in stores.reset_index().groupby(["system", "budget"]):
         by = group.set_index("pruning")["union_ratio"]
         upper, salience = float(by.get("upper", np.nan)), float(by.get("salience", np.nan))
-        if upper - salience > gap:
+        fitting = group["fitting_budget"].mean() if "fitting_budget" in group else np.nan
+        if fitting == fitting and fitting < 1:
+            verdict = (f"granularity: on average {fitting:.2f} of its memories fit the budget at all, so "
+                       "neither extraction nor selection can be judged here")
+        elif upper - salience > gap:
             verdict = "selection is the bottleneck (its own memories could reach more)"
         elif upper < 0.5:
             verdict = "extraction is the bottleneck (even the best subset of its memories covers little)"

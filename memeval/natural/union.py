@@ -138,6 +138,7 @@ def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> 
                 "package_ratio": value / opt_package.value if opt_package.value > 0 else None,
                 "certified": bool(certified and own_certified),
                 "invalidation_units_covered": None, "exported": int(own.size),
+                "exported_fitting": int(sum(1 for i in own if cp.costs[i] <= budget + 1e-9)),
                 "cost": float(sum(cp.costs[i] for i in selected)),
                 "selected": [cp.candidate_ids[i] for i in sorted(selected)], "runtime_s": None,
             })
