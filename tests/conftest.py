@@ -21,3 +21,14 @@ def conversations(locomo_dir):
     from memeval.data.locomo import load_locomo
 
     return load_locomo(locomo_dir / "locomo10_v2")
+
+
+@pytest.fixture()
+def fake(monkeypatch):
+    """A loopback Anthropic-compatible server echoing the first message; the real SDK is pointed at it."""
+    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+
+    with FakeAnthropic(responder=lambda body: f"echo: {body['messages'][0]['content']}") as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server

@@ -7,6 +7,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+TEST_SECRET = "sk-ant-test-SECRET-do-not-store-0123456789"
+
 
 class FakeAnthropic:
     def __init__(self, responder=None):

@@ -2,17 +2,9 @@ import pytest
 
 from memeval.llm import AnthropicBackend, LLMClient, LLMError, LLMRequest, ReplayBackend, ResponseCache
 from memeval.llm.batch import BatchUnavailable, api_custom_id, run_batch
-from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import TEST_SECRET
 
-SECRET = "sk-ant-test-SECRET-batch-0123456789"
-
-
-@pytest.fixture()
-def fake(monkeypatch):
-    with FakeAnthropic(responder=lambda body: f"echo: {body['messages'][0]['content']}") as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        yield server
+SECRET = TEST_SECRET
 
 
 def _items(n=4):

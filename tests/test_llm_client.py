@@ -11,17 +11,9 @@ from memeval.llm import (
     ResponseCache,
     ScriptedBackend,
 )
-from tests.fake_anthropic import FakeAnthropic, error
+from tests.fake_anthropic import TEST_SECRET, error
 
-SECRET = "sk-ant-test-SECRET-do-not-store-0123456789"
-
-
-@pytest.fixture()
-def fake(monkeypatch):
-    with FakeAnthropic(responder=lambda body: f"echo: {body['messages'][0]['content']}") as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        yield server
+SECRET = TEST_SECRET
 
 
 def _request(text="hello", **kw):
