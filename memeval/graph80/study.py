@@ -1,0 +1,254 @@
+"""The memory-graph study on graph80: systems under one reader and judge, LLM-free diagnostics, stability.
+
+Systems: `memory_graph` (hops 0/1/2; gold or LLM extraction), `chunks` (BM25 over paragraphs, no expansion —
+the summary-style comparator), `full_context`, `no_memory`. Without a judge the score is the LLM-free
+gold-answer containment (1 when the normalised gold answer appears in the prediction), labelled as such.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from memeval.errors import InputError
+from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
+from memeval.memory.entities import base_form
+from memeval.memory.extraction import Source, extract_llm
+from memeval.memory.graph import MemoryGraph
+from memeval.memory.graph_system import recall_items
+from memeval.memory.lexical import BM25Index
+from memeval.prompts import load_prompt, prompt_hash
+from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
+
+SYSTEMS = ("memory_graph", "chunks", "full_context", "no_memory")
+JUDGE_MODEL = "claude-sonnet-4-6"
+MEANINGFUL_N = 30
+PUBLISHED = {"graph": {"overall": 0.831, "multi-hop": 0.79}, "summary": {"overall": 0.801, "multi-hop": 0.74}}
+
+
+def load_graph80(directory: str | Path) -> tuple[list[dict], list[dict], list[dict]]:
+    directory = Path(directory)
+    out = []
+    for name in ("documents", "questions", "triples"):
+        path = directory / f"{name}.jsonl"
+        if not path.is_file():
+            raise InputError(path, name, "missing; run `memeval graph80 generate --out DIR` first")
+        out.append([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()])
+    return out[0], out[1], out[2]
+
+
+def sources_of(documents: Sequence[dict]) -> list[Source]:
+    return [Source(p["id"], f"{d['title']}: {p['text']}", d["date"]) for d in documents for p in d["paragraphs"]]
+
+
+class Graph80System:
+    def __init__(self, config: SystemConfig, documents: Sequence[dict], triples: Sequence[dict],
+                 extractor: str = "gold", client: LLMClient | None = None):
+        self.config = config
+        self.sources = {s.id: s for s in sources_of(documents)}
+        self.extraction = None
+        if config.name == "memory_graph":
+            self.graph = MemoryGraph(config.params.get("aliases"))
+            self.hops = int(config.params.get("hops", 1))
+            self.top_k = int(config.params.get("top_k", 5))
+            if extractor == "gold":
+                for t in triples:
+                    self.graph.add(t["subject"], t["relation"], t["object"], t["source_id"], t["time"])
+            elif extractor == "llm":
+                if client is None:
+                    raise ValueError("the llm extractor needs an LLM client")
+                by_doc = defaultdict(list)
+                for s in self.sources.values():
+                    by_doc[s.id.rsplit(":", 1)[0]].append(s)
+                facts, stats = extract_llm(client, list(by_doc.values()))
+                for f in facts:
+                    self.graph.add(f.subject, f.relation, f.object, f.source_id, self.sources[f.source_id].time)
+                self.extraction = {**stats, **extraction_scores(self.graph, triples)}
+            else:
+                raise ValueError(f"extractor must be gold or llm, not {extractor!r}")
+        elif config.name == "chunks":
+            self.k = int(config.params.get("k", 5))
+            self.index = BM25Index([MemoryItem(s.text, 0.0, (s.id,), s.time, "chunk") for s in self.sources.values()])
+        elif config.name not in ("full_context", "no_memory"):
+            raise ValueError(f"unknown graph80 system {config.name!r}; known: {', '.join(SYSTEMS)}")
+
+    def search(self, question: str) -> list[MemoryItem]:
+        name = self.config.name
+        if name == "memory_graph":
+            return recall_items(self.graph, self.sources, question, self.top_k, self.hops)
+        if name == "chunks":
+            return self.index.search(question, self.k)
+        if name == "full_context":
+            return [MemoryItem(s.text, 0.0, (s.id,), s.time, "chunk") for s in self.sources.values()]
+        return []
+
+
+def extraction_scores(graph: MemoryGraph, gold: Sequence[dict]) -> dict:
+    """Precision/recall of extracted triples against gold, on normalised (subject, relation, object)."""
+    got = {(t.subject, t.relation, t.object) for t in graph.triples()}
+    want = {(base_form(t["subject"]), " ".join(t["relation"].split()).lower(), base_form(t["object"]))
+            for t in gold}
+    hit = len(got & want)
+    return {"extraction_precision": hit / len(got) if got else 0.0,
+            "extraction_recall": hit / len(want) if want else 0.0}
+
+
+def _gold_sources(question: dict, triples: Sequence[dict]) -> list[set[str]]:
+    """For each triple of the gold path, the paragraphs that state it."""
+    by_fact = defaultdict(set)
+    for t in triples:
+        by_fact[(base_form(t["subject"]), t["relation"], base_form(t["object"]))].add(t["source_id"])
+    return [by_fact[(base_form(s), r, base_form(o))] for s, r, o in question["gold_path"]]
+
+
+def diagnostics(question: dict, items: Sequence[MemoryItem], triples: Sequence[dict]) -> dict:
+    retrieved = {sid for item in items for sid in item.source_ids}
+    needed = _gold_sources(question, triples)
+    path_recall = float(np.mean([bool(n & retrieved) for n in needed])) if needed else None
+    text = base_form(" ".join(item.text for item in items))
+    entities = question["gold_entities"]
+    entity_recall = float(np.mean([base_form(e) in text for e in entities])) if entities else None
+    context = "\n".join(item.text for item in items)
+    return {"path_recall": path_recall, "entity_recall": entity_recall,
+            "context_tokens": approx_tokens(context) if items else 0}
+
+
+def containment(prediction: str, answer: str) -> float:
+    return 1.0 if base_form(answer) and base_form(answer) in base_form(prediction) else 0.0
+
+
+def three_dim_request(question: dict, prediction: str, repeat: int) -> LLMRequest:
+    prompt = load_prompt("judge_three_dim").format(question=question["question"], gold=question["answer"],
+                                                   entities=", ".join(question["gold_entities"]),
+                                                   prediction=prediction)
+    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=0.0,
+                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat)
+
+
+def parse_three_dim(text: str) -> float | None:
+    """entity + relation + no_wrong, each 0 or 0.5, over 1.5 → 0..1; None when unparseable."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return None
+    try:
+        doc = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None
+    parts = [doc.get(k) for k in ("entity", "relation", "no_wrong")]
+    if not all(p in (0, 0.5) and not isinstance(p, bool) for p in parts):
+        return None
+    return sum(parts) / 1.5
+
+
+@dataclass
+class StudyConfig:
+    data: str
+    out: str
+    systems: list[str]
+    extractor: str = "gold"
+    answerer: str = "extractive"
+    judge: str = "none"  # or three_dim
+    repeats: int = 3
+
+
+def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
+    documents, questions, triples = load_graph80(config.data)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    configs = [SystemConfig.parse(s) for s in config.systems]
+    for c in configs:
+        if c.name not in SYSTEMS:
+            raise InputError("--systems", c.label, f"unknown graph80 system; known: {', '.join(SYSTEMS)}")
+    systems = {c.label: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
+    rows = []
+    for repeat in range(config.repeats):
+        order = list(questions)
+        random.Random(repeat).shuffle(order)
+        for label, system in systems.items():
+            for q in order:
+                items = system.search(q["question"])
+                memories = [Memory(i.text, i.time, i.source_ids) for i in items]
+                error = None
+                if config.answerer == "extractive":
+                    prediction = extractive_answer(q["question"], memories)
+                else:
+                    try:
+                        prediction = client.complete(answer_request(q["question"], memories)).text.strip()
+                    except LLMError as exc:
+                        prediction, error = "", f"{type(exc).__name__}: {exc}"
+                score, score_kind = containment(prediction, q["answer"]), "gold-answer containment (no judge)"
+                if config.judge == "three_dim" and error is None:
+                    try:
+                        score = parse_three_dim(client.complete(three_dim_request(q, prediction, repeat)).text)
+                        score_kind = "three_dim judge"
+                    except LLMError as exc:
+                        score, error = None, f"judge: {type(exc).__name__}: {exc}"
+                rows.append({"question_id": q["id"], "type": q["type"], "system": label, "repeat": repeat,
+                             "question": q["question"], "gold": q["answer"], "prediction": prediction,
+                             "score": score, "score_kind": score_kind, "error": error,
+                             "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
+                             **diagnostics(q, items, triples)})
+    (out / "rows.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+    summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": vars(config),
+               "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},
+               "score_kind": rows[0]["score_kind"] if rows else None, "published_reference": PUBLISHED}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return summary
+
+
+def summarize(rows: Sequence[dict]) -> list[dict]:
+    """Per system and type (and `all`): diagnostics averaged over questions; score mean and std over repeats."""
+    out = []
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["system"], r["type"])].append(r)
+        groups[(r["system"], "all")].append(r)
+    for (system, qtype), members in sorted(groups.items()):
+        per_repeat = defaultdict(list)
+        for r in members:
+            if r["score"] is not None:
+                per_repeat[r["repeat"]].append(r["score"])
+        means = [float(np.mean(v)) for _, v in sorted(per_repeat.items())]
+        first = [r for r in members if r["repeat"] == 0]
+
+        def avg(key, rows=first):
+            values = [r[key] for r in rows if r[key] is not None]
+            return float(np.mean(values)) if values else None
+
+        out.append({"system": system, "type": qtype, "path_recall": avg("path_recall"),
+                    "entity_recall": avg("entity_recall"), "context_tokens": avg("context_tokens"),
+                    "score_mean": float(np.mean(means)) if means else None,
+                    "score_std": float(np.std(means, ddof=1)) if len(means) > 1 else 0.0, "n": len(first)})
+    return out
+
+
+def sign_stability(rows: Sequence[dict]) -> list[dict]:
+    """For each pair of systems and type: the mean difference per repeat and whether its sign holds in every
+    repeat; under MEANINGFUL_N questions the difference is called not meaningful."""
+    scores = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["score"] is not None:
+            for t in (r["type"], "all"):
+                scores[(r["system"], t)][r["repeat"]].append(r["score"])
+    systems = sorted({s for s, _ in scores})
+    types = sorted({t for _, t in scores})
+    out = []
+    for a, b in combinations(systems, 2):
+        for t in types:
+            repeats = sorted(set(scores[(a, t)]) & set(scores[(b, t)]))
+            diffs = [float(np.mean(scores[(a, t)][k]) - np.mean(scores[(b, t)][k])) for k in repeats]
+            n = len(scores[(a, t)][repeats[0]]) if repeats else 0
+            signs = {np.sign(d) for d in diffs}
+            out.append({"a": a, "b": b, "type": t, "mean_difference": float(np.mean(diffs)) if diffs else None,
+                        "sign_holds": len(signs) == 1 and 0 not in signs, "n": n,
+                        "meaningful": n >= MEANINGFUL_N})
+    return out

@@ -1,0 +1,98 @@
+import json
+from collections import Counter
+
+import pytest
+
+from memeval.cli import main
+from memeval.graph80.generate import QUESTION_TYPES, generate_graph80
+from memeval.graph80.study import (
+    StudyConfig,
+    containment,
+    parse_three_dim,
+    run_study,
+    sign_stability,
+    three_dim_request,
+)
+from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.memory.entities import base_form
+
+
+def test_generator_is_deterministic_and_seeded():
+    a, b = generate_graph80(3), generate_graph80(3)
+    assert [d.as_row() for d in a[0]] == [d.as_row() for d in b[0]]
+    assert [q.as_row() for q in a[1]] == [q.as_row() for q in b[1]] and a[2] == b[2]
+    assert [q.answer for q in generate_graph80(4)[1]] != [q.answer for q in a[1]]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7])
+def test_80_questions_20_per_type_with_grounded_gold(seed):
+    documents, questions, triples = generate_graph80(seed)
+    assert len(questions) == 80 and Counter(q.type for q in questions) == {t: 20 for t in QUESTION_TYPES}
+    assert len({q.question for q in questions}) == 80
+    paragraphs = {f"{d.id}:p{i}": f"{d.title}: {t}" for d in documents for i, t in enumerate(d.paragraphs)}
+    for t in triples:  # every gold triple is stated by the paragraph it cites (read with its document title)
+        text = base_form(paragraphs[t.source_id])
+        assert base_form(t.subject) in text or base_form(t.subject.removeprefix("Project ")) in text
+        assert base_form(t.object) in text or base_form(t.object.removeprefix("Project ")) in text
+    facts = {(base_form(t.subject), t.relation, base_form(t.object)) for t in triples}
+    corpus = base_form(" ".join(paragraphs.values()))
+    for q in questions:
+        assert all((base_form(s), r, base_form(o)) in facts for s, r, o in q.gold_path), q.id
+        assert base_form(q.question) not in corpus, "questions never enter the memory"
+        assert q.gold_path[-1][2] == q.answer or q.type == "fact"
+
+
+def test_relation_questions_have_exactly_one_shared_company():
+    documents, questions, triples = generate_graph80(0)
+    worked = {}
+    for t in triples:
+        if t.relation == "worked at":
+            worked.setdefault(t.subject, set()).add(t.object)
+    for q in (q for q in questions if q.type == "relation"):
+        a, b, company = q.gold_entities
+        assert worked[a] & worked[b] == {company}
+
+
+def test_three_dim_judge_parse_and_blindness():
+    assert parse_three_dim('{"entity": 0.5, "relation": 0.5, "no_wrong": 0}') == pytest.approx(2 / 3)
+    assert parse_three_dim('{"entity": 1, "relation": 0.5, "no_wrong": 0}') is None
+    assert parse_three_dim("looks fine") is None
+    q = {"question": "Who?", "answer": "Ana", "gold_entities": ["Ana"]}
+    prompt = three_dim_request(q, "Ana did", 0).messages[0][1]
+    assert "Ana did" in prompt and "memory_graph" not in prompt and "chunks" not in prompt
+    assert containment("It was Project Falcon.", "project falcon") == 1.0
+
+
+def test_run_offline_and_with_a_judge(tmp_path):
+    assert main(["graph80", "generate", "--seed", "0", "--out", str(tmp_path / "d")]) == 0
+    assert main(["graph80", "run", "--data", str(tmp_path / "d"), "--systems",
+                 "memory_graph:hops=0;memory_graph:hops=1;chunks;no_memory", "--repeats", "2", "--out",
+                 str(tmp_path / "r")]) == 0
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rows = {(r["system"], r["type"]): r for r in summary["rows"]}
+    assert set(rows[("chunks", "all")]) >= {"system", "type", "path_recall", "entity_recall", "context_tokens",
+                                            "score_mean", "score_std", "n"}
+    assert rows[("chunks", "all")]["n"] == 80 and rows[("chunks", "fact")]["n"] == 20
+    assert rows[("no_memory", "all")]["path_recall"] == 0.0
+    assert rows[("memory_graph[hops=1]", "all")]["path_recall"] >= rows[("memory_graph[hops=0]", "all")][
+        "path_recall"]
+    assert summary["score_kind"] == "gold-answer containment (no judge)"
+    per_type = [s for s in summary["stability"] if s["type"] == "fact"]
+    assert per_type and not any(s["meaningful"] for s in per_type)
+    assert all(s["meaningful"] for s in summary["stability"] if s["type"] == "all")
+
+    client = LLMClient(ScriptedBackend(lambda r: '{"entity": 0.5, "relation": 0.5, "no_wrong": 0.5}'),
+                       ResponseCache(tmp_path / "cache"))
+    judged = run_study(StudyConfig(str(tmp_path / "d"), str(tmp_path / "j"), ["chunks"], judge="three_dim",
+                                   repeats=1), client)
+    assert judged["score_kind"] == "three_dim judge"
+    assert {r["score_mean"] for r in judged["rows"]} == {1.0}
+
+
+def test_sign_stability_flags_flips():
+    rows = []
+    for repeat, (a, b) in enumerate([(1.0, 0.0), (0.0, 1.0)]):
+        rows += [{"system": "x", "type": "fact", "repeat": repeat, "score": a},
+                 {"system": "y", "type": "fact", "repeat": repeat, "score": b}]
+    (fact,) = [s for s in sign_stability(rows) if s["type"] == "fact"]
+    assert not fact["sign_holds"] and not fact["meaningful"]
