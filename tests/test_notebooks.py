@@ -16,6 +16,7 @@ SMALL_PARAMETERS = {
     "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
                     "systems": ["rag_turns", "observations", "full_context"]},
     "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
+    "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
@@ -90,6 +91,17 @@ def test_memaudit_natural87_notebook(tmp_path):
     assert metrics["bridge_pairs"] == 5 * 3 * 3 * 2 and metrics["audit"] is None
     assert (tmp_path / "figures" / "05_bridge.png").exists()
     assert (tmp_path / "artifacts" / "audit_frame.csv").stat().st_size > 0
+
+
+@pytest.mark.notebook
+def test_memory_graph_study_notebook(tmp_path):
+    metrics = _run("06_memory_graph_study", tmp_path)
+    assert metrics["corpus"]["questions"] == 80
+    assert metrics["n_by_type"] == {"all": 80, "fact": 20, "preference": 20, "relation": 20, "multi-hop": 20}
+    assert metrics["overall"]["no_memory"] == 0.0 < metrics["overall"]["memory_graph[hops=1]"]
+    assert metrics["path_recall"]["memory_graph[hops=1]"] > metrics["path_recall"]["no_memory"]
+    assert metrics["score_kind"] == "gold-answer containment (no judge)"
+    assert (tmp_path / "figures" / "06_profile_graph.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook

@@ -1,0 +1,65 @@
+"""Tables and figures for notebook 06 (the memory-graph study)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import networkx as nx
+import pandas as pd
+
+from memeval.graph80.study import PUBLISHED
+from memeval.memory.entities import base_form
+
+TYPES = ["fact", "preference", "relation", "multi-hop", "all"]
+
+
+def comparison_table(summary: dict) -> pd.DataFrame:
+    df = pd.DataFrame(summary["rows"])
+    df["score"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(df["score_mean"], df["score_std"], strict=True)]
+    return df.pivot_table(index="system", columns="type", values="score", aggfunc="first")[TYPES]
+
+
+def published_reference() -> pd.DataFrame:
+    return pd.DataFrame([{"system": "memory graph (published study)", **PUBLISHED["graph"]},
+                         {"system": "summary-style memory (published study)", **PUBLISHED["summary"]}]
+                        ).set_index("system")
+
+
+def diagnostics_table(summary: dict, systems: Sequence[str] | None = None) -> pd.DataFrame:
+    df = pd.DataFrame(summary["rows"])
+    df = df[df["type"] == "all"]
+    if systems:
+        df = df[df["system"].isin(systems)]
+    return df.set_index("system")[["path_recall", "entity_recall", "context_tokens", "score_mean", "n"]].round(3)
+
+
+def stability_table(summary: dict) -> pd.DataFrame:
+    df = pd.DataFrame(summary["stability"])
+    return df.set_index(["a", "b", "type"])[["mean_difference", "sign_holds", "n", "meaningful"]].round(3)
+
+
+def lowest(rows: Sequence[dict], system: str, key: str, n: int = 5) -> pd.DataFrame:
+    mine = [r for r in rows if r["system"] == system and r["repeat"] == 0 and r[key] is not None]
+    mine.sort(key=lambda r: (r[key], r["question_id"]))
+    return pd.DataFrame(mine[:n])[["question_id", "type", "question", "gold", "prediction", "path_recall",
+                                   "entity_recall", "score"]]
+
+
+def profile_figure(graph, person: str):
+    """The edges touching the person in the memory graph, labelled with their relation."""
+    node = base_form(person)
+    incident = [(s, o, k) for s, o, k in graph.graph.edges(keys=True) if node in (s, o)]
+    view = graph.graph.edge_subgraph(incident)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    pos = nx.spring_layout(view, seed=0)
+    nx.draw_networkx_nodes(view, pos, ax=ax, node_size=300,
+                           node_color=["#d95f02" if n == node else "#7570b3" for n in view.nodes])
+    nx.draw_networkx_labels(view, pos, ax=ax, font_size=7)
+    nx.draw_networkx_edges(view, pos, ax=ax, arrows=True, alpha=0.5)
+    labels = {(s, o): d["relation"] for s, o, d in view.edges(data=True)}
+    nx.draw_networkx_edge_labels(view, pos, edge_labels=labels, ax=ax, font_size=6)
+    ax.set_title(f"Memory graph around {person}")
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
