@@ -156,3 +156,22 @@ def test_memory_graph_union_export_only_when_an_extractor_ran(locomo_dir, tmp_pa
     assert len(graph_files) == 2
     doc = json.loads(graph_files[0].read_text())
     assert any(c["kind"] == "external" for c in doc["candidates"])
+
+
+def test_llm_verdicts_file_reads_back_for_comparison(packages, tmp_path):
+    from memeval.natural.audit import write_verdicts
+
+    cells = frame_cells(packages[:1])[:4]
+    labels = {cells[0]: 1.0, cells[1]: 0.5}
+    reasons = {c: "why" for c in cells}
+    write_verdicts(tmp_path / "v.csv", labels, reasons)
+    assert read_verdicts(tmp_path / "v.csv") == labels
+
+
+def test_audit_llm_cli_without_a_key_labels_nothing(locomo_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["natural", "build", "--data", str(locomo_dir), "--out", str(tmp_path / "pk"), "--target", "1",
+                 "--no-union"]) == 0
+    assert main(["natural", "audit-llm", "--packages", str(tmp_path / "pk"), "--out", str(tmp_path / "v.csv")]) == 0
+    assert "0 of" in capsys.readouterr().out and read_verdicts(tmp_path / "v.csv") == {}

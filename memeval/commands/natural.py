@@ -39,6 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--seed", type=int, default=0)
     export.set_defaults(handler=_audit_export)
 
+    llm = sub.add_parser("audit-llm", help="label the audit-frame cells with Claude (cached; needs a key or cache)")
+    llm.add_argument("--packages", required=True)
+    llm.add_argument("--out", required=True, help="verdict CSV, usable as --labels of audit-compare")
+    llm.add_argument("--zero-rate", type=float, default=0.2)
+    llm.add_argument("--seed", type=int, default=0)
+    llm.add_argument("--dry-run", action="store_true", help="estimate calls and dollars; send nothing")
+    llm.set_defaults(handler=_audit_llm)
+
     compare = sub.add_parser("audit-compare", help="kappa, agreement and writer re-scoring: rule vs a filled frame")
     compare.add_argument("--packages", required=True)
     compare.add_argument("--labels", required=True, help="filled audit-frame CSV (verdict column)")
@@ -93,6 +101,26 @@ def _audit_export(args: argparse.Namespace) -> int:
 
     n = write_audit_frame(load_packages(args.packages), args.out, args.zero_rate, args.seed)
     print(f"{n} cells -> {args.out} (fill the verdict column with 0, 0.5 or 1)")
+    return 0
+
+
+def _audit_llm(args: argparse.Namespace) -> int:
+    from memeval.llm.client import make_client
+    from memeval.natural.audit import adjudication_request, frame_cells, llm_labels, write_verdicts
+    from memeval.natural.build import load_packages
+
+    packages = load_packages(args.packages)
+    cells = frame_cells(packages, args.zero_rate, args.seed)
+    client = make_client("auto")
+    if args.dry_run:
+        by_id = {p.package_id: p for p in packages}
+        requests = [adjudication_request(by_id[p], c, u) for p, c, u in cells]
+        print(json.dumps(client.estimate(requests, expected_output_tokens=40)))
+        return 0
+    labels, reasons = llm_labels(client, packages, cells)
+    write_verdicts(args.out, labels, reasons)
+    print(f"{len(labels)} of {len(cells)} cells labelled by the LLM -> {args.out}"
+          + ("" if len(labels) == len(cells) else " (the rest failed or no LLM is configured; see `reason`)"))
     return 0
 
 

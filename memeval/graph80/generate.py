@@ -35,7 +35,7 @@ QUESTION_TYPES = ("fact", "preference", "relation", "multi-hop")
 
 
 @dataclass(frozen=True)
-class Triple:
+class GoldTriple:
     subject: str
     relation: str
     object: str
@@ -75,20 +75,20 @@ class Question:
 class _Writer:
     """Collects paragraphs and the gold triples each one states."""
 
-    def __init__(self, doc: Document, triples: list[Triple]):
+    def __init__(self, doc: Document, triples: list[GoldTriple]):
         self.doc, self.triples = doc, triples
 
     def paragraph(self, text: str, facts: list[tuple[str, str, str]]) -> None:
         source = f"{self.doc.id}:p{len(self.doc.paragraphs)}"
         self.doc.paragraphs.append(text)
-        self.triples.extend(Triple(s, r, o, source, self.doc.date) for s, r, o in facts)
+        self.triples.extend(GoldTriple(s, r, o, source, self.doc.date) for s, r, o in facts)
 
 
 def _pick(rng: random.Random, options):
     return options[rng.randrange(len(options))]
 
 
-def generate_graph80(seed: int = 0) -> tuple[list[Document], list[Question], list[Triple]]:
+def generate_graph80(seed: int = 0) -> tuple[list[Document], list[Question], list[GoldTriple]]:
     rng = random.Random(seed)
     names = rng.sample([f"{first} {last}" for first in FIRST for last in LAST], 20)
     people = []

@@ -189,3 +189,19 @@ def llm_labels(client: LLMClient, packages: Sequence[Package], cells: Sequence[C
         if value is not None:
             labels[cell] = value
     return labels, reasons
+
+
+def write_verdicts(path: str | Path, labels: Mapping[Cell, float], reasons: Mapping[Cell, str]) -> int:
+    """A verdict CSV (the audit frame's key columns) from another label source, readable by read_verdicts."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, ["package_id", "candidate", "unit", "verdict", "reason"])
+        writer.writeheader()
+        for cell in sorted(set(labels) | set(reasons)):
+            value = labels.get(cell)
+            writer.writerow({"package_id": cell[0], "candidate": cell[1], "unit": cell[2],
+                             "verdict": "" if value is None else f"{value:g}", "reason": reasons.get(cell, "")})
+    tmp.replace(path)
+    return len(labels)
