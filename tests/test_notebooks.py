@@ -17,6 +17,7 @@ SMALL_PARAMETERS = {
                     "systems": ["rag_turns", "observations", "full_context"]},
     "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
     "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
+    "07_publication": {},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
 }
@@ -42,35 +43,49 @@ def test_every_notebook_has_small_parameters_and_a_parameters_cell():
         assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"]), name
 
 
-def _run(name: str, tmp_path: Path) -> dict:
-    artifacts = tmp_path / "artifacts"
-    params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path / "figures")}
-    execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", params, progress=False)
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory) -> Path:
+    """One reports-like tree for the session: artifacts/<notebook>/ and figures/, so the publication notebook
+    reads what the others wrote, as under `make reproduce`."""
+    return tmp_path_factory.mktemp("notebooks")
+
+
+_executed: set[str] = set()
+
+
+def _run(name: str, root: Path) -> dict:
+    artifacts = root / "artifacts" / name
+    if name not in _executed:
+        params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(artifacts), "figures_dir": str(root / "figures")}
+        if name == "07_publication":
+            params["artifacts_root"] = str(root / "artifacts")
+        execute_notebook(NOTEBOOKS / f"{name}.ipynb", root / f"{name}.ipynb", params, progress=False)
+        _executed.add(name)
     return json.loads((artifacts / "metrics.json").read_text())
 
 
 @pytest.mark.notebook
-def test_data_tour_notebook(tmp_path):
-    metrics = _run("00_data_tour", tmp_path)
+def test_data_tour_notebook(workspace):
+    metrics = _run("00_data_tour", workspace)
     assert metrics["questions"] == 1986
     assert metrics["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
-    assert (tmp_path / "figures" / "00_data_tour.png").stat().st_size > 10_000
+    assert (workspace / "figures" / "00_data_tour.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
-def test_prototype_scoring_notebook(tmp_path):
-    metrics = _run("01_prototype_scoring", tmp_path)
+def test_prototype_scoring_notebook(workspace):
+    metrics = _run("01_prototype_scoring", workspace)
     assert metrics["questions"] == {"rag_turns": 20, "no_memory": 20}
     assert metrics["mean_f1"]["no_memory"] == 0.0 < metrics["mean_f1"]["rag_turns"]
     assert metrics["judged"] == {}
     assert any("prototype only (20 questions, 1 conversation)" in n for n in metrics["notes"])
     assert any("J skipped" in n for n in metrics["notes"])
-    assert (tmp_path / "figures" / "01_prototype_f1.png").exists()
+    assert (workspace / "figures" / "01_prototype_f1.png").exists()
 
 
 @pytest.mark.notebook
-def test_full_run_notebook(tmp_path):
-    metrics = _run("02_full_run", tmp_path)
+def test_full_run_notebook(workspace):
+    metrics = _run("02_full_run", workspace)
     assert metrics["questions"] == {"rag_turns": 30, "observations": 30, "full_context": 30}
     assert set(metrics["recall_at_k"]) == {"rag_turns", "observations"}
     for curve in metrics["recall_at_k"].values():
@@ -78,46 +93,69 @@ def test_full_run_notebook(tmp_path):
         assert 0 < curve[0] <= curve[-1] <= 1
     assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
     for name in ("02_evidence_recall_at_k.png", "02_f1_by_category.png"):
-        assert (tmp_path / "figures" / name).stat().st_size > 10_000
+        assert (workspace / "figures" / name).stat().st_size > 10_000
 
 
 @pytest.mark.notebook
-def test_memaudit_natural87_notebook(tmp_path):
-    metrics = _run("05_memaudit_natural87", tmp_path)
+def test_memaudit_natural87_notebook(workspace):
+    metrics = _run("05_memaudit_natural87", workspace)
     assert metrics["manifest"]["accepted"] == 5 and metrics["manifest"]["rule_version"]
     assert metrics["opt_certified"] == metrics["opt_rows"] == 10
     assert metrics["union_certified"] == metrics["union_rows"] == 5 * 3 * 3 * 2
     assert metrics["writer_mean_ratio"]["opt@30"] == 1.0
     assert metrics["bridge_pairs"] == 5 * 3 * 3 * 2 and metrics["audit"] is None
-    assert (tmp_path / "figures" / "05_bridge.png").exists()
-    assert (tmp_path / "artifacts" / "audit_frame.csv").stat().st_size > 0
+    assert (workspace / "figures" / "05_bridge.png").exists()
+    assert (workspace / "artifacts" / "05_memaudit_natural87" / "audit_frame.csv").stat().st_size > 0
 
 
 @pytest.mark.notebook
-def test_memory_graph_study_notebook(tmp_path):
-    metrics = _run("06_memory_graph_study", tmp_path)
+def test_memory_graph_study_notebook(workspace):
+    metrics = _run("06_memory_graph_study", workspace)
     assert metrics["corpus"]["questions"] == 80
     assert metrics["n_by_type"] == {"all": 80, "fact": 20, "preference": 20, "relation": 20, "multi-hop": 20}
     assert metrics["overall"]["no_memory"] == 0.0 < metrics["overall"]["memory_graph[hops=1]"]
     assert metrics["path_recall"]["memory_graph[hops=1]"] > metrics["path_recall"]["no_memory"]
     assert metrics["score_kind"] == "gold-answer containment (no judge)"
-    assert (tmp_path / "figures" / "06_profile_graph.png").stat().st_size > 10_000
+    assert (workspace / "figures" / "06_profile_graph.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
-def test_memaudit_small_notebook(tmp_path):
-    metrics = _run("03_memaudit_small", tmp_path)
+def test_memaudit_small_notebook(workspace):
+    metrics = _run("03_memaudit_small", workspace)
     assert metrics["packages"] == 6 and metrics["opt_certified"] == metrics["opt_rows"] == 18
     assert metrics["certification_matches"] == metrics["certification_rows"] == 18
     assert metrics["ratios"]["opt@4"] == 1.0
     assert 0 < metrics["ratios"]["no_tombstone_opt@2"] < 1
-    assert (tmp_path / "figures" / "03_base_ratio_curves.png").exists()
+    assert (workspace / "figures" / "03_base_ratio_curves.png").exists()
 
 
 @pytest.mark.notebook
-def test_memaudit_validity_notebook(tmp_path):
-    metrics = _run("04_memaudit_validity", tmp_path)
+def test_memaudit_validity_notebook(workspace):
+    metrics = _run("04_memaudit_validity", workspace)
     assert metrics["no_tombstone_opt"]["update_chain"] == pytest.approx(0.5126, abs=1e-3)
     assert metrics["no_tombstone_opt"]["temporal_interval"] == pytest.approx(0.700, abs=1e-3)
     assert all(metrics["opt_certified"][d] == 3 for d in metrics["opt_certified"])
-    assert (tmp_path / "figures" / "04_validity_heatmap.png").exists()
+    assert (workspace / "figures" / "04_validity_heatmap.png").exists()
+
+
+@pytest.mark.notebook
+def test_publication_notebook(workspace):
+    for name in ("02_full_run", "03_memaudit_small", "04_memaudit_validity", "05_memaudit_natural87",
+                 "06_memory_graph_study"):
+        _run(name, workspace)
+    metrics = _run("07_publication", workspace)
+    assert metrics["missing"] == {}, metrics["missing"]
+    assert set(metrics["figures"]) == {"fig_budget_sweep", "fig_validity", "fig_natural_writers",
+                                       "fig_natural_stores", "fig_bridge", "fig_locomo", "fig_graph_study"}
+    for name in metrics["figures"]:
+        for ext in ("pdf", "png"):
+            assert (workspace / "figures" / f"{name}.{ext}").stat().st_size > 5_000
+        assert "does not show" in metrics["captions"][name], name
+
+
+def test_publication_reports_missing_inputs(tmp_path):
+    from memeval.publication import FIGURES, MissingResults
+
+    for build in FIGURES.values():
+        with pytest.raises(MissingResults, match="execute notebook"):
+            build(tmp_path)

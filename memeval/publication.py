@@ -1,0 +1,242 @@
+"""Publication figures, built only from stored results under reports/artifacts (never a solver or an API).
+
+Each builder returns (figure, caption); a missing input raises MissingResults naming the notebook that
+produces it, so the publication notebook can say what to run instead of inventing a figure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from memeval.jsonl import read_rows
+from memeval.plotting import WIDTH_DOUBLE, color, style
+
+
+class MissingResults(FileNotFoundError):
+    pass
+
+
+def _need(path: Path, notebook: str) -> Path:
+    if not path.exists():
+        raise MissingResults(f"{path} is missing: execute notebook {notebook} first (make reproduce)")
+    return path
+
+
+def _json(path: Path, notebook: str) -> dict:
+    return json.loads(_need(path, notebook).read_text())
+
+
+def sweep_figure(root: Path):
+    summary = _json(root / "03_memaudit_small" / "sweep" / "summary.json", "03_memaudit_small")
+    df = pd.DataFrame(summary["rows"])
+    with style():
+        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE * 0.7, 3.2))
+        for method, part in df[df["method"] != "opt"].groupby("method"):
+            part = part.sort_values("budget")
+            ax.plot(part["budget"], part["mean_ratio"], marker="o", ms=3, label=method, color=color(method))
+            ax.fill_between(part["budget"], part["ci_low"], part["ci_high"], alpha=0.15, color=color(method))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("budget B")
+        ax.set_ylabel("F(X) / OPT")
+        ax.set_ylim(0, 1.05)
+        ax.legend(ncol=2)
+    caption = (f"Exact budget sweep on MEMAUDIT-Small `base` ({summary['packages']} seeded packages): mean ratio "
+               f"of each writer to the certified OPT ({summary['opt_certified']}/{summary['opt_rows']} OPT rows "
+               "certified), bootstrap 95% bands over packages. It does not show natural text or answer quality: "
+               "synthetic packages only.")
+    return fig, caption
+
+
+def validity_figure(root: Path):
+    base = root / "04_memaudit_validity"
+    dirs = sorted(_need(base, "04_memaudit_validity").glob("sweep_*"))
+    if not dirs:
+        raise MissingResults(f"no sweep_* under {base}: execute notebook 04_memaudit_validity first")
+    rows = []
+    for d in dirs:
+        for r in json.loads((d / "summary.json").read_text())["rows"]:
+            rows.append({"distribution": d.name.removeprefix("sweep_"), **r})
+    df = pd.DataFrame(rows)
+    budget = float(df["budget"].max())
+    heat = df[(df["budget"] == budget) & (df["method"] != "opt")].pivot_table(
+        index="distribution", columns="method", values="mean_ratio")
+    with style():
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(WIDTH_DOUBLE, 3.4), gridspec_kw={"width_ratios": [3, 1]})
+        image = ax.imshow(heat.values.astype(float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(heat.shape[1]), heat.columns, rotation=45, ha="right")
+        ax.set_yticks(range(heat.shape[0]), heat.index)
+        ax.grid(False)
+        fig.colorbar(image, ax=ax, label="F / OPT")
+        if "no_tombstone_opt" in heat:
+            gap = 1 - heat["no_tombstone_opt"]
+            bx.barh(range(len(gap)), gap.values, color=color("no_tombstone_opt"))
+            bx.set_yticks(range(len(gap)), [])
+            bx.set_ylim(len(gap) - 0.5, -0.5)  # the heatmap's row order, top to bottom
+            bx.set_xlabel("frontier gap (1 − no-tombstone/OPT)")
+    caption = (f"Stress suite at B = {budget:g}: mean ratio to OPT per writer and distribution, and the frontier "
+               "gap — the share of OPT that needs tombstones or compound updates. It does not show how any real "
+               "system behaves: the distributions are synthetic and built to stress invalidation.")
+    return fig, caption
+
+
+def _natural_summary(root: Path) -> dict:
+    return _json(root / "05_memaudit_natural87" / "sweep" / "summary.json", "05_memaudit_natural87")
+
+
+def natural_writers_figure(root: Path):
+    from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
+
+    df = pd.DataFrame(_natural_summary(root)["rows"])
+    df = df[~df["method"].str.startswith("union:") & (df["method"] != "opt")]
+    budgets = sorted(df["budget"].unique())
+    methods = sorted(df["method"].unique())
+    with style():
+        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 3.0))
+        width = 0.8 / len(budgets)
+        for i, budget in enumerate(budgets):
+            part = df[df["budget"] == budget].set_index("method").reindex(methods)
+            x = np.arange(len(methods)) + i * width
+            ax.bar(x, part["mean_ratio"], width, label=f"B = {budget:g}", alpha=0.85,
+                   yerr=[part["mean_ratio"] - part["ci_low"], part["ci_high"] - part["mean_ratio"]], capsize=2)
+            if "estimated_gvt" in methods and int(budget) in PAPER_NATURAL_ESTIMATED_GVT:
+                j = methods.index("estimated_gvt")
+                ax.scatter([j + i * width], [PAPER_NATURAL_ESTIMATED_GVT[int(budget)]], marker="x", color="black",
+                           zorder=3, label="paper (LongMemEval)" if i == 0 else None)
+        ax.set_xticks(np.arange(len(methods)) + width * (len(budgets) - 1) / 2, methods, rotation=30, ha="right")
+        ax.set_ylabel("F / OPT")
+        ax.set_ylim(0, 1.1)
+        ax.legend(ncol=4)
+    caption = ("LoCoMo-Natural-87 (rule-adjudicated): writer ratios to the certified OPT by budget, bootstrap 95% "
+               "intervals over packages; crosses mark the paper's Estimated-GVT on its LongMemEval packages. It "
+               "does not show a reproduction of the paper: a different source and label process.")
+    return fig, caption
+
+
+def natural_stores_figure(root: Path):
+    rows = read_rows(_need(root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl", "05_memaudit_natural87"))
+    df = pd.DataFrame([r for r in rows if str(r["method"]).startswith("union:") and r.get("ratio") is not None])
+    if df.empty:
+        raise MissingResults("no union rows in the natural sweep: execute notebook 05_memaudit_natural87")
+    df["pruning"] = df["method"].str.rsplit(":", n=1).str[1]
+    table = df.groupby(["system", "pruning", "budget"])["ratio"].mean().unstack("pruning")
+    with style():
+        fig, axes = plt.subplots(1, len(table.index.levels[0]), figsize=(WIDTH_DOUBLE, 2.8), sharey=True,
+                                 squeeze=False)
+        for ax, system in zip(axes[0], table.index.levels[0], strict=False):
+            part = table.loc[system]
+            for pruning in part.columns:
+                ax.plot(part.index, part[pruning], marker="o", ms=3, label=pruning, color=color(pruning))
+            ax.set_title(system)
+            ax.set_xlabel("budget")
+        axes[0][0].set_ylabel("union ratio")
+        axes[0][0].legend()
+    caption = ("Exported stores as union packages: each system's memories over the support slice, pruned to the "
+               "budget by recency, declared salience, or the analysis-only upper bound (exact OPT over its own "
+               "memories). Union ratio = F / OPT(package ∪ export), rule labels. It does not show retrieval or "
+               "answer quality.")
+    return fig, caption
+
+
+def bridge_figure(root: Path):
+    from memeval.natural.bridge import bridge_pairs, bridge_table
+
+    rows = read_rows(_need(root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl", "05_memaudit_natural87"))
+    run = _need(root / "05_memaudit_natural87" / "qa_run", "05_memaudit_natural87")
+    pairs = bridge_pairs(rows, run)
+    budget = max((p["budget"] for p in pairs), default=0.0)
+    chosen = [p for p in pairs if p["pruning"] == "salience" and p["budget"] == budget]
+    stats = {r["system"]: r for r in bridge_table(chosen, n_boot=1000) if r["outcome"] == "evidence_recall"}
+    systems = sorted({p["system"] for p in chosen})
+    with style():
+        fig, axes = plt.subplots(1, max(1, len(systems)), figsize=(WIDTH_DOUBLE, 2.6), squeeze=False, sharey=True)
+        for ax, system in zip(axes[0], systems, strict=False):
+            mine = [p for p in chosen if p["system"] == system and p["evidence_recall"] is not None]
+            ax.scatter([p["union_ratio"] for p in mine], [p["evidence_recall"] for p in mine], s=8, alpha=0.6,
+                       color=color(system))
+            s = stats.get(system)
+            rho = "–" if not s or s["rho"] is None else f"ρ = {s['rho']:.2f} [{s['low']:.2f}, {s['high']:.2f}]"
+            ax.set_title(f"{system}\n{rho}", fontsize=8)
+            ax.set_xlabel("union ratio (write time)")
+        axes[0][0].set_ylabel("evidence recall@k (QA run)")
+    caption = (f"The bridge: per question, the union ratio of the salience-pruned store at B = {budget:g} against "
+               "the same system's evidence recall in the offline QA run, with Spearman ρ and a bootstrap 95% "
+               "interval. It does not show answer quality (J needs an LLM judge): the outcome is evidence recall.")
+    return fig, caption
+
+
+def locomo_figure(root: Path):
+    from memeval.qa.answer_pass import load_answers
+    from memeval.reports.run_report import recall_curve_means
+    from memeval.scoring.aggregate import by_category
+
+    run = root / "02_full_run" / "run"
+    answers = load_answers(_need(run / "answers.jsonl", "02_full_run"))
+    systems: dict[str, list] = {}
+    for r in answers:
+        systems.setdefault(r["system"], []).append(r)
+    with style():
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(WIDTH_DOUBLE, 3.0))
+        cats = [1, 2, 3, 4, 5]
+        width = 0.8 / max(1, len(systems))
+        for i, (name, rows) in enumerate(systems.items()):
+            stats = by_category([r for r in rows if r.get("f1") is not None])
+            ax.bar(np.arange(5) + i * width, [100 * stats[c].mean if c in stats else 0 for c in cats], width,
+                   label=name, color=color(name))
+            curve = recall_curve_means(rows)
+            if curve:
+                bx.plot(range(1, len(curve) + 1), [100 * v for v in curve], label=name, color=color(name))
+        ax.set_xticks(np.arange(5) + width * (len(systems) - 1) / 2, ["multi-hop", "temporal", "open", "single",
+                                                                      "advers."])
+        ax.set_ylabel("F1 ×100 (locomo mode)")
+        ax.legend()
+        bx.set_xlabel("k")
+        bx.set_ylabel("evidence recall@k ×100")
+        bx.set_ylim(0, 100)
+    reader = next(iter(answers), {}).get("answerer", "")
+    conversations = len({r["conversation_id"] for r in answers})
+    caption = (f"LoCoMo, {conversations} conversations, {len(answers)} answers: F1 by category (official scorer) "
+               f"and evidence recall@k of the ranked systems. Reader: {reader}. It does not show LLM answer "
+               "quality when the reader is extractive (a sentence-overlap baseline, far below the published LLM "
+               "rows, e.g. RAG-observations 41.4), nor J unless a judge ran.")
+    return fig, caption
+
+
+def graph_study_figure(root: Path):
+    summary = _json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
+    df = pd.DataFrame(summary["rows"])
+    types = ["fact", "preference", "relation", "multi-hop", "all"]
+    systems = sorted(df["system"].unique())
+    with style():
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(WIDTH_DOUBLE, 3.0))
+        width = 0.8 / len(systems)
+        for i, system in enumerate(systems):
+            part = df[df["system"] == system].set_index("type").reindex(types)
+            ax.bar(np.arange(len(types)) + i * width, part["score_mean"], width, yerr=part["score_std"],
+                   label=system, color=color(system))
+            bx.bar(np.arange(len(types)) + i * width, part["path_recall"], width, color=color(system))
+        for a, label in ((ax, f"score ({summary['score_kind']})"), (bx, "gold-path recall")):
+            a.set_xticks(np.arange(len(types)) + width * (len(systems) - 1) / 2, types, rotation=20)
+            a.set_ylabel(label, fontsize=7)
+            a.set_ylim(0, 1.05)
+        ax.legend(fontsize=6)
+    caption = ("graph80 memory-graph study: score by question type (mean ± std over repeats) and gold-path "
+               "recall per system on a synthetic corpus. It does not show judged quality when offline (the score "
+               "is then gold-answer containment), and per-type differences rest on 20 questions.")
+    return fig, caption
+
+
+FIGURES: dict[str, Callable] = {
+    "fig_budget_sweep": sweep_figure,
+    "fig_validity": validity_figure,
+    "fig_natural_writers": natural_writers_figure,
+    "fig_natural_stores": natural_stores_figure,
+    "fig_bridge": bridge_figure,
+    "fig_locomo": locomo_figure,
+    "fig_graph_study": graph_study_figure,
+}
