@@ -18,7 +18,8 @@ test: setup
 	$(BIN)/python -m pytest
 
 reproduce: setup
-	$(BIN)/memeval reproduce --notebooks notebooks --out reports --figures figures
+	$(BIN)/memeval reproduce --notebooks notebooks --out reports --figures figures \
+		$(if $(ANTHROPIC_API_KEY)$(MEMEVAL_REPRODUCE_JUDGED),--judged,)
 
 lint: setup
 	$(BIN)/ruff check memeval tests

@@ -74,8 +74,19 @@ def render_html(executed: str | Path, no_input: bool = False) -> Path:
     return target
 
 
-def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | None = None) -> list[dict]:
-    """Run every notebook on its offline defaults, in name order, rendering each as it finishes."""
+# The judged configuration: Claude reader and LLM judges where a notebook has them. It needs ANTHROPIC_API_KEY
+# or a shared MEMEVAL_CACHE_DIR holding the calls (replay); anything missing is reported by the notebook.
+JUDGED_PARAMETERS = {
+    "01_prototype_scoring": {"answerer": "claude", "judge": "graded"},
+    "02_full_run": {"answerer": "claude", "judge": "graded"},
+    "06_memory_graph_study": {"answerer": "claude", "judge": "three_dim"},
+}
+
+
+def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | None = None,
+              judged: bool = False) -> list[dict]:
+    """Run every notebook on its offline defaults (or the judged configuration), in name order, rendering
+    each as it finishes."""
     notebooks = sorted(Path(notebooks_dir).glob("[0-9]*.ipynb"))
     if only:
         notebooks = [nb for nb in notebooks if any(nb.stem.startswith(o) for o in only)]
@@ -83,7 +94,8 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
     for i, nb in enumerate(notebooks, start=1):
         start = time.perf_counter()
         print(f"[{i}/{len(notebooks)}] {nb.name} ...", flush=True)
-        executed = execute_notebook(nb, Path(out_dir) / nb.name)
+        params = JUDGED_PARAMETERS.get(nb.stem, {}) if judged else {}
+        executed = execute_notebook(nb, Path(out_dir) / nb.name, params)
         html = render_html(executed)
         bare = render_html(executed, no_input=True)
         seconds = time.perf_counter() - start

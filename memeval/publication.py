@@ -175,7 +175,8 @@ def locomo_figure(root: Path):
     from memeval.reports.run_report import recall_curve_means
     from memeval.scoring.aggregate import by_category
 
-    run = root / "02_full_run" / "run"
+    judged = root / "02_full_run" / "run_claude"
+    run = judged if (judged / "answers.jsonl").exists() else root / "02_full_run" / "run"
     answers = load_answers(_need(run / "answers.jsonl", "02_full_run"))
     systems: dict[str, list] = {}
     for r in answers:

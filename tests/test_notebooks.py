@@ -159,3 +159,14 @@ def test_publication_reports_missing_inputs(tmp_path):
     for build in FIGURES.values():
         with pytest.raises(MissingResults, match="execute notebook"):
             build(tmp_path)
+
+
+def test_judged_configuration_names_real_parameters():
+    from memeval.notebook_runner import JUDGED_PARAMETERS
+
+    for name, params in JUDGED_PARAMETERS.items():
+        nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
+        cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+        source = "".join(cell["source"])
+        for key in params:
+            assert f"\n{key} = " in "\n" + source, (name, key)
