@@ -181,8 +181,13 @@ def locomo_figure(root: Path):
     systems: dict[str, list] = {}
     for r in answers:
         systems.setdefault(r["system"], []).append(r)
+    judgments: dict[str, list] = {}
+    for j in read_rows(run / "judgments.jsonl"):
+        judgments.setdefault(j["system"], []).append(j)
     with style():
-        fig, (ax, bx) = plt.subplots(1, 2, figsize=(WIDTH_DOUBLE, 3.0))
+        panels = 3 if judgments else 2
+        fig, axes = plt.subplots(1, panels, figsize=(WIDTH_DOUBLE * panels / 2, 3.0))
+        ax, bx = axes[0], axes[1]
         cats = [1, 2, 3, 4, 5]
         width = 0.8 / max(1, len(systems))
         for i, (name, rows) in enumerate(systems.items()):
@@ -199,12 +204,27 @@ def locomo_figure(root: Path):
         bx.set_xlabel("k")
         bx.set_ylabel("evidence recall@k ×100")
         bx.set_ylim(0, 100)
+        if judgments:
+            from memeval.baselines import J_BASELINES
+            from memeval.scoring.aggregate import pool_judgments
+
+            cx = axes[2]
+            names = list(judgments)
+            means = [pool_judgments([j for j in judgments[n] if j["category"] in (1, 2, 3, 4)]).mean for n in names]
+            cx.barh(names, means, color=[color(n) for n in names])
+            for b in J_BASELINES:
+                if b.overall is not None:
+                    cx.axvline(b.overall, color="grey", lw=0.6, ls=":")
+                    cx.text(b.overall, len(names) - 0.5, b.system, rotation=90, fontsize=5, va="top")
+            cx.set_xlabel("J, categories 1–4 (dotted: Mem0-paper J)")
+            cx.set_xlim(0, 100)
     reader = next(iter(answers), {}).get("answerer", "")
     conversations = len({r["conversation_id"] for r in answers})
     caption = (f"LoCoMo, {conversations} conversations, {len(answers)} answers: F1 by category (official scorer) "
                f"and evidence recall@k of the ranked systems. Reader: {reader}. It does not show LLM answer "
                "quality when the reader is extractive (a sentence-overlap baseline, far below the published LLM "
-               "rows, e.g. RAG-observations 41.4), nor J unless a judge ran.")
+               "rows, e.g. RAG-observations 41.4), nor J unless a judge ran; published J used another judge "
+               "(gpt-4o-mini, binary), so the J panel compares protocols as much as systems.")
     return fig, caption
 
 
