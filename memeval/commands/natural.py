@@ -32,18 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sens.add_argument("--out", required=True, help="JSON file")
     sens.set_defaults(handler=_sensitivity)
 
-    export = sub.add_parser("audit-export", help="write the human audit frame (CSV)")
-    export.add_argument("--packages", required=True)
-    export.add_argument("--out", required=True, help="CSV file")
-    export.add_argument("--zero-rate", type=float, default=0.2)
-    export.add_argument("--seed", type=int, default=0)
+    export = _frame_parser(sub, "audit-export", "write the human audit frame (CSV)", "CSV file")
     export.set_defaults(handler=_audit_export)
 
-    llm = sub.add_parser("audit-llm", help="label the audit-frame cells with Claude (cached; needs a key or cache)")
-    llm.add_argument("--packages", required=True)
-    llm.add_argument("--out", required=True, help="verdict CSV, usable as --labels of audit-compare")
-    llm.add_argument("--zero-rate", type=float, default=0.2)
-    llm.add_argument("--seed", type=int, default=0)
+    llm = _frame_parser(sub, "audit-llm", "label the audit-frame cells with Claude (cached; needs a key or cache)",
+                        "verdict CSV, usable as --labels of audit-compare")
     llm.add_argument("--dry-run", action="store_true", help="estimate calls and dollars; send nothing")
     llm.set_defaults(handler=_audit_llm)
 
@@ -58,6 +51,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bridge.add_argument("--run", required=True, help="a `locomo run` output directory")
     bridge.add_argument("--out", default=None, help="JSON file (default: print)")
     bridge.set_defaults(handler=_bridge)
+
+
+def _frame_parser(sub, name: str, help_text: str, out_help: str) -> argparse.ArgumentParser:
+    """The audit frame's cells are chosen the same way by every command that uses them."""
+    parser = sub.add_parser(name, help=help_text)
+    parser.add_argument("--packages", required=True)
+    parser.add_argument("--out", required=True, help=out_help)
+    parser.add_argument("--zero-rate", type=float, default=0.2, help="share of zero cells sampled per kind")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
 
 
 def _budgets(text: str) -> list[float]:
