@@ -22,18 +22,52 @@ class MissingResults(FileNotFoundError):
     pass
 
 
-def _need(path: Path, notebook: str) -> Path:
+def need_input(path: Path, notebook: str) -> Path:
     if not path.exists():
         raise MissingResults(f"{path} is missing: execute notebook {notebook} first (make reproduce)")
     return path
 
 
-def _json(path: Path, notebook: str) -> dict:
-    return json.loads(_need(path, notebook).read_text())
+def read_input_json(path: Path, notebook: str) -> dict:
+    return json.loads(need_input(path, notebook).read_text())
+
+
+def base_sweep_summary(root: Path) -> dict:
+    return read_input_json(root / "03_memaudit_small" / "sweep" / "summary.json", "03_memaudit_small")
+
+
+def stress_summaries(root: Path) -> dict[str, dict]:
+    """Notebook 04's sweep summaries by distribution name."""
+    base = root / "04_memaudit_validity"
+    dirs = sorted(need_input(base, "04_memaudit_validity").glob("sweep_*"))
+    if not dirs:
+        raise MissingResults(f"no sweep_* under {base}: execute notebook 04_memaudit_validity first")
+    return {d.name.removeprefix("sweep_"): json.loads((d / "summary.json").read_text()) for d in dirs}
+
+
+def natural_summary(root: Path) -> dict:
+    return read_input_json(root / "05_memaudit_natural87" / "sweep" / "summary.json", "05_memaudit_natural87")
+
+
+def natural_raw_rows(root: Path) -> list[dict]:
+    path = root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl"
+    return list(read_rows(need_input(path, "05_memaudit_natural87")))
+
+
+def graph_study_summary(root: Path) -> dict:
+    return read_input_json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
+
+
+def locomo_run_dir(root: Path) -> Path:
+    """The judged (Claude-reader) run of notebook 02 when one was stored, else the offline run."""
+    judged = root / "02_full_run" / "run_claude"
+    return judged if (judged / "answers.jsonl").exists() else root / "02_full_run" / "run"
 
 
 def sweep_figure(root: Path):
-    summary = _json(root / "03_memaudit_small" / "sweep" / "summary.json", "03_memaudit_small")
+    from memeval.memaudit.report import PUBLISHED_BASE
+
+    summary = base_sweep_summary(root)
     df = pd.DataFrame(summary["rows"])
     with style():
         fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE * 0.7, 3.2))
@@ -41,6 +75,9 @@ def sweep_figure(root: Path):
             part = part.sort_values("budget")
             ax.plot(part["budget"], part["mean_ratio"], marker="o", ms=3, label=method, color=color(method))
             ax.fill_between(part["budget"], part["ci_low"], part["ci_high"], alpha=0.15, color=color(method))
+        for i, by_budget in enumerate(PUBLISHED_BASE.values()):
+            ax.scatter(list(by_budget), list(by_budget.values()), marker="x", s=25, color="black", zorder=3,
+                       label="paper" if i == 0 else None)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("budget B")
         ax.set_ylabel("F(X) / OPT")
@@ -48,21 +85,17 @@ def sweep_figure(root: Path):
         ax.legend(ncol=2)
     caption = (f"Exact budget sweep on MEMAUDIT-Small `base` ({summary['packages']} seeded packages): mean ratio "
                f"of each writer to the certified OPT ({summary['opt_certified']}/{summary['opt_rows']} OPT rows "
-               "certified), bootstrap 95% bands over packages. It does not show natural text or answer quality: "
+               "certified), bootstrap 95% bands over packages; crosses mark the paper's published "
+               f"{', '.join(PUBLISHED_BASE)} ratios. It does not show natural text or answer quality: "
                "synthetic packages only.")
     return fig, caption
 
 
 def validity_figure(root: Path):
-    base = root / "04_memaudit_validity"
-    dirs = sorted(_need(base, "04_memaudit_validity").glob("sweep_*"))
-    if not dirs:
-        raise MissingResults(f"no sweep_* under {base}: execute notebook 04_memaudit_validity first")
-    rows = []
-    for d in dirs:
-        for r in json.loads((d / "summary.json").read_text())["rows"]:
-            rows.append({"distribution": d.name.removeprefix("sweep_"), **r})
-    df = pd.DataFrame(rows)
+    from memeval.memaudit.report import PUBLISHED_STRESS_NO_TOMBSTONE_B6
+
+    df = pd.DataFrame([{"distribution": name, **r} for name, summary in stress_summaries(root).items()
+                       for r in summary["rows"]])
     budget = float(df["budget"].max())
     heat = df[(df["budget"] == budget) & (df["method"] != "opt")].pivot_table(
         index="distribution", columns="method", values="mean_ratio")
@@ -72,6 +105,10 @@ def validity_figure(root: Path):
         ax.set_xticks(range(heat.shape[1]), heat.columns, rotation=45, ha="right")
         ax.set_yticks(range(heat.shape[0]), heat.index)
         ax.grid(False)
+        for (i, j), value in np.ndenumerate(heat.values.astype(float)):
+            if value == value:
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if value < 0.6 else "black")
         fig.colorbar(image, ax=ax, label="F / OPT")
         if "no_tombstone_opt" in heat:
             gap = 1 - heat["no_tombstone_opt"]
@@ -79,20 +116,22 @@ def validity_figure(root: Path):
             bx.set_yticks(range(len(gap)), [])
             bx.set_ylim(len(gap) - 0.5, -0.5)  # the heatmap's row order, top to bottom
             bx.set_xlabel("frontier gap (1 − no-tombstone/OPT)")
+            if budget == 6:
+                published = [(i, 1 - PUBLISHED_STRESS_NO_TOMBSTONE_B6[d]) for i, d in enumerate(gap.index)
+                             if d in PUBLISHED_STRESS_NO_TOMBSTONE_B6]
+                bx.scatter([g for _, g in published], [i for i, _ in published], marker="x", color="black",
+                           zorder=3, label="paper")
+                bx.legend(loc="upper right")
     caption = (f"Stress suite at B = {budget:g}: mean ratio to OPT per writer and distribution, and the frontier "
                "gap — the share of OPT that needs tombstones or compound updates. It does not show how any real "
                "system behaves: the distributions are synthetic and built to stress invalidation.")
     return fig, caption
 
 
-def _natural_summary(root: Path) -> dict:
-    return _json(root / "05_memaudit_natural87" / "sweep" / "summary.json", "05_memaudit_natural87")
-
-
 def natural_writers_figure(root: Path):
     from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
 
-    df = pd.DataFrame(_natural_summary(root)["rows"])
+    df = pd.DataFrame(natural_summary(root)["rows"])
     df = df[~df["method"].str.startswith("union:") & (df["method"] != "opt")]
     budgets = sorted(df["budget"].unique())
     methods = sorted(df["method"].unique())
@@ -119,7 +158,7 @@ def natural_writers_figure(root: Path):
 
 
 def natural_stores_figure(root: Path):
-    rows = read_rows(_need(root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl", "05_memaudit_natural87"))
+    rows = natural_raw_rows(root)
     df = pd.DataFrame([r for r in rows if str(r["method"]).startswith("union:") and r.get("ratio") is not None])
     if df.empty:
         raise MissingResults("no union rows in the natural sweep: execute notebook 05_memaudit_natural87")
@@ -146,8 +185,8 @@ def natural_stores_figure(root: Path):
 def bridge_figure(root: Path):
     from memeval.natural.bridge import bridge_pairs, bridge_table
 
-    rows = read_rows(_need(root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl", "05_memaudit_natural87"))
-    run = _need(root / "05_memaudit_natural87" / "qa_run", "05_memaudit_natural87")
+    rows = natural_raw_rows(root)
+    run = need_input(root / "05_memaudit_natural87" / "qa_run", "05_memaudit_natural87")
     pairs = bridge_pairs(rows, run)
     budget = max((p["budget"] for p in pairs), default=0.0)
     chosen = [p for p in pairs if p["pruning"] == "salience" and p["budget"] == budget]
@@ -171,23 +210,24 @@ def bridge_figure(root: Path):
 
 
 def locomo_figure(root: Path):
+    from memeval.baselines import f1_baselines
     from memeval.qa.answer_pass import load_answers
     from memeval.reports.run_report import recall_curve_means
-    from memeval.scoring.aggregate import by_category
+    from memeval.scoring.aggregate import by_category, overall_mean
 
-    judged = root / "02_full_run" / "run_claude"
-    run = judged if (judged / "answers.jsonl").exists() else root / "02_full_run" / "run"
-    answers = load_answers(_need(run / "answers.jsonl", "02_full_run"))
+    run = locomo_run_dir(root)
+    answers = load_answers(need_input(run / "answers.jsonl", "02_full_run"))
     systems: dict[str, list] = {}
     for r in answers:
         systems.setdefault(r["system"], []).append(r)
     judgments: dict[str, list] = {}
     for j in read_rows(run / "judgments.jsonl"):
         judgments.setdefault(j["system"], []).append(j)
+    published = [b for b in f1_baselines("locomo") if b.overall is not None]
     with style():
-        panels = 3 if judgments else 2
-        fig, axes = plt.subplots(1, panels, figsize=(WIDTH_DOUBLE * panels / 2, 3.0))
-        ax, bx = axes[0], axes[1]
+        panels = 4 if judgments else 3
+        fig, axes = plt.subplots(1, panels, figsize=(WIDTH_DOUBLE * panels / 2.4, 3.0))
+        ax, ox, bx = axes[0], axes[1], axes[2]
         cats = [1, 2, 3, 4, 5]
         width = 0.8 / max(1, len(systems))
         for i, (name, rows) in enumerate(systems.items()):
@@ -197,10 +237,18 @@ def locomo_figure(root: Path):
             curve = recall_curve_means(rows)
             if curve:
                 bx.plot(range(1, len(curve) + 1), [100 * v for v in curve], label=name, color=color(name))
-        ax.set_xticks(np.arange(5) + width * (len(systems) - 1) / 2, ["multi-hop", "temporal", "open", "single",
-                                                                      "advers."])
+        ax.set_xticks(np.arange(5) + width * (len(systems) - 1) / 2,
+                      ["multi-hop", "temporal", "open", "single", "advers."], rotation=30, ha="right")
         ax.set_ylabel("F1 ×100 (locomo mode)")
         ax.legend()
+        overall = [(name, 100 * overall_mean([r for r in rows if r.get("category") in (1, 2, 3, 4)]))
+                   for name, rows in systems.items()]
+        labels = [name for name, _ in overall] + [f"{b.system} (published)" for b in published]
+        ox.barh(labels, [v for _, v in overall] + [b.overall for b in published],
+                color=[color(name) for name, _ in overall] + ["#bbbbbb"] * len(published))
+        ox.invert_yaxis()
+        ox.tick_params(axis="y", labelsize=6)
+        ox.set_xlabel("overall F1 ×100, categories 1–4")
         bx.set_xlabel("k")
         bx.set_ylabel("evidence recall@k ×100")
         bx.set_ylim(0, 100)
@@ -208,7 +256,7 @@ def locomo_figure(root: Path):
             from memeval.baselines import J_BASELINES
             from memeval.scoring.aggregate import pool_judgments
 
-            cx = axes[2]
+            cx = axes[3]
             names = list(judgments)
             means = [pool_judgments([j for j in judgments[n] if j["category"] in (1, 2, 3, 4)]).mean for n in names]
             cx.barh(names, means, color=[color(n) for n in names])
@@ -218,18 +266,20 @@ def locomo_figure(root: Path):
                     cx.text(b.overall, len(names) - 0.5, b.system, rotation=90, fontsize=5, va="top")
             cx.set_xlabel("J, categories 1–4 (dotted: Mem0-paper J)")
             cx.set_xlim(0, 100)
+        fig.tight_layout()
     reader = next(iter(answers), {}).get("answerer", "")
     conversations = len({r["conversation_id"] for r in answers})
-    caption = (f"LoCoMo, {conversations} conversations, {len(answers)} answers: F1 by category (official scorer) "
-               f"and evidence recall@k of the ranked systems. Reader: {reader}. It does not show LLM answer "
-               "quality when the reader is extractive (a sentence-overlap baseline, far below the published LLM "
-               "rows, e.g. RAG-observations 41.4), nor J unless a judge ran; published J used another judge "
-               "(gpt-4o-mini, binary), so the J panel compares protocols as much as systems.")
+    caption = (f"LoCoMo, {conversations} conversations, {len(answers)} answers: F1 by category (official scorer), "
+               "overall F1 beside the LoCoMo paper's overall rows (grey, same scorer, LLM readers), and evidence "
+               f"recall@k of the ranked systems. Reader: {reader}. It does not show LLM answer quality when the "
+               "reader is extractive (a sentence-overlap baseline, far below the published LLM rows), nor J unless "
+               "a judge ran; published J used another judge (gpt-4o-mini, binary), so the J panel compares "
+               "protocols as much as systems.")
     return fig, caption
 
 
 def graph_study_figure(root: Path):
-    summary = _json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
+    summary = graph_study_summary(root)
     df = pd.DataFrame(summary["rows"])
     types = ["fact", "preference", "relation", "multi-hop", "all"]
     systems = sorted(df["system"].unique())

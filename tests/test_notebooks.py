@@ -151,6 +151,33 @@ def test_publication_notebook(workspace):
         for ext in ("pdf", "png"):
             assert (workspace / "figures" / f"{name}.{ext}").stat().st_size > 5_000
         assert "does not show" in metrics["captions"][name], name
+    assert set(metrics["tables"]) == {"tab_memaudit_base", "tab_memaudit_stress", "tab_natural_writers",
+                                      "tab_natural_stores", "tab_locomo_f1", "tab_evidence_recall",
+                                      "tab_graph_study", "tab_headline"}
+    assert set(metrics["not_measured"]) == {"tab_locomo_j"}, "offline, J must be reported as not measured"
+    for name in metrics["tables"]:
+        text = (workspace / "figures" / f"{name}.md").read_text()
+        assert text.startswith(metrics["captions"][name]) and "does not show" in text, name
+
+    import pandas as pd
+
+    stress = pd.read_csv(workspace / "figures" / "tab_memaudit_stress.csv", index_col="distribution")
+    validity = _run("04_memaudit_validity", workspace)
+    for dist, value in validity["no_tombstone_opt"].items():
+        assert stress.loc[dist, "no_tombstone_opt"] == pytest.approx(value, abs=5e-4), dist
+    assert stress.loc["update_chain", "paper_no_tombstone_opt"] == 0.513
+    base = pd.read_csv(workspace / "figures" / "tab_memaudit_base.csv")
+    small = _run("03_memaudit_small", workspace)
+    ours = base[(base["method"] == "no_tombstone_opt") & (base["budget"].astype(str) == "2")]["ours"].astype(float).item()
+    assert ours == pytest.approx(small["ratios"]["no_tombstone_opt@2"], abs=5e-4)
+    headline = (workspace / "figures" / "tab_headline.md").read_text()
+    assert "execute notebook" not in headline
+    memaudit_row = next(line for line in headline.splitlines() if "no_tombstone_opt / OPT at B = 2, 4, 8, 16" in line)
+    cells = [c.strip() for c in memaudit_row.strip("|").split("|")]
+    assert cells[1] == f"{small['ratios']['no_tombstone_opt@2']:.3f}, {small['ratios']['no_tombstone_opt@4']:.3f}, –, " \
+                       f"{small['ratios']['no_tombstone_opt@16']:.3f}"
+    assert cells[2] == "0.523, 0.654, 0.689, 0.815" and len(cells[4].removesuffix("-dirty")) == 10
+    assert "| LoCoMo J (categories 1–4) | not measured: no judge ran" in headline
 
 
 def test_publication_reports_missing_inputs(tmp_path):

@@ -9,11 +9,60 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
     fig, caption = locomo_figure(tmp_path)
-    assert len(fig.axes) == 2 and "1 conversations, 20 answers" in caption
+    assert len(fig.axes) == 3 and "1 conversations, 20 answers" in caption
+    overall = fig.axes[1]
+    labels = [t.get_text() for t in overall.get_yticklabels()]
+    assert labels[0] == "rag_turns" and "RAG-observations (published)" in labels
+    published = dict(zip(labels, [b.get_width() for b in overall.patches], strict=True))
+    assert published["RAG-observations (published)"] == 41.4
     rows = [{"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "protocol": "graded",
              "scores": [50.0], "mean": 50.0, "std": None, "run_count": 1} for i in range(3)]
     (run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     fig, _ = locomo_figure(tmp_path)
-    assert len(fig.axes) == 3
-    bars = fig.axes[2].patches
+    assert len(fig.axes) == 4
+    bars = fig.axes[3].patches
     assert [round(b.get_width(), 6) for b in bars] == [50.0]
+
+
+def test_locomo_tables_score_both_f1_modes_and_refuse_j_without_judgments(locomo_dir, tmp_path):
+    import pytest
+
+    from memeval.publication_tables import NotMeasured, locomo_f1_table, locomo_j_table
+    from memeval.qa.answer_pass import load_answers
+    from memeval.scoring.f1 import score_f1
+
+    run = tmp_path / "02_full_run" / "run"
+    run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
+                               systems=["rag_turns"], progress=False))
+    table = locomo_f1_table(tmp_path)
+    locomo_part, mem0_part = table.markdown.split("F1 mode: `locomo`")
+    rows = [r for r in load_answers(run / "answers.jsonl") if r["category"] in (1, 2, 3, 4)]
+    mem0_mean = sum(score_f1(r["prediction"], r["gold"], r["category"], "mem0") for r in rows) / len(rows)
+    assert "| rag_turns |" in mem0_part and f"{100 * mem0_mean:.2f} | {len(rows)} |" in mem0_part
+    assert "| Mem0 (published) | 38.72 | 48.93 | 28.64 | 47.65 |" in mem0_part
+    assert "| RAG-observations (published) |" in locomo_part and "Mem0 (published)" not in locomo_part
+    with pytest.raises(NotMeasured, match="J needs an LLM judge"):
+        locomo_j_table(tmp_path)
+
+
+def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
+    import pandas as pd
+    import pytest
+
+    from memeval.publication import MissingResults
+    from memeval.publication_tables import TABLES, PublishedTable, frame_markdown, save_table
+
+    for name, build in TABLES.items():
+        if name == "tab_headline":
+            rows = build(tmp_path).markdown.splitlines()[2:]
+            assert len(rows) == 4 and all("execute notebook" in row for row in rows), rows
+            continue
+        with pytest.raises(MissingResults, match="execute notebook"):
+            build(tmp_path)
+    frame = pd.DataFrame({"ratio": [0.5234, float("nan")]}, index=pd.Index(["gvt", "random"], name="method"))
+    assert frame_markdown(frame).splitlines() == ["| method | ratio |", "|---|---|", "| gvt | 0.523 |",
+                                                  "| random | – |"]
+    paths = save_table(PublishedTable(frame_markdown(frame), frame, "What it does not show."), "tab_x", tmp_path)
+    assert [p.name for p in paths] == ["tab_x.md", "tab_x.csv"]
+    assert paths[0].read_text().startswith("What it does not show.\n\n| method | ratio |")
+    assert pd.read_csv(paths[1], index_col="method")["ratio"].iloc[0] == 0.5234

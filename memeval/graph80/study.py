@@ -18,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from memeval.artifacts import write_json_atomic
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.manifest import base_manifest
 from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
 from memeval.memory.entities import base_form
 from memeval.memory.extraction import Source, extract_llm
@@ -202,6 +204,7 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
                "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},
                "score_kind": rows[0]["score_kind"] if rows else None, "published_reference": PUBLISHED}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", config=vars(config)))
     return summary
 
 
