@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from memeval.commands import data, graph80, locomo, memaudit, natural, reproduce, score
-from memeval.errors import DataNotFoundError, InputError
+from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 
 COMMAND_MODULES = [data, score, locomo, memaudit, natural, graph80, reproduce]
 
@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, DataNotFoundError) as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)
         return 2
+    except NotebookFailed as exc:
+        print(f"memeval: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("memeval: interrupted", file=sys.stderr)
         return 130

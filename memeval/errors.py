@@ -15,3 +15,11 @@ class InputError(ValueError):
 
 class DataNotFoundError(FileNotFoundError):
     """No data set where we looked; the message says which command fetches it."""
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook raised during `memeval reproduce`; the executed copy (with the traceback) is kept for reading."""
+
+    def __init__(self, notebook: str, executed: str, cause: str):
+        self.executed = executed
+        super().__init__(f"{notebook} failed ({cause}); the executed copy with the error is {executed}")

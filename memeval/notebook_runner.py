@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memeval.data.paths import project_root
+from memeval.errors import NotebookFailed
 
 
 def strip_outputs(nb_path: str | Path) -> bool:
@@ -87,6 +88,8 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
               judged: bool = False) -> list[dict]:
     """Run every notebook on its offline defaults (or the judged configuration), in name order, rendering
     each as it finishes."""
+    from papermill.exceptions import PapermillExecutionError
+
     notebooks = sorted(Path(notebooks_dir).glob("[0-9]*.ipynb"))
     if only:
         notebooks = [nb for nb in notebooks if any(nb.stem.startswith(o) for o in only)]
@@ -95,7 +98,12 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
         start = time.perf_counter()
         print(f"[{i}/{len(notebooks)}] {nb.name} ...", flush=True)
         params = JUDGED_PARAMETERS.get(nb.stem, {}) if judged else {}
-        executed = execute_notebook(nb, Path(out_dir) / nb.name, params)
+        executed = Path(out_dir) / nb.name
+        try:
+            execute_notebook(nb, executed, params)
+        except PapermillExecutionError as exc:
+            render_html(executed)
+            raise NotebookFailed(nb.name, str(executed), f"{exc.ename} in cell {exc.exec_count}") from None
         html = render_html(executed)
         bare = render_html(executed, no_input=True)
         seconds = time.perf_counter() - start

@@ -20,11 +20,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     import os
+    from pathlib import Path
 
-    os.environ["MEMEVAL_FIGURES"] = os.path.abspath(args.figures)
+    from memeval.artifacts import write_json_atomic
+    from memeval.manifest import base_manifest
+
     if args.judged:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
-    results = reproduce(args.notebooks, args.out, args.only, judged=args.judged)
+    locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
+                 "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
+    before = {name: os.environ.get(name) for name in locations}
+    os.environ.update(locations)  # the notebook kernels inherit them
+    try:
+        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     total = sum(r["seconds"] for r in results)
-    print(f"{len(results)} notebook(s) executed in {total:.1f} s; reports in {args.out}/")
+    manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
+                                 base_manifest(command="reproduce", judged=args.judged, only=args.only,
+                                               notebooks=results, notebook_seconds=total))
+    print(f"{len(results)} notebook(s) executed in {total:.1f} s; reports in {args.out}/ ({manifest.name})")
+    headline = Path(args.figures) / "tab_headline.md"
+    if headline.exists():
+        print(f"headline results (the README's Results table): {headline}")
     return 0
