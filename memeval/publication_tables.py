@@ -257,7 +257,13 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     commit = _commit(run)
     names = list(by_system)
     questions = len(next(iter(by_system.values()), []))
-    command = f"`memeval locomo run --systems {','.join(names)}` (notebook 02)"
+    judgments: dict[str, list[dict]] = {}
+    for row in read_rows(run / "judgments.jsonl") if (run / "judgments.jsonl").exists() else []:
+        judgments.setdefault(row["system"], []).append(row)
+    protocols = sorted({j["protocol"] for rows in judgments.values() for j in rows})
+    flags = "" if run.name == "run" else f" --answerer {run.name.removeprefix('run_')}"
+    flags += "".join(f" --judge {p}" for p in protocols)
+    command = f"`memeval locomo run --systems {','.join(names)}{flags}` (notebook 02)"
     published = ", ".join(f"{b.system} {b.overall:.1f}" for b in f1_baselines("locomo")
                           if b.overall is not None and b.system != "Human")
     rows = [[f"LoCoMo F1 ×100 (official scorer, categories 1–4, {questions} questions, {_reader(by_system)} "
@@ -269,17 +275,15 @@ def _locomo_rows(root: Path) -> list[list[str]]:
         rows.append([f"LoCoMo evidence recall@10 ×100: {' / '.join(ranked)}",
                      " / ".join(f"{100 * recall_curve_means(by_system[n])[9]:.1f}" for n in ranked),
                      "— (not published)", "same", commit])
-    judgments: dict[str, list[dict]] = {}
-    for row in read_rows(run / "judgments.jsonl") if (run / "judgments.jsonl").exists() else []:
-        judgments.setdefault(row["system"], []).append(row)
     mem0_j = next(b.overall for b in J_BASELINES if b.system == "Mem0")
     if judgments:
         ours = " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in (1, 2, 3, 4)]).mean:.2f}"
-                          for n, rows in judgments.items())
+                          for n, rows in judgments.items()) + f" ({', '.join(protocols)} judge)"
     else:
         ours = "not measured: no judge ran (no endpoint here)"
+        command = "`memeval locomo run --answerer claude --judge graded`"
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
-                 "`memeval locomo run --answerer claude --judge graded`", commit if judgments else "–"])
+                 command, commit if judgments else "–"])
     proto = root / "01_prototype_scoring" / "run"
     if (proto / "answers.jsonl").exists():
         rag = _answers_by_system(proto).get("rag_turns")

@@ -197,3 +197,47 @@ def test_judged_configuration_names_real_parameters():
         source = "".join(cell["source"])
         for key in params:
             assert f"\n{key} = " in "\n" + source, (name, key)
+
+
+@pytest.mark.notebook
+def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(tmp_path, monkeypatch):
+    """Notebook 02 with the judged parameters against a loopback Anthropic server, then again with no key from
+    the shared cache (sending nothing); the publication tables then carry J, and the key is in no file."""
+    from memeval.notebook_runner import JUDGED_PARAMETERS
+    from memeval.publication_tables import headline_table, locomo_j_table
+    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+
+    def responder(body):
+        return "7 May 2023" if "Answer:" in body["messages"][0]["content"] else '{"score": 80, "explanation": "ok"}'
+
+    params = {**JUDGED_PARAMETERS["02_full_run"], "conversations": "conv-26", "questions": 3,
+              "systems": ["rag_turns"], "judge_runs": 2}
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "shared-cache"))
+    with FakeAnthropic(responder=responder) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        keyed = tmp_path / "keyed"
+        execute_notebook(NOTEBOOKS / "02_full_run.ipynb", keyed / "02_full_run.ipynb",
+                         {**params, "artifacts_dir": str(keyed / "artifacts" / "02_full_run"),
+                          "figures_dir": str(keyed / "figures")}, progress=False)
+        sent = len(server.received)
+        assert sent == 3 + 3 * 2
+        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        replayed = tmp_path / "replayed"
+        execute_notebook(NOTEBOOKS / "02_full_run.ipynb", replayed / "02_full_run.ipynb",
+                         {**params, "artifacts_dir": str(replayed / "artifacts" / "02_full_run"),
+                          "figures_dir": str(replayed / "figures")}, progress=False)
+        assert len(server.received) == sent, "the shared cache must answer everything"
+    for root in (keyed, replayed):
+        metrics = json.loads((root / "artifacts" / "02_full_run" / "metrics.json").read_text())
+        assert metrics["judged"] == {"rag_turns": 3}
+        assert metrics["run_dir"].endswith("run_claude")
+        j_table = locomo_j_table(root / "artifacts").markdown
+        assert "| rag_turns | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" in j_table
+        headline = headline_table(root / "artifacts").markdown
+        command = "`memeval locomo run --systems rag_turns --answerer claude --judge graded` (notebook 02)"
+        assert "| LoCoMo J (categories 1–4) | rag_turns 80.00 (graded judge) | Mem0 66.88" in headline
+        assert "3 questions, claude reader" in headline and command in headline
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert TEST_SECRET.encode() not in path.read_bytes(), path
