@@ -180,6 +180,39 @@ def test_publication_notebook(workspace):
     assert "| LoCoMo J (categories 1–4) | not measured: no judge ran" in headline
 
 
+@pytest.mark.notebook
+def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
+    """The publication layer reads stored results only: every builder still works with solvers and LLM calls
+    made to fail."""
+    import cvxpy
+
+    import memeval.llm.client as llm_client
+    import memeval.memaudit.solvers as solvers
+    import memeval.memaudit.writers as writers
+    from memeval.publication import FIGURES
+    from memeval.publication_tables import TABLES, NotMeasured
+
+    for name in ("02_full_run", "03_memaudit_small", "04_memaudit_validity", "05_memaudit_natural87",
+                 "06_memory_graph_study"):
+        _run(name, workspace)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the publication layer called a solver or an LLM")
+
+    for owner, attribute in ((cvxpy.Problem, "solve"), (solvers, "solve_bnb"), (writers, "solve_bnb"),
+                             (writers, "run_writer"), (llm_client.LLMClient, "complete"),
+                             (llm_client.LLMClient, "complete_many")):
+        monkeypatch.setattr(owner, attribute, forbidden)
+    for build in FIGURES.values():
+        build(workspace / "artifacts")
+    for name, build in TABLES.items():
+        if name == "tab_locomo_j":
+            with pytest.raises(NotMeasured):
+                build(workspace / "artifacts")
+        else:
+            build(workspace / "artifacts")
+
+
 def test_publication_reports_missing_inputs(tmp_path):
     from memeval.publication import FIGURES, MissingResults
 
