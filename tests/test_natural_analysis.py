@@ -1,6 +1,7 @@
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from memeval.cli import main
@@ -125,6 +126,23 @@ def test_bridge_joins_union_rows_to_qa_outcomes(tmp_path):
     assert table["f1"]["rho"] == pytest.approx(1.0) and table["evidence_recall"]["rho"] == pytest.approx(-1.0)
     assert "j" not in table
     assert spearman_interval([1, 1, 1], [1, 2, 3])["rho"] is None
+
+
+def test_bootstrap_spearman_rows_match_scipy_on_tied_data():
+    from scipy.stats import spearmanr
+
+    from memeval.natural.bridge import _row_spearman
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, (300, 9)) / 4  # union ratios and recalls are heavily tied
+    y = rng.integers(0, 3, (300, 9)) / 2
+    mine = _row_spearman(x, y)
+    constant = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0)
+    assert np.isnan(mine[constant]).all()
+    reference = [spearmanr(a, b).statistic for a, b, c in zip(x, y, constant, strict=True) if not c]
+    np.testing.assert_allclose(mine[~constant], reference, rtol=0, atol=1e-12)
+    interval = spearman_interval(x[0], y[0] + x[0], n_boot=400, seed=1)
+    assert interval["low"] <= interval["rho"] <= interval["high"]
 
 
 def test_natural_cli_analysis_commands(locomo_dir, tmp_path):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from memeval.jsonl import read_rows
 from memeval.qa.answer_pass import load_answers
@@ -26,19 +26,27 @@ def sample_id_of(package_id: str) -> str:
     return f"{conversation}:q{question}"
 
 
+def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row pair (average ranks for ties, as scipy), NaN where a row is constant."""
+    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    denom = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (rx * ry).sum(axis=1) / denom, np.nan)
+
+
 def spearman_interval(x: Sequence[float], y: Sequence[float], n_boot: int = 2000, seed: int = 0) -> dict:
+    """rho with a percentile bootstrap; resamples where either side is constant are left out."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return {"rho": None, "low": None, "high": None, "n": int(len(x)),
                 "note": "fewer than 3 pairs or a constant variable: rho undefined"}
     rho = float(spearmanr(x, y).statistic)
-    rng = np.random.default_rng(seed)
-    boots = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, len(x), len(x))
-        if np.ptp(x[idx]) > 0 and np.ptp(y[idx]) > 0:
-            boots.append(spearmanr(x[idx], y[idx]).statistic)
-    low, high = np.quantile(boots, [0.025, 0.975]) if boots else (np.nan, np.nan)
+    idx = np.random.default_rng(seed).integers(0, len(x), (n_boot, len(x)))
+    boots = _row_spearman(x[idx], y[idx])
+    boots = boots[~np.isnan(boots)]
+    low, high = np.quantile(boots, [0.025, 0.975]) if len(boots) else (np.nan, np.nan)
     return {"rho": rho, "low": float(low), "high": float(high), "n": int(len(x)), "note": ""}
 
 
