@@ -52,6 +52,15 @@ def test_label_noise_is_seeded_and_zero_rate_is_identity(packages):
         assert stats["mean_abs_ratio_change"] == 0.0
 
 
+def test_sensitivity_reuses_k1_as_the_clean_reference(packages):
+    from memeval.natural.sensitivity import sensitivity
+
+    result = sensitivity(packages[:2], [30], noise_rate=0.2, noise_seeds=1)
+    assert result["label_noise"]["clean"] == result["k1"] == mean_ratios(score_packages(packages[:2], [30]))
+    recomputed = label_noise(packages[:2], [30], rate=0.2, seeds=(0,))
+    assert recomputed["runs"] == result["label_noise"]["runs"]
+
+
 def test_audit_frame_roundtrip_and_agreement(packages, tmp_path):
     labels = rule_labels(packages)
     cells = frame_cells(packages)

@@ -75,15 +75,10 @@ def _budgets(text: str) -> list[float]:
 def _sensitivity(args: argparse.Namespace) -> int:
     from memeval.artifacts import write_json_atomic
     from memeval.natural.build import load_packages
-    from memeval.natural.sensitivity import label_noise, mean_ratios, score_packages, with_cost_rule
+    from memeval.natural.sensitivity import sensitivity
 
     packages, budgets = load_packages(args.packages), _budgets(args.budgets)
-    result = {
-        "k1": mean_ratios(score_packages(packages, budgets)),
-        "k2": mean_ratios(score_packages(packages, budgets, max_per_group=2)),
-        "bytes": mean_ratios(score_packages([with_cost_rule(p, "bytes") for p in packages], budgets)),
-        "label_noise": label_noise(packages, budgets, args.noise_rate, tuple(range(args.noise_seeds))),
-    }
+    result = sensitivity(packages, budgets, args.noise_rate, args.noise_seeds)
     write_json_atomic(args.out, _stringify_keys(result))
     print(f"sensitivity of {len(packages)} packages -> {args.out}")
     return 0

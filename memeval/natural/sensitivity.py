@@ -86,11 +86,24 @@ def ranking_stability(clean: dict[tuple[float, str], float], noisy: dict[tuple[f
 
 
 def label_noise(packages: Sequence[Package], budgets: Sequence[float], rate: float = 0.1,
-                seeds: Sequence[int] = (0, 1, 2), methods: Sequence[str] = NATURAL_WRITERS) -> dict:
-    clean = mean_ratios(score_packages(packages, budgets, methods))
+                seeds: Sequence[int] = (0, 1, 2), methods: Sequence[str] = NATURAL_WRITERS,
+                clean: dict[tuple[float, str], float] | None = None) -> dict:
+    """`clean`: the mean ratios of the unperturbed packages when already computed for these methods."""
+    if clean is None:
+        clean = mean_ratios(score_packages(packages, budgets, methods))
     runs = []
     for seed in seeds:
         noisy = mean_ratios(score_packages([noisy_package(p, rate, seed * 1000 + i)
                                             for i, p in enumerate(packages)], budgets, methods))
         runs.append({"seed": seed, "by_budget": ranking_stability(clean, noisy, budgets), "mean_ratios": noisy})
     return {"rate": rate, "clean": clean, "runs": runs}
+
+
+def sensitivity(packages: Sequence[Package], budgets: Sequence[float], noise_rate: float = 0.1,
+                noise_seeds: int = 3) -> dict:
+    """All three analyses; the k = 1 word-cost ratios double as label noise's clean reference."""
+    k1 = mean_ratios(score_packages(packages, budgets))
+    return {"k1": k1,
+            "k2": mean_ratios(score_packages(packages, budgets, max_per_group=2)),
+            "bytes": mean_ratios(score_packages([with_cost_rule(p, "bytes") for p in packages], budgets)),
+            "label_noise": label_noise(packages, budgets, noise_rate, tuple(range(noise_seeds)), clean=k1)}
