@@ -17,11 +17,20 @@ from memeval.data.locomo import QA, Conversation
 from memeval.jsonl import JsonlWriter, read_rows
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, build_system
-from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer, render_memories
+from memeval.qa.answer import (
+    ANSWER_MODEL,
+    EXTRACTIVE_LABEL,
+    Memory,
+    answer_request,
+    extractive_answer,
+    render_memories,
+)
 from memeval.qa.evidence import evidence_recall, recall_curve
+from memeval.qa.official import official_prediction, official_request, render_official_context
 from memeval.scoring.f1 import score_f1
 
-ANSWERERS = ("extractive", "claude")
+ANSWERERS = ("extractive", "claude", "claude_official")
+LLM_ANSWERERS = ("claude", "claude_official")  # claude_official: the LoCoMo paper's prompt (qa/official.py)
 RECALL_K_MAX = 50
 
 
@@ -69,8 +78,18 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
     return system, searched
 
 
-def answer_requests(searched) -> list:
+def answer_requests(searched, conversation: Conversation, answerer: str = "claude") -> list:
+    if answerer == "claude_official":
+        return [official_request(conversation, qa, used, ANSWER_MODEL) for qa, _, used, _ in searched]
     return [answer_request(qa.question, _to_memories(used)) for qa, _, used, _ in searched]
+
+
+def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answerer: str) -> int:
+    if not used:
+        return 0
+    if answerer == "claude_official":
+        return approx_tokens(render_official_context(conversation, used))
+    return approx_tokens(render_memories(_to_memories(used)))
 
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
@@ -90,12 +109,15 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             start = time.perf_counter()
             predictions.append((extractive_answer(qa.question, _to_memories(used)), time.perf_counter() - start,
                                 None))
-    elif settings.answerer == "claude":
+    elif settings.answerer in LLM_ANSWERERS:
         if client is None:
-            raise ValueError("the claude answerer needs an LLM client")
-        for out in client.complete_many(answer_requests(searched)):
+            raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
+        replies = client.complete_many(answer_requests(searched, conversation, settings.answerer))
+        for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):
                 predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
+            elif settings.answerer == "claude_official":
+                predictions.append((official_prediction(qa, out.text), out.latency_s, None))
             else:
                 predictions.append((out.text.strip(), out.latency_s, None))
     else:
@@ -122,7 +144,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             "retrieved_ids": retrieved_ids,
             "latency_search_s": search_s,
             "latency_total_s": search_s + answer_s,
-            "context_tokens": approx_tokens(render_memories(_to_memories(used))) if used else 0,
+            "context_tokens": _context_tokens(conversation, used, settings.answerer),
             "error": error,
         })
     return rows

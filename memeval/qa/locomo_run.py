@@ -23,6 +23,7 @@ from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
     ANSWERERS,
+    LLM_ANSWERERS,
     AnswerSettings,
     answer_requests,
     load_answers,
@@ -101,7 +102,7 @@ def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
 
 
 def _needs_llm(config: LocomoRunConfig) -> bool:
-    return (config.answerer == "claude" or config.judge != "none"
+    return (config.answerer in LLM_ANSWERERS or config.judge != "none"
             or any(needs_llm(SystemConfig.parse(s)) for s in config.systems))
 
 
@@ -173,7 +174,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
         config=_public_config(config),
         systems=[s.as_dict() for s in systems],
         data={"path": str(data_path), "sha256": data_hashes(data_path)},
-        models={"answerer": ANSWER_MODEL if config.answerer == "claude" else EXTRACTIVE_LABEL,
+        models={"answerer": ANSWER_MODEL if config.answerer in LLM_ANSWERERS else EXTRACTIVE_LABEL,
                 "judge": {"graded": GRADED_MODEL, "binary": BINARY_MODEL}.get(config.judge)},
         prompt_hashes=all_prompt_hashes(),
         rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
@@ -201,10 +202,11 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
             planner = getattr(build_system(system), "planned_requests", None)
             if planner is not None:
                 ingest_reqs += planner(conversation)
-            if config.answerer == "claude":
+            if config.answerer in LLM_ANSWERERS:
                 todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
                 if todo:
-                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1])
+                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1],
+                                                   conversation, config.answerer)
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id)) or {
                     "question": qa.question, "gold": qa.answer, "category": qa.category,
