@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memeval.commands import data, graph80, locomo, memaudit, natural, reproduce, score
+from memeval.commands import data, graph80, locomo, memaudit, natural, publish, reproduce, score
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 
-COMMAND_MODULES = [data, score, locomo, memaudit, natural, graph80, reproduce]
+COMMAND_MODULES = [data, score, locomo, memaudit, natural, graph80, publish, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -213,6 +213,26 @@ def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
             build(workspace / "artifacts")
 
 
+@pytest.mark.notebook
+def test_publish_command_writes_what_the_notebook_writes(workspace, tmp_path, capsys):
+    from memeval.cli import main
+
+    notebook_metrics = _run("07_publication", workspace)
+    out = tmp_path / "figures"
+    assert main(["publish", "--artifacts", str(workspace / "artifacts"), "--figures", str(out), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert set(metrics["figures"]) == set(notebook_metrics["figures"])
+    assert set(metrics["tables"]) == set(notebook_metrics["tables"])
+    assert metrics["not_measured"].keys() == {"tab_locomo_j"} and metrics["missing"] == {}
+    for name in metrics["tables"]:
+        for suffix in (".md", ".csv"):
+            mine, theirs = out / f"{name}{suffix}", workspace / "figures" / f"{name}{suffix}"
+            assert mine.exists() == theirs.exists(), (name, suffix)
+            if mine.exists():
+                assert mine.read_bytes() == theirs.read_bytes(), (name, suffix)
+    assert {p.name for p in out.glob("fig_*")} == {f"{n}.{e}" for n in metrics["figures"] for e in ("pdf", "png")}
+
+
 def test_publication_reports_missing_inputs(tmp_path):
     from memeval.publication import FIGURES, MissingResults
 

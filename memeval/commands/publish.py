@@ -1,0 +1,30 @@
+"""`memeval publish`: notebook 07 from the command line — every figure and table from stored results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    pub = subparsers.add_parser("publish", help="write every publication figure and table from stored results")
+    pub.add_argument("--artifacts", default=None, help="stored results (default: reports/artifacts)")
+    pub.add_argument("--figures", default=None, help="where figures and tables go (default: figures/)")
+    pub.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    pub.set_defaults(handler=_publish)
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from memeval.artifacts import artifacts_dir, artifacts_root, figures_dir, write_json_atomic
+    from memeval.publish import publication_metrics, publish_all
+
+    root = artifacts_root(args.artifacts)
+    results = publish_all(root, figures_dir(args.figures))
+    metrics = publication_metrics(results)
+    write_json_atomic(artifacts_dir("07_publication", root / "07_publication") / "metrics.json", metrics)
+    if args.json:
+        print(json.dumps(metrics, indent=2, sort_keys=True))
+    else:
+        for r in results:
+            print(f"{r.name:22} {r.status:13} {', '.join(r.paths) if r.paths else r.message}")
+    return 0

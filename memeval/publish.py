@@ -1,0 +1,59 @@
+"""Publishing: run a figure or table builder over stored results and write its files, recording what was
+written, what is missing (a notebook to run first) and what was not measured (an LLM nobody ran). Notebook 07
+and `memeval publish` share it, so both write the same files and the same metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memeval.plotting import save
+from memeval.publication import FIGURES, MissingResults
+from memeval.publication_tables import TABLES, NotMeasured, save_table
+
+
+@dataclass
+class Published:
+    name: str
+    status: str  # written | missing | not_measured
+    message: str = ""
+    caption: str = ""
+    paths: list[str] = field(default_factory=list)
+    figure: object | None = None
+    markdown: str | None = None
+
+
+def publish_figure(name: str, root: Path, out: Path) -> Published:
+    try:
+        fig, caption = FIGURES[name](root)
+    except MissingResults as exc:
+        return Published(name, "missing", str(exc))
+    paths = save(fig, name, out)
+    return Published(name, "written", caption=caption, paths=[str(p) for p in paths], figure=fig)
+
+
+def publish_table(name: str, root: Path, out: Path) -> Published:
+    try:
+        table = TABLES[name](root)
+    except NotMeasured as exc:
+        return Published(name, "not_measured", str(exc))
+    except MissingResults as exc:
+        return Published(name, "missing", str(exc))
+    paths = save_table(table, name, out)
+    return Published(name, "written", caption=table.caption, paths=[str(p) for p in paths],
+                     markdown=table.markdown)
+
+
+def publish_all(root: Path, out: Path) -> list[Published]:
+    return ([publish_figure(name, root, out) for name in FIGURES]
+            + [publish_table(name, root, out) for name in TABLES])
+
+
+def publication_metrics(results: list[Published]) -> dict:
+    """The publication's metrics.json: files per figure and table, captions, and what was not drawn."""
+    written = [r for r in results if r.status == "written"]
+    return {"figures": {r.name: r.paths for r in written if r.name in FIGURES},
+            "tables": {r.name: r.paths for r in written if r.name in TABLES},
+            "missing": {r.name: r.message for r in results if r.status == "missing"},
+            "not_measured": {r.name: r.message for r in results if r.status == "not_measured"},
+            "captions": {r.name: r.caption for r in written}}
