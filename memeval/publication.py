@@ -64,6 +64,28 @@ def locomo_run_dir(root: Path) -> Path:
     return judged if (judged / "answers.jsonl").exists() else root / "02_full_run" / "run"
 
 
+def locomo_answers(run: Path) -> dict[str, list[dict]]:
+    """The final answer rows of a stored LoCoMo run, by system."""
+    from memeval.qa.answer_pass import load_answers
+
+    by_system: dict[str, list[dict]] = {}
+    for row in load_answers(need_input(run / "answers.jsonl", "02_full_run")):
+        by_system.setdefault(row["system"], []).append(row)
+    return by_system
+
+
+def locomo_judgments(run: Path) -> dict[str, dict[str, list[dict]]]:
+    """protocol → system → the latest judgment per question (the run's judgments file is append-only, and a
+    run may hold graded and binary judgments side by side: they are never pooled)."""
+    from memeval.scoring.judge_pass import judgment_key
+
+    latest = {judgment_key(j): j for j in read_rows(run / "judgments.jsonl")}
+    out: dict[str, dict[str, list[dict]]] = {}
+    for (system, _, protocol), row in latest.items():
+        out.setdefault(protocol, {}).setdefault(system, []).append(row)
+    return out
+
+
 def sweep_figure(root: Path):
     from memeval.memaudit.report import PUBLISHED_BASE
 
@@ -211,18 +233,15 @@ def bridge_figure(root: Path):
 
 def locomo_figure(root: Path):
     from memeval.baselines import f1_baselines
-    from memeval.qa.answer_pass import load_answers
     from memeval.reports.run_report import recall_curve_means
     from memeval.scoring.aggregate import by_category, overall_mean
 
     run = locomo_run_dir(root)
-    answers = load_answers(need_input(run / "answers.jsonl", "02_full_run"))
-    systems: dict[str, list] = {}
-    for r in answers:
-        systems.setdefault(r["system"], []).append(r)
-    judgments: dict[str, list] = {}
-    for j in read_rows(run / "judgments.jsonl"):
-        judgments.setdefault(j["system"], []).append(j)
+    systems = locomo_answers(run)
+    answers = [r for rows in systems.values() for r in rows]
+    by_protocol = locomo_judgments(run)
+    protocol = "graded" if "graded" in by_protocol else next(iter(sorted(by_protocol)), None)
+    judgments = by_protocol.get(protocol, {})
     published = [b for b in f1_baselines("locomo") if b.overall is not None]
     with style():
         panels = 4 if judgments else 3
@@ -264,7 +283,7 @@ def locomo_figure(root: Path):
                 if b.overall is not None:
                     cx.axvline(b.overall, color="grey", lw=0.6, ls=":")
                     cx.text(b.overall, len(names) - 0.5, b.system, rotation=90, fontsize=5, va="top")
-            cx.set_xlabel("J, categories 1–4 (dotted: Mem0-paper J)")
+            cx.set_xlabel(f"J ({protocol} judge), categories 1–4 (dotted: Mem0-paper J)")
             cx.set_xlim(0, 100)
         fig.tight_layout()
     reader = next(iter(answers), {}).get("answerer", "")

@@ -14,8 +14,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from memeval.jsonl import read_rows
-from memeval.publication import MissingResults, locomo_run_dir, natural_summary, need_input, read_input_json
+from memeval.publication import (
+    MissingResults,
+    locomo_answers,
+    locomo_judgments,
+    locomo_run_dir,
+    natural_raw_rows,
+    natural_summary,
+    need_input,
+    read_input_json,
+)
 from memeval.reports.tables import markdown_table
 
 
@@ -89,23 +97,13 @@ def natural_writers_table(root: Path) -> PublishedTable:
 def natural_stores_table(root: Path) -> PublishedTable:
     from memeval.natural.report import store_table
 
-    raw = need_input(root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl", "05_memaudit_natural87")
-    frame = store_table(list(read_rows(raw)))
+    frame = store_table(natural_raw_rows(root))
     if frame.empty:
         raise MissingResults("no certified union rows in the natural sweep: execute notebook 05_memaudit_natural87")
     caption = ("Exported stores as union packages (rule labels): mean raw F, package ratio (may exceed 1: the "
                "store can hold what the package's candidates cannot) and union ratio F / OPT(package ∪ export) per "
                "pruning and budget. It does not show retrieval or answer quality.")
     return PublishedTable(frame_markdown(frame), frame, caption)
-
-
-def _answers_by_system(run: Path) -> dict[str, list[dict]]:
-    from memeval.qa.answer_pass import load_answers
-
-    by_system: dict[str, list[dict]] = {}
-    for row in load_answers(need_input(run / "answers.jsonl", "02_full_run")):
-        by_system.setdefault(row["system"], []).append(row)
-    return by_system
 
 
 def _reader(by_system: Mapping[str, list[dict]]) -> str:
@@ -116,7 +114,7 @@ def locomo_f1_table(root: Path) -> PublishedTable:
     from memeval.reports.tables import f1_table
     from memeval.scoring.f1 import score_f1
 
-    by_system = _answers_by_system(locomo_run_dir(root))
+    by_system = locomo_answers(locomo_run_dir(root))
     mem0_scored = {name: [{**r, "f1_mem0": score_f1(r["prediction"], r["gold"], r["category"], "mem0")}
                           for r in rows] for name, rows in by_system.items()}
     markdown = (f1_table(by_system, "locomo") + "\n\n" + f1_table(mem0_scored, "mem0", value_key="f1_mem0"))
@@ -132,24 +130,24 @@ def locomo_j_table(root: Path) -> PublishedTable:
     from memeval.reports.tables import j_table
 
     run = locomo_run_dir(root)
-    by_system = _answers_by_system(run)
-    judgments: dict[str, list[dict]] = {}
-    for row in read_rows(run / "judgments.jsonl") if (run / "judgments.jsonl").exists() else []:
-        judgments.setdefault(row["system"], []).append(row)
-    if not judgments:
+    by_system = locomo_answers(run)
+    by_protocol = locomo_judgments(run)
+    if not by_protocol:
         raise NotMeasured(f"no judgments in {run}: J needs an LLM judge (make reproduce with ANTHROPIC_API_KEY, "
                           "or memeval locomo run --judge graded); nothing is shown in its place")
-    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {_reader(by_system)} reader, beside the Mem0 "
-               "paper's J. It does not show a like-for-like comparison: the published J used a gpt-4o-mini "
-               "binary judge and other readers.")
-    return PublishedTable(j_table(judgments), None, caption)
+    markdown = "\n\n".join(f"**{protocol} judge**\n\n{j_table(judgments)}"
+                            for protocol, judgments in sorted(by_protocol.items()))
+    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {_reader(by_system)} reader, one table per "
+               "judge protocol, beside the Mem0 paper's J. It does not show a like-for-like comparison: the "
+               "published J used a gpt-4o-mini binary judge and other readers.")
+    return PublishedTable(markdown, None, caption)
 
 
 def evidence_recall_table(root: Path) -> PublishedTable:
     from memeval.reports.run_report import evidence_recall_table as recall_in_context
     from memeval.reports.run_report import recall_at_k_table
 
-    by_system = _answers_by_system(locomo_run_dir(root))
+    by_system = locomo_answers(locomo_run_dir(root))
     markdown = recall_in_context(by_system) + "\n\n" + recall_at_k_table(by_system)
     caption = ("LoCoMo evidence recall ×100: the share of a question's evidence turns present in what the reader "
                "was given, by category, then recall@k of the ranked systems. Nobody publishes this; it does not "
@@ -253,14 +251,12 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     from memeval.scoring.aggregate import overall_mean, pool_judgments
 
     run = locomo_run_dir(root)
-    by_system = _answers_by_system(run)
+    by_system = locomo_answers(run)
     commit = _commit(run)
     names = list(by_system)
     questions = len(next(iter(by_system.values()), []))
-    judgments: dict[str, list[dict]] = {}
-    for row in read_rows(run / "judgments.jsonl") if (run / "judgments.jsonl").exists() else []:
-        judgments.setdefault(row["system"], []).append(row)
-    protocols = sorted({j["protocol"] for rows in judgments.values() for j in rows})
+    by_protocol = locomo_judgments(run)
+    protocols = sorted(by_protocol)
     flags = "" if run.name == "run" else f" --answerer {run.name.removeprefix('run_')}"
     flags += "".join(f" --judge {p}" for p in protocols)
     command = f"`memeval locomo run --systems {','.join(names)}{flags}` (notebook 02)"
@@ -276,17 +272,19 @@ def _locomo_rows(root: Path) -> list[list[str]]:
                      " / ".join(f"{100 * recall_curve_means(by_system[n])[9]:.1f}" for n in ranked),
                      "— (not published)", "same", commit])
     mem0_j = next(b.overall for b in J_BASELINES if b.system == "Mem0")
-    if judgments:
-        ours = " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in (1, 2, 3, 4)]).mean:.2f}"
-                          for n, rows in judgments.items()) + f" ({', '.join(protocols)} judge)"
+    if by_protocol:
+        ours = "; ".join(
+            " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in (1, 2, 3, 4)]).mean:.2f}"
+                       for n, rows in judgments.items()) + f" ({protocol} judge)"
+            for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
         command = "`memeval locomo run --answerer claude --judge graded`"
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
-                 command, commit if judgments else "–"])
+                 command, commit if by_protocol else "–"])
     proto = root / "01_prototype_scoring" / "run"
     if (proto / "answers.jsonl").exists():
-        rag = _answers_by_system(proto).get("rag_turns")
+        rag = locomo_answers(proto).get("rag_turns")
         if rag:
             rows.append([f"LoCoMo prototype (20 questions of conv-26), rag_turns mean F1, {_reader({'r': rag})} "
                          "reader", f"{overall_mean(rag):.3f}", f"claude-mem ≈ {PROTOTYPE_BASELINE_F1:.2f}",

@@ -15,13 +15,26 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     assert labels[0] == "rag_turns" and "RAG-observations (published)" in labels
     published = dict(zip(labels, [b.get_width() for b in overall.patches], strict=True))
     assert published["RAG-observations (published)"] == 41.4
-    rows = [{"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "protocol": "graded",
-             "scores": [50.0], "mean": 50.0, "std": None, "run_count": 1} for i in range(3)]
+    def judgment(i, protocol, mean):
+        return {"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "protocol": protocol,
+                "scores": [mean], "mean": mean, "std": None, "run_count": 1}
+
+    rows = ([judgment(0, "graded", 10.0)]  # superseded by the retried row below
+            + [judgment(i, "graded", 50.0) for i in range(3)] + [judgment(i, "binary", 100.0) for i in range(3)])
     (run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     fig, _ = locomo_figure(tmp_path)
     assert len(fig.axes) == 4
     bars = fig.axes[3].patches
-    assert [round(b.get_width(), 6) for b in bars] == [50.0]
+    assert [round(b.get_width(), 6) for b in bars] == [50.0], "graded only, latest row per question"
+    assert "graded judge" in fig.axes[3].get_xlabel()
+
+    from memeval.publication_tables import headline_table, locomo_j_table
+
+    j_tables = locomo_j_table(tmp_path).markdown
+    assert j_tables.index("**binary judge**") < j_tables.index("**graded judge**")
+    assert "| rag_turns | – | – | – | 100.00 ± 0.00 | 100.00 ± 0.00 | 3 |" in j_tables
+    assert "| rag_turns | – | – | – | 50.00 ± 0.00 | 50.00 ± 0.00 | 3 |" in j_tables
+    assert "rag_turns 100.00 (binary judge); rag_turns 50.00 (graded judge)" in headline_table(tmp_path).markdown
 
 
 def test_locomo_tables_score_both_f1_modes_and_refuse_j_without_judgments(locomo_dir, tmp_path):
