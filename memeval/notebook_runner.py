@@ -11,6 +11,8 @@ from pathlib import Path
 from memeval.data.paths import project_root
 from memeval.errors import NotebookFailed
 
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
 
 def strip_outputs(nb_path: str | Path) -> bool:
     """Remove outputs and execution counts in place; returns whether anything changed."""
@@ -41,8 +43,10 @@ def execute_notebook(
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    env_before = os.environ.get("MPLBACKEND")
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    # The kernel inherits this process's environment: it must get the inline matplotlib backend, since any
+    # other (Agg, say, from a user's MPLBACKEND) leaves every figure out of the executed notebook and its HTML.
+    backend_before = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = INLINE_BACKEND
     try:
         pm.execute_notebook(
             str(notebook),
@@ -54,8 +58,10 @@ def execute_notebook(
             execution_timeout=timeout,
         )
     finally:
-        if env_before is None:
+        if backend_before is None:
             os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = backend_before
     return output
 
 

@@ -19,7 +19,6 @@ class Published:
     message: str = ""
     caption: str = ""
     paths: list[str] = field(default_factory=list)
-    figure: object | None = None
     markdown: str | None = None
 
 
@@ -29,7 +28,7 @@ def publish_figure(name: str, root: Path, out: Path) -> Published:
     except MissingResults as exc:
         return Published(name, "missing", str(exc))
     paths = save(fig, name, out)
-    return Published(name, "written", caption=caption, paths=[str(p) for p in paths], figure=fig)
+    return Published(name, "written", caption=caption, paths=[str(p) for p in paths])
 
 
 def publish_table(name: str, root: Path, out: Path) -> Published:

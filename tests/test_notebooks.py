@@ -1,6 +1,7 @@
 """Notebooks: committed without outputs, and each executes with small parameters (papermill)."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,10 @@ def test_publication_notebook(workspace):
         for ext in ("pdf", "png"):
             assert (workspace / "figures" / f"{name}.{ext}").stat().st_size > 5_000
         assert "does not show" in metrics["captions"][name], name
+    executed = json.loads((workspace / "07_publication.ipynb").read_text())
+    images = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    assert len(images) == len(metrics["figures"]), "every figure must be shown in the notebook and its HTML"
     assert set(metrics["tables"]) == {"tab_memaudit_base", "tab_memaudit_stress", "tab_natural_writers",
                                       "tab_natural_stores", "tab_locomo_f1", "tab_evidence_recall",
                                       "tab_graph_study", "tab_headline"}
@@ -231,6 +236,22 @@ def test_publish_command_writes_what_the_notebook_writes(workspace, tmp_path, ca
             if mine.exists():
                 assert mine.read_bytes() == theirs.read_bytes(), (name, suffix)
     assert {p.name for p in out.glob("fig_*")} == {f"{n}.{e}" for n in metrics["figures"] for e in ("pdf", "png")}
+
+
+@pytest.mark.notebook
+def test_every_executed_notebook_shows_its_figures(workspace, monkeypatch):
+    """Figures must be in the executed notebooks (and so in their HTML), not only in figures/ — even when the
+    user's environment forces a non-inline matplotlib backend."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    _executed.discard("00_data_tour")
+    for name in sorted(SMALL_PARAMETERS):
+        _run(name, workspace)
+    assert os.environ["MPLBACKEND"] == "Agg"
+    for name in sorted(SMALL_PARAMETERS):
+        executed = json.loads((workspace / f"{name}.ipynb").read_text())
+        images = sum(1 for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                     if "image/png" in o.get("data", {}))
+        assert images >= 1, f"{name} shows no figure"
 
 
 def test_publication_reports_missing_inputs(tmp_path):
