@@ -11,7 +11,7 @@ from pathlib import Path
 from memeval.data.paths import project_root
 from memeval.errors import NotebookFailed
 
-INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+KERNEL_ENVIRONMENT = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", "MEMEVAL_PROGRESS": "0"}
 
 
 def strip_outputs(nb_path: str | Path) -> bool:
@@ -44,9 +44,10 @@ def execute_notebook(
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # The kernel inherits this process's environment: it must get the inline matplotlib backend, since any
-    # other (Agg, say, from a user's MPLBACKEND) leaves every figure out of the executed notebook and its HTML.
-    backend_before = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = INLINE_BACKEND
+    # other (Agg, say, from a user's MPLBACKEND) leaves every figure out of the executed notebook and its HTML,
+    # and no progress bars, whose every redraw would become a line of the saved output.
+    before = {name: os.environ.get(name) for name in KERNEL_ENVIRONMENT}
+    os.environ.update(KERNEL_ENVIRONMENT)
     try:
         pm.execute_notebook(
             str(notebook),
@@ -58,10 +59,11 @@ def execute_notebook(
             execution_timeout=timeout,
         )
     finally:
-        if backend_before is None:
-            os.environ.pop("MPLBACKEND", None)
-        else:
-            os.environ["MPLBACKEND"] = backend_before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return output
 
 

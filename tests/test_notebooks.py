@@ -252,6 +252,9 @@ def test_every_executed_notebook_shows_its_figures(workspace, monkeypatch):
         images = sum(1 for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
                      if "image/png" in o.get("data", {}))
         assert images >= 1, f"{name} shows no figure"
+        stderr = "".join("".join(o.get("text", "")) for c in executed["cells"] if c["cell_type"] == "code"
+                         for o in c.get("outputs", []) if o.get("name") == "stderr")
+        assert "/s]" not in stderr and "IProgress" not in stderr, f"{name} saved progress-bar redraws"
 
 
 def test_publication_reports_missing_inputs(tmp_path):

@@ -20,6 +20,7 @@ from memeval.memaudit.objective import invalidation_covered
 from memeval.memaudit.package import Package, load_package
 from memeval.memaudit.solvers import values_agree
 from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer, solve_exact
+from memeval.progress import progress_bar
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -193,7 +194,6 @@ def union_methods(pkg: Package) -> list[str] | None:
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
     """Run (or resume) a sweep into out_dir; returns the summary document."""
     from joblib import Parallel, delayed
-    from tqdm import tqdm
 
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
@@ -230,8 +230,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
     written = 0
     with JsonlWriter(raw_path) as writer:
         if chunks:
-            bar = tqdm(total=len(todo), desc=f"sweep {config.distribution or config.packages_dir}", unit="pkg",
-                       disable=not progress, mininterval=2.0)
+            bar = progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg", progress)
             jobs = Parallel(n_jobs=config.n_jobs if len(chunks) > 1 else 1, return_as="generator_unordered")(
                 delayed(_chunk_rows)(c, config.budgets, config.methods, config.max_per_group, config.certify,
                                      config.solver)
@@ -241,8 +240,10 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
                 fresh = [r for r in rows if row_key(r) not in done]
                 written += writer.write(fresh)
                 done.update(row_key(r) for r in fresh)
-                bar.update(len({r["package_id"] for r in rows}))
-            bar.close()
+                if bar:
+                    bar.update(len({r["package_id"] for r in rows}))
+            if bar:
+                bar.close()
     all_rows = read_rows(raw_path)
     wanted_ids = None
     if config.kind == "small":

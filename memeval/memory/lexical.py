@@ -8,10 +8,17 @@ earlier item, and items sharing no term with the question are not returned, so r
 from __future__ import annotations
 
 import re
+import warnings
 
-import bm25s
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
+from tqdm import TqdmWarning
+
+with warnings.catch_warnings():
+    # bm25s imports tqdm.auto, which in a kernel without ipywidgets warns about widget bars; this project runs
+    # bm25s without its progress bars, so the warning would only clutter notebooks and reports.
+    warnings.simplefilter("ignore", TqdmWarning)
+    import bm25s
+    from bm25s.stopwords import STOPWORDS_EN
 
 from memeval.data.locomo import Conversation
 from memeval.memory.base import MemoryItem, register

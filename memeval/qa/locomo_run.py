@@ -19,6 +19,7 @@ from memeval.jsonl import read_rows
 from memeval.llm.client import LLMClient, make_client
 from memeval.manifest import base_manifest
 from memeval.memory.base import SystemConfig, build_system, needs_llm, system_names
+from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
@@ -124,7 +125,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
         notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers.")
 
     total = sum(len(q) for _, q in selection) * len(systems)
-    bar = _progress_bar(total, "answers", config.progress)
+    bar = progress_bar(total, "answers", "q", config.progress)
     answer_counts = run_answer_pass(selection, systems, AnswerSettings(config.answerer, config.k),
                                     out / "answers.jsonl", client, progress=bar.update if bar else None)
     if bar:
@@ -140,7 +141,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
     judge_counts = None
     if config.judge != "none":
         final = [a for a in answers if not a.get("error")]
-        bar = _progress_bar(len(final), f"judge ({config.judge})", config.progress)
+        bar = progress_bar(len(final), f"judge ({config.judge})", "q", config.progress)
         judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
                                       config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
                                       poll_interval_s=config.poll_interval_s,
@@ -243,11 +244,3 @@ def _write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _progress_bar(total: int, desc: str, enabled: bool):
-    if not enabled or total == 0:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="q")
