@@ -39,16 +39,25 @@ class PublishedTable:
 
 
 def frame_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
-    flat = frame.reset_index() if frame.index.name or any(frame.index.names) else frame
-    flat.columns = [" · ".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c)
-                    for c in flat.columns]
+    """Values to `digits` decimals; index levels and column labels (budgets, ids) as written (30, not 30.000)."""
+    keys = [n for n in frame.index.names if n is not None]
+    flat = frame.reset_index() if keys else frame
 
-    def cell(value: object) -> object:
+    def label(part: object) -> str:
+        return f"{part:g}" if isinstance(part, float) else str(part)
+
+    headers = [" · ".join(label(p) for p in c if str(p)) if isinstance(c, tuple) else label(c) for c in flat.columns]
+
+    def cell(value: object, is_key: bool) -> object:
         if isinstance(value, float):
-            return "–" if value != value else f"{value:.{digits}f}"
+            if value != value:
+                return "–"
+            return f"{value:g}" if is_key else f"{value:.{digits}f}"
         return "–" if value is None else value
 
-    return markdown_table(list(flat.columns), [[cell(v) for v in row] for row in flat.itertuples(index=False)])
+    key_columns = [str(c) in keys for c in flat.columns]
+    return markdown_table(headers, [[cell(v, k) for v, k in zip(row, key_columns, strict=True)]
+                                    for row in flat.itertuples(index=False)])
 
 
 def memaudit_base_table(root: Path) -> PublishedTable:

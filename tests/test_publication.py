@@ -75,6 +75,8 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
     frame = pd.DataFrame({"ratio": [0.5234, float("nan")]}, index=pd.Index(["gvt", "random"], name="method"))
     assert frame_markdown(frame).splitlines() == ["| method | ratio |", "|---|---|", "| gvt | 0.523 |",
                                                   "| random | – |"]
+    by_budget = pd.DataFrame({30.0: [0.5], 100.0: [1.0]}, index=pd.Index([60.0], name="budget"))
+    assert frame_markdown(by_budget).splitlines()[::2] == ["| budget | 30 | 100 |", "| 60 | 0.500 | 1.000 |"]
     paths = save_table(PublishedTable(frame_markdown(frame), frame, "What it does not show."), "tab_x", tmp_path)
     assert [p.name for p in paths] == ["tab_x.md", "tab_x.csv"]
     assert paths[0].read_text().startswith("What it does not show.\n\n| method | ratio |")
