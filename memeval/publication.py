@@ -59,9 +59,15 @@ def graph_study_summary(root: Path) -> dict:
 
 
 def locomo_run_dir(root: Path) -> Path:
-    """The judged (Claude-reader) run of notebook 02 when one was stored, else the offline run."""
+    """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
+    run whose every call failed — no key and no cache — is no result to publish)."""
+    from memeval.qa.answer_pass import load_answers
+
     judged = root / "02_full_run" / "run_claude"
-    return judged if (judged / "answers.jsonl").exists() else root / "02_full_run" / "run"
+    if (judged / "answers.jsonl").exists() and any(not r.get("error")
+                                                   for r in load_answers(judged / "answers.jsonl")):
+        return judged
+    return root / "02_full_run" / "run"
 
 
 def locomo_answers(run: Path) -> dict[str, list[dict]]:

@@ -271,8 +271,10 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     command = f"`memeval locomo run --systems {','.join(names)}{flags}` (notebook 02)"
     published = ", ".join(f"{b.system} {b.overall:.1f}" for b in f1_baselines("locomo")
                           if b.overall is not None and b.system != "Human")
+    failed = sum(1 for rows in by_system.values() for r in rows if r.get("error"))
+    answered = f"; {failed} answers failed and are left out" if failed else ""
     rows = [[f"LoCoMo F1 ×100 (official scorer, categories 1–4, {questions} questions, {_reader(by_system)} "
-             f"reader): {' / '.join(names)}",
+             f"reader{answered}): {' / '.join(names)}",
              " / ".join(f"{100 * overall_mean([r for r in by_system[n] if r['category'] in (1, 2, 3, 4)]):.2f}"
                         for n in names), f"{published} (LLM readers)", command, commit]]
     ranked = [n for n in names if recall_curve_means(by_system[n])]

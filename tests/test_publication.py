@@ -81,3 +81,20 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
     assert [p.name for p in paths] == ["tab_x.md", "tab_x.csv"]
     assert paths[0].read_text().startswith("What it does not show.\n\n| method | ratio |")
     assert pd.read_csv(paths[1], index_col="method")["ratio"].iloc[0] == 0.5234
+
+
+def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
+    from memeval.publication import locomo_run_dir
+
+    def answer(i, error):
+        return {"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "prediction": "",
+                "f1": None if error else 0.5, "error": error}
+
+    judged = tmp_path / "02_full_run" / "run_claude"
+    judged.mkdir(parents=True)
+    (judged / "answers.jsonl").write_text("".join(json.dumps(answer(i, "CacheMiss: no key")) + "\n"
+                                                  for i in range(3)))
+    assert locomo_run_dir(tmp_path) == tmp_path / "02_full_run" / "run"
+    with (judged / "answers.jsonl").open("a") as fh:
+        fh.write(json.dumps(answer(1, None)) + "\n")  # one retried answer made it
+    assert locomo_run_dir(tmp_path) == judged
