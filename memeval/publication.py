@@ -313,9 +313,12 @@ def graph_study_figure(root: Path):
         width = 0.8 / len(systems)
         for i, system in enumerate(systems):
             part = df[df["system"] == system].set_index("type").reindex(types)
-            ax.bar(np.arange(len(types)) + i * width, part["score_mean"], width, yerr=part["score_std"],
+            scores = pd.to_numeric(part["score_mean"], errors="coerce")  # None: no scored answer, no bar
+            ax.bar(np.arange(len(types)) + i * width, scores, width,
+                   yerr=pd.to_numeric(part["score_std"], errors="coerce").where(scores.notna()),
                    label=system, color=color(system))
-            bx.bar(np.arange(len(types)) + i * width, part["path_recall"], width, color=color(system))
+            bx.bar(np.arange(len(types)) + i * width, pd.to_numeric(part["path_recall"], errors="coerce"), width,
+                   color=color(system))
         for a, label in ((ax, f"score ({summary['score_kind']})"), (bx, "gold-path recall")):
             a.set_xticks(np.arange(len(types)) + width * (len(systems) - 1) / 2, types, rotation=20)
             a.set_ylabel(label, fontsize=7)

@@ -313,7 +313,11 @@ def _graph_rows(root: Path) -> list[list[str]]:
     graph = next((s for s in ("memory_graph[hops=1]", "memory_graph") if s in overall), None)
     if graph is None or "chunks" not in overall:
         return []
-    return [[f"graph80: {graph} vs chunks, {summary['score_kind']}", f"{overall[graph]:.3f} vs {overall['chunks']:.3f}",
+    def shown(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    return [[f"graph80: {graph} vs chunks, {summary['score_kind']}", f"{shown(overall[graph])} vs "
+             f"{shown(overall['chunks'])}",
              f"{PUBLISHED['graph']['overall']:.3f} vs {PUBLISHED['summary']['overall']:.3f} (the published study's "
              "own data and judge)", "`memeval graph80 run` (notebook 06)",
              _commit(root / "06_memory_graph_study" / "run")]]

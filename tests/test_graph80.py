@@ -86,7 +86,15 @@ def test_run_offline_and_with_a_judge(tmp_path):
     judged = run_study(StudyConfig(str(tmp_path / "d"), str(tmp_path / "j"), ["chunks"], judge="three_dim",
                                    repeats=1), client)
     assert judged["score_kind"] == "three_dim judge"
-    assert {r["score_mean"] for r in judged["rows"]} == {1.0}
+    assert {r["score_mean"] for r in judged["rows"]} == {1.0} and judged["failed_rows"] == 0
+
+    from memeval.llm import ReplayBackend
+
+    nothing = LLMClient(ReplayBackend(), ResponseCache(tmp_path / "empty-cache"))
+    failed = run_study(StudyConfig(str(tmp_path / "d"), str(tmp_path / "f"), ["chunks"], answerer="claude",
+                                   repeats=1), nothing)
+    assert failed["failed_rows"] == 80, "every answer failed (no key, no cache)"
+    assert {r["score_mean"] for r in failed["rows"]} == {None}, "failed answers must not be scored 0"
 
 
 def test_sign_stability_flags_flips():

@@ -186,6 +186,31 @@ def test_publication_notebook(workspace):
 
 
 @pytest.mark.notebook
+def test_judged_configuration_without_key_or_cache_says_so_and_scores_nothing(tmp_path, monkeypatch):
+    """MEMEVAL_REPRODUCE_JUDGED=1 with an empty cache: the notebooks finish, say the calls failed, and never
+    count a failed answer as a zero."""
+    from memeval.notebook_runner import JUDGED_PARAMETERS
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "empty-cache"))
+    small = {"01_prototype_scoring": {"systems": ["rag_turns"]},
+             "06_memory_graph_study": {"systems": ["chunks", "no_memory"], "repeats": 1}}
+    metrics = {}
+    for name, params in small.items():
+        artifacts = tmp_path / "artifacts" / name
+        execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb",
+                         {**JUDGED_PARAMETERS[name], **params, "artifacts_dir": str(artifacts),
+                          "figures_dir": str(tmp_path / "figures")}, progress=False)
+        metrics[name] = json.loads((artifacts / "metrics.json").read_text())
+    prototype = metrics["01_prototype_scoring"]
+    assert prototype["mean_f1"] == {"rag_turns": None} and prototype["answer_counts"]["errors"] == 20
+    assert any("20 answers failed" in n for n in prototype["notes"])
+    assert metrics["06_memory_graph_study"]["overall"] == {"chunks": None, "no_memory": None}
+    shown = (tmp_path / "06_memory_graph_study.ipynb").read_text()
+    assert "answers or judgments failed" in shown
+
+
+@pytest.mark.notebook
 def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
     """The publication layer reads stored results only: every builder still works with solvers and LLM calls
     made to fail."""

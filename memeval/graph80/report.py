@@ -16,7 +16,8 @@ TYPES = ["fact", "preference", "relation", "multi-hop", "all"]
 
 def comparison_table(summary: dict) -> pd.DataFrame:
     df = pd.DataFrame(summary["rows"])
-    df["score"] = [f"{m:.3f} ± {s:.3f}" for m, s in zip(df["score_mean"], df["score_std"], strict=True)]
+    df["score"] = [f"{m:.3f} ± {s:.3f}" if m is not None and m == m else "– (no scored answer)"
+                   for m, s in zip(df["score_mean"], df["score_std"], strict=True)]
     return df.pivot_table(index="system", columns="type", values="score", aggfunc="first")[TYPES]
 
 
@@ -35,15 +36,16 @@ def diagnostics_table(summary: dict, systems: Sequence[str] | None = None) -> pd
 
 
 def stability_table(summary: dict) -> pd.DataFrame:
-    df = pd.DataFrame(summary["stability"])
+    columns = ["a", "b", "type", "mean_difference", "sign_holds", "n", "meaningful"]
+    df = pd.DataFrame(summary["stability"], columns=columns)  # empty when no two systems have scores
     return df.set_index(["a", "b", "type"])[["mean_difference", "sign_holds", "n", "meaningful"]].round(3)
 
 
 def lowest(rows: Sequence[dict], system: str, key: str, n: int = 5) -> pd.DataFrame:
     mine = [r for r in rows if r["system"] == system and r["repeat"] == 0 and r[key] is not None]
     mine.sort(key=lambda r: (r[key], r["question_id"]))
-    return pd.DataFrame(mine[:n])[["question_id", "type", "question", "gold", "prediction", "path_recall",
-                                   "entity_recall", "score"]]
+    columns = ["question_id", "type", "question", "gold", "prediction", "path_recall", "entity_recall", "score"]
+    return pd.DataFrame(mine[:n], columns=columns)  # empty when nothing was scored
 
 
 def profile_figure(graph, person: str):

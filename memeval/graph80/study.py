@@ -162,6 +162,10 @@ class StudyConfig:
     repeats: int = 3
 
 
+def score_kind(config: StudyConfig) -> str:
+    return "three_dim judge" if config.judge == "three_dim" else "gold-answer containment (no judge)"
+
+
 def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
     documents, questions, triples = load_graph80(config.data)
     out = Path(config.out)
@@ -187,22 +191,24 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
                         prediction = client.complete(answer_request(q["question"], memories)).text.strip()
                     except LLMError as exc:
                         prediction, error = "", f"{type(exc).__name__}: {exc}"
-                score, score_kind = containment(prediction, q["answer"]), "gold-answer containment (no judge)"
-                if config.judge == "three_dim" and error is None:
+                score = None  # a failed answer or judgment is left out of every mean, never scored 0
+                if error is None and config.judge != "three_dim":
+                    score = containment(prediction, q["answer"])
+                elif error is None:
                     try:
                         score = parse_three_dim(client.complete(three_dim_request(q, prediction, repeat)).text)
-                        score_kind = "three_dim judge"
                     except LLMError as exc:
-                        score, error = None, f"judge: {type(exc).__name__}: {exc}"
+                        error = f"judge: {type(exc).__name__}: {exc}"
                 rows.append({"question_id": q["id"], "type": q["type"], "system": label, "repeat": repeat,
                              "question": q["question"], "gold": q["answer"], "prediction": prediction,
-                             "score": score, "score_kind": score_kind, "error": error,
+                             "score": score, "score_kind": score_kind(config), "error": error,
                              "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
                              **diagnostics(q, items, triples)})
     (out / "rows.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
     summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": vars(config),
                "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},
-               "score_kind": rows[0]["score_kind"] if rows else None, "published_reference": PUBLISHED}
+               "score_kind": score_kind(config), "failed_rows": sum(1 for r in rows if r["error"]),
+               "published_reference": PUBLISHED}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", config=vars(config)))
     return summary
