@@ -207,7 +207,10 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
 
     base = base_sweep_summary(root)
     commit = _commit(root / "03_memaudit_small" / "sweep")
-    command = f"`memeval sweep small --distribution base --seeds {base['packages']} --certify milp` (notebook 03)"
+    budgets_run = ",".join(f"{b:g}" for b in sorted({float(r["budget"]) for r in base["rows"]}))
+    certify = f" --certify {base['certify']}" if base.get("certify") not in (None, "none") else ""
+    command = (f"`memeval sweep small --distribution base --seeds {base['packages']} --budgets {budgets_run}"
+               f"{certify}` (notebook 03)")
     rows = []
     for method, published in PUBLISHED_BASE.items():
         budgets = list(published)
@@ -225,7 +228,9 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
         rows.append([f"MEMAUDIT stress, no_tombstone_opt / OPT at B = 6 ({', '.join(names)}; {packages} packages)",
                      ", ".join(_ratio(stress[d], "no_tombstone_opt", 6) for d in names),
                      ", ".join(f"{PUBLISHED_STRESS_NO_TOMBSTONE_B6[d]:.3f}" for d in names),
-                     "`memeval sweep small --distribution NAME --budgets 6` (notebook 04)",
+                     f"`memeval sweep small --distribution NAME --seeds {packages} --budgets 6"
+                     + (f" --certify {stress[names[0]]['certify']}"
+                        if stress[names[0]].get("certify") not in (None, "none") else "") + "` (notebook 04)",
                      _commit(root / "04_memaudit_validity" / f"sweep_{names[0]}")])
     return rows
 
