@@ -6,12 +6,29 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from memeval.data.paths import project_root
 from memeval.errors import NotebookFailed
 
 KERNEL_ENVIRONMENT = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", "MEMEVAL_PROGRESS": "0"}
+
+
+@contextmanager
+def kernel_environment(values: Mapping[str, str]):
+    """Set environment variables for the kernels started inside the block (they inherit this process's
+    environment), then restore what was there."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def strip_outputs(nb_path: str | Path) -> bool:
@@ -46,9 +63,7 @@ def execute_notebook(
     # The kernel inherits this process's environment: it must get the inline matplotlib backend, since any
     # other (Agg, say, from a user's MPLBACKEND) leaves every figure out of the executed notebook and its HTML,
     # and no progress bars, whose every redraw would become a line of the saved output.
-    before = {name: os.environ.get(name) for name in KERNEL_ENVIRONMENT}
-    os.environ.update(KERNEL_ENVIRONMENT)
-    try:
+    with kernel_environment(KERNEL_ENVIRONMENT):
         pm.execute_notebook(
             str(notebook),
             str(output),
@@ -58,12 +73,6 @@ def execute_notebook(
             kernel_name="python3",
             execution_timeout=timeout,
         )
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     return output
 
 

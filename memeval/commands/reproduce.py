@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.notebook_runner import reproduce
+from memeval.notebook_runner import kernel_environment, reproduce
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,16 +29,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
                  "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
-    before = {name: os.environ.get(name) for name in locations}
-    os.environ.update(locations)  # the notebook kernels inherit them
-    try:
+    with kernel_environment(locations):
         results = reproduce(args.notebooks, args.out, args.only, judged=args.judged)
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     total = sum(r["seconds"] for r in results)
     manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
                                  base_manifest(command="reproduce", judged=args.judged, only=args.only,
