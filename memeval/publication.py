@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -58,24 +59,34 @@ def graph_study_summary(root: Path) -> dict:
     return read_input_json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
 
 
+def _final_answers(path: Path) -> list[dict]:
+    """answers.jsonl read once per version of the file (a full run's is tens of MB and every LoCoMo figure and
+    table reads it)."""
+    stat = path.stat()
+    return _final_answers_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[dict]:
+    from memeval.qa.answer_pass import load_answers
+
+    return load_answers(Path(path))
+
+
 def locomo_run_dir(root: Path) -> Path:
     """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
     run whose every call failed — no key and no cache — is no result to publish)."""
-    from memeval.qa.answer_pass import load_answers
-
     judged = root / "02_full_run" / "run_claude"
     if (judged / "answers.jsonl").exists() and any(not r.get("error")
-                                                   for r in load_answers(judged / "answers.jsonl")):
+                                                   for r in _final_answers(judged / "answers.jsonl")):
         return judged
     return root / "02_full_run" / "run"
 
 
 def locomo_answers(run: Path) -> dict[str, list[dict]]:
     """The final answer rows of a stored LoCoMo run, by system."""
-    from memeval.qa.answer_pass import load_answers
-
     by_system: dict[str, list[dict]] = {}
-    for row in load_answers(need_input(run / "answers.jsonl", "02_full_run")):
+    for row in _final_answers(need_input(run / "answers.jsonl", "02_full_run")):
         by_system.setdefault(row["system"], []).append(row)
     return by_system
 
