@@ -190,6 +190,11 @@ def _ratio(summary: dict, method: str, budget: float) -> str:
     return "–" if row is None or row["mean_ratio"] is None else f"{row['mean_ratio']:.3f}"
 
 
+def _certify_flag(summary: dict) -> str:
+    """The sweep's own `--certify` flag, as the command that produced the row."""
+    return f" --certify {summary['certify']}" if summary.get("certify") not in (None, "none") else ""
+
+
 def _section(root: Path, build: Callable[[Path], list[list[str]]]) -> list[list[str]]:
     try:
         return build(root)
@@ -208,9 +213,8 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
     base = base_sweep_summary(root)
     commit = _commit(root / "03_memaudit_small" / "sweep")
     budgets_run = ",".join(f"{b:g}" for b in sorted({float(r["budget"]) for r in base["rows"]}))
-    certify = f" --certify {base['certify']}" if base.get("certify") not in (None, "none") else ""
     command = (f"`memeval sweep small --distribution base --seeds {base['packages']} --budgets {budgets_run}"
-               f"{certify}` (notebook 03)")
+               f"{_certify_flag(base)}` (notebook 03)")
     rows = []
     for method, published in PUBLISHED_BASE.items():
         budgets = list(published)
@@ -229,8 +233,7 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
                      ", ".join(_ratio(stress[d], "no_tombstone_opt", 6) for d in names),
                      ", ".join(f"{PUBLISHED_STRESS_NO_TOMBSTONE_B6[d]:.3f}" for d in names),
                      f"`memeval sweep small --distribution NAME --seeds {packages} --budgets 6"
-                     + (f" --certify {stress[names[0]]['certify']}"
-                        if stress[names[0]].get("certify") not in (None, "none") else "") + "` (notebook 04)",
+                     f"{_certify_flag(stress[names[0]])}` (notebook 04)",
                      _commit(root / "04_memaudit_validity" / f"sweep_{names[0]}")])
     return rows
 
@@ -248,7 +251,7 @@ def _natural_rows(root: Path) -> list[list[str]]:
              ", ".join(_ratio(summary, "estimated_gvt", b) for b in budgets),
              ", ".join(f"{PAPER_NATURAL_ESTIMATED_GVT[int(b)]:.2f}" if int(b) in PAPER_NATURAL_ESTIMATED_GVT
                        else "–" for b in budgets) + " (LongMemEval, model labels: not the same quantity)",
-             "`memeval natural build` + `memeval sweep natural --certify milp` (notebook 05)", commit]]
+             f"`memeval natural build` + `memeval sweep natural{_certify_flag(summary)}` (notebook 05)", commit]]
     stores = sorted({r["method"] for r in summary["rows"] if str(r["method"]).endswith(":salience")})
     if stores:
         top = budgets[-1]
