@@ -7,6 +7,7 @@ import sys
 
 from memeval.commands import data, graph80, locomo, memaudit, natural, publish, reproduce, score
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
+from memeval.llm.errors import APIRejected
 
 COMMAND_MODULES = [data, score, locomo, memaudit, natural, graph80, publish, reproduce]
 
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, DataNotFoundError) as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)
         return 2
+    except APIRejected as exc:
+        print(f"memeval: error: {exc.one_line()}", file=sys.stderr)
+        return 1
     except NotebookFailed as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)
         return 1

@@ -26,9 +26,9 @@ def conversations(locomo_dir):
 @pytest.fixture()
 def fake(monkeypatch):
     """A loopback Anthropic-compatible server echoing the first message; the real SDK is pointed at it."""
-    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, first_text
 
-    with FakeAnthropic(responder=lambda body: f"echo: {body['messages'][0]['content']}") as server:
+    with FakeAnthropic(responder=lambda body: f"echo: {first_text(body)}") as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         yield server

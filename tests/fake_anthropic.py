@@ -1,24 +1,79 @@
-"""A local Anthropic-compatible server on 127.0.0.1 for driving the real SDK in tests, with injected faults."""
+"""A local Anthropic-compatible server on 127.0.0.1 for driving the real SDK in tests. It holds the API
+contract as published, independently of memeval's own model table, and rejects what the real service rejects:
+
+- `anthropic-version` is required and must be a known version (platform.claude.com/docs/en/api/versioning:
+  2023-06-01, 2026-10-21).
+- Under 2026-10-21, `temperature`, `top_p` and `top_k` are removed from Messages, token counting and Message
+  Batches requests: 400 "temperature: Extra inputs are not permitted", even at default values
+  (platform.claude.com/docs/en/api/migration-2026-10-21; confirmed by third-party runs against Sonnet 4.6).
+- Claude Opus 4.7 and later reject sampling parameters on any version: 400 "`temperature` is deprecated for
+  this model." (github.com/Comfy-Org/ComfyUI/issues/13923); the Sonnet 5 page: non-default values are a 400.
+- An unknown model is a 404 not_found_error; a missing or wrong key a 401 authentication_error
+  (platform.claude.com/docs/en/api/errors). Error bodies are {"type": "error", "error": {"type", "message"},
+  "request_id"} with a `request-id` header.
+- Unknown body fields are 400 "<field>: Extra inputs are not permitted"; `output_config.format` only on models
+  with structured outputs (structured-outputs docs); `custom_id` must match [A-Za-z0-9_-]{1,64} (batches).
+- Prompt caching: a prefix ending at a `cache_control` block is cached when it reaches the model's minimum
+  (4,096 Opus 4.6 / Haiku 4.5, 2,048 Sonnet 4.6 as observed in anthropic-sdk-python#1194); usage reports
+  `cache_creation_input_tokens` / `cache_read_input_tokens`. Tokens here are characters/4.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TEST_SECRET = "sk-ant-test-SECRET-do-not-store-0123456789"
+VERSIONS = ("2023-06-01", "2026-10-21")
+SAMPLING = ("temperature", "top_p", "top_k")
+# model → (sampling under 2023-06-01: "any" | "default-only" | "none", cache floor, structured outputs)
+MODELS = {
+    "claude-opus-4-6": ("any", 4096, True),
+    "claude-sonnet-4-6": ("any", 2048, True),
+    "claude-haiku-4-5": ("any", 4096, True),
+    "claude-opus-4-7": ("none", 2048, True),
+    "claude-opus-4-8": ("none", 1024, True),
+    "claude-sonnet-5": ("default-only", 1024, True),
+    "claude-opus-5": ("none", 512, True),
+    "claude-sonnet-5-5": ("none", 1024, True),
+    "claude-opus-5-5": ("none", 1024, True),
+}
+ALLOWED_FIELDS = {"model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",
+                  "output_config", "cache_control", "tools", "tool_choice", "thinking", "service_tier", *SAMPLING}
+_CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class Rejection(Exception):
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _blocks(content) -> list[dict]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 class FakeAnthropic:
     def __init__(self, responder=None):
         self.responder = responder or (lambda body: "ok")
-        self.faults: list[tuple] = []  # (status, headers, body) or ("sleep", seconds)
-        self.received: list[dict] = []
+        self.faults: list[tuple] = []  # (status, headers, body) or ("sleep", seconds): next /v1/messages calls
+        self.received: list[dict] = []  # every /v1/messages body, accepted or not
         self.headers: list[dict] = []
-        self.batches: dict[str, dict] = {}  # id -> {"requests", "polls_left", "errored": set of custom ids}
+        self.rejected: list[tuple[int, str]] = []  # contract violations: (status, message)
+        self.count_requests: list[dict] = []
+        self.batches: dict[str, dict] = {}
         self.batch_polls_before_end = 2
-        self.batch_errored: set[str] = set()
+        self.batch_errored: dict[str, str] = {}  # custom_id → error type to inject
+        self.prompt_cache: set[str] = set()
+        self._n = 0
         self._lock = threading.Lock()
         fake = self
 
@@ -26,83 +81,172 @@ class FakeAnthropic:
             def log_message(self, *args):
                 pass
 
-            def _send_json(self, payload, status=200, content_type="application/json"):
+            def _send(self, payload, status=200, headers=None, content_type="application/json"):
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", content_type)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _error(self, rejection: Rejection, request_id: str, record=True):
+                if record:
+                    with fake._lock:
+                        fake.rejected.append((rejection.status, rejection.message))
+                self._send({"type": "error", "error": {"type": rejection.kind, "message": rejection.message},
+                            "request_id": request_id}, rejection.status, {"request-id": request_id})
+
             def do_GET(self):
+                request_id = fake._request_id()
                 with fake._lock:
                     fake.headers.append(dict(self.headers))
+                try:
+                    version = fake._check_headers(self.headers)
+                except Rejection as r:
+                    return self._error(r, request_id)
                 parts = self.path.split("?")[0].rstrip("/").split("/")
-                if len(parts) >= 5 and parts[1:4] == ["v1", "messages", "batches"]:
+                if len(parts) >= 5 and parts[1:4] == ["v1", "messages", "batches"] and parts[4] in fake.batches:
                     batch_id = parts[4]
-                    if batch_id not in fake.batches:
-                        return self._send_json({"type": "error", "error": {"type": "not_found_error",
-                                                                            "message": batch_id}}, 404)
                     if len(parts) == 6 and parts[5] == "results":
-                        return self._send_json(fake._batch_results(batch_id), content_type="application/binary")
+                        return self._send(fake._batch_results(batch_id), content_type="application/binary")
                     with fake._lock:
-                        state = fake.batches[batch_id]
-                        state["polls_left"] -= 1
-                    return self._send_json(fake._batch_object(batch_id))
-                self._send_json({"type": "error", "error": {"type": "not_found_error", "message": self.path}}, 404)
+                        fake.batches[batch_id]["polls_left"] -= 1
+                    return self._send(fake._batch_object(batch_id), headers={"request-id": request_id})
+                del version
+                self._error(Rejection(404, "not_found_error", f"Not found: {self.path}"), request_id)
 
             def do_POST(self):
+                request_id = fake._request_id()
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if self.path.rstrip("/").endswith("/v1/messages/batches"):
+                path = self.path.split("?")[0].rstrip("/")
+                with fake._lock:
+                    fake.headers.append(dict(self.headers))
+                if path.endswith("/v1/messages/batches"):
+                    try:
+                        version = fake._check_headers(self.headers)
+                        for item in body.get("requests", []):
+                            if not _CUSTOM_ID.match(str(item.get("custom_id", ""))):
+                                raise Rejection(400, "invalid_request_error",
+                                                f"requests: custom_id {item.get('custom_id')!r} must match "
+                                                "^[a-zA-Z0-9_-]{1,64}$")
+                    except Rejection as r:
+                        return self._error(r, request_id)
                     with fake._lock:
-                        fake.headers.append(dict(self.headers))
                         batch_id = f"msgbatch_fake_{len(fake.batches) + 1}"
-                        fake.batches[batch_id] = {"requests": body["requests"],
+                        fake.batches[batch_id] = {"requests": body["requests"], "version": version,
                                                   "polls_left": fake.batch_polls_before_end}
-                    return self._send_json(fake._batch_object(batch_id))
+                    return self._send(fake._batch_object(batch_id), headers={"request-id": request_id})
+                if path.endswith("/v1/messages/count_tokens"):
+                    with fake._lock:
+                        fake.count_requests.append(body)
+                    try:
+                        version = fake._check_headers(self.headers)
+                        fake._validate(body, version, count_tokens=True)
+                    except Rejection as r:
+                        return self._error(r, request_id)
+                    return self._send({"input_tokens": fake._prompt_tokens(body)}, headers={"request-id": request_id})
                 with fake._lock:
                     fake.received.append(body)
-                    fake.headers.append(dict(self.headers))
                     fault = fake.faults.pop(0) if fake.faults else None
                 if fault and fault[0] == "sleep":
                     time.sleep(fault[1])
                     fault = None
                 if fault:
                     status, headers, payload = fault
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    data = json.dumps(payload).encode()
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
-                text = fake.responder(body)
-                n = len(fake.received)
-                message = {
-                    "id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": body.get("model"),
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                    "usage": {"input_tokens": 100 + n, "output_tokens": 20},
-                }
-                data = json.dumps(message).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("request-id", f"req_fake_{n}")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    return self._send({**payload, "request_id": request_id}, status,
+                                      {**headers, "request-id": request_id})
+                try:
+                    version = fake._check_headers(self.headers)
+                    fake._validate(body, version)
+                except Rejection as r:
+                    return self._error(r, request_id)
+                self._send(fake._message(body, request_id), headers={"request-id": request_id})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def _request_id(self) -> str:
+        with self._lock:
+            self._n += 1
+            return f"req_fake_{self._n:06d}"
+
+    @staticmethod
+    def _check_headers(headers) -> str:
+        key = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ")
+        if key != TEST_SECRET:
+            raise Rejection(401, "authentication_error", "invalid x-api-key" if key else "missing API key")
+        version = headers.get("anthropic-version")
+        if not version:
+            raise Rejection(400, "invalid_request_error", "anthropic-version: header is required")
+        if version not in VERSIONS:
+            raise Rejection(400, "invalid_request_error", f"anthropic-version: {version!r} is not a valid version")
+        return version
+
+    @staticmethod
+    def _validate(body: dict, version: str, count_tokens: bool = False) -> None:
+        for name in body:
+            if name not in ALLOWED_FIELDS or (count_tokens and name in ("max_tokens", "stream")):
+                raise Rejection(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
+        model = body.get("model")
+        if model not in MODELS:
+            raise Rejection(404, "not_found_error", f"model: {model}")
+        sampling, _, structured = MODELS[model]
+        sent = [name for name in SAMPLING if name in body]
+        if sent and version == "2026-10-21":
+            raise Rejection(400, "invalid_request_error", f"{sent[0]}: Extra inputs are not permitted")
+        if sent and (sampling == "none" or (sampling == "default-only" and body.get("temperature", 1.0) != 1.0)):
+            raise Rejection(400, "invalid_request_error", f"`{sent[0]}` is deprecated for this model.")
+        if not count_tokens and (not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1):
+            raise Rejection(400, "invalid_request_error", "max_tokens: Field required")
+        if not body.get("messages"):
+            raise Rejection(400, "invalid_request_error", "messages: Field required")
+        fmt = (body.get("output_config") or {}).get("format")
+        if fmt is not None and (not structured or fmt.get("type") != "json_schema" or "schema" not in fmt):
+            raise Rejection(400, "invalid_request_error", "output_config.format: not supported for this model"
+                            if not structured else "output_config.format: expected type json_schema and schema")
+
+    @staticmethod
+    def _prompt_tokens(body: dict) -> int:
+        text = body.get("system", "") if isinstance(body.get("system", ""), str) else ""
+        for message in body["messages"]:
+            text += "".join(b.get("text", "") for b in _blocks(message["content"]))
+        return _tokens(text)
+
+    def _cache_usage(self, body: dict) -> tuple[int, int]:
+        """(written, read) for the prefix ending at the last cache_control block, if any."""
+        prefix, marked = body.get("system", "") if isinstance(body.get("system", ""), str) else "", ""
+        for message in body["messages"]:
+            for block in _blocks(message["content"]):
+                prefix += block.get("text", "")
+                if block.get("cache_control"):
+                    marked = prefix
+        if not marked or _tokens(marked) < MODELS[body["model"]][1]:
+            return 0, 0
+        key = hashlib.sha256((body["model"] + "\0" + marked).encode()).hexdigest()
+        with self._lock:
+            hit = key in self.prompt_cache
+            self.prompt_cache.add(key)
+        return (0, _tokens(marked)) if hit else (_tokens(marked), 0)
+
+    def _message(self, body: dict, request_id: str) -> dict:
+        out = self.responder(body)
+        text, stop = (out, "end_turn") if isinstance(out, str) else (out["text"], out.get("stop_reason", "end_turn"))
+        written, read = self._cache_usage(body)
+        total = self._prompt_tokens(body)
+        return {"id": f"msg_{request_id}", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": text}], "stop_reason": stop, "stop_sequence": None,
+                "usage": {"input_tokens": total - written - read, "output_tokens": 20,
+                          "cache_creation_input_tokens": written, "cache_read_input_tokens": read}}
+
     def _batch_object(self, batch_id: str) -> dict:
         state = self.batches[batch_id]
         ended = state["polls_left"] < 0
         n = len(state["requests"])
-        errored = sum(r["custom_id"] in self.batch_errored for r in state["requests"]) if ended else 0
+        errored = len(self._batch_outcomes(batch_id)[1]) if ended else 0
         return {
             "id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
             "created_at": "2026-12-02T00:00:00Z", "expires_at": "2026-12-03T00:00:00Z",
@@ -112,22 +256,42 @@ class FakeAnthropic:
             "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
         }
 
+    def _batch_outcomes(self, batch_id: str) -> tuple[dict, dict]:
+        """(custom_id → params that pass, custom_id → (error type, message)); validated under the batch's version."""
+        state = self.batches[batch_id]
+        good, bad = {}, {}
+        for item in state["requests"]:
+            cid, params = item["custom_id"], item["params"]
+            if cid in self.batch_errored:
+                bad[cid] = (self.batch_errored[cid], "injected batch error")
+                continue
+            try:
+                self._validate(params, state["version"])
+                good[cid] = params
+            except Rejection as r:
+                bad[cid] = (r.kind, r.message)
+        return good, bad
+
     def _batch_results(self, batch_id: str) -> bytes:
+        good, bad = self._batch_outcomes(batch_id)
         lines = []
         for i, item in enumerate(reversed(self.batches[batch_id]["requests"])):  # results come unordered
-            params = item["params"]
+            cid, params = item["custom_id"], item["params"]
             with self._lock:
                 self.received.append(params)
-            if item["custom_id"] in self.batch_errored:
-                result = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": "invalid_request_error", "message": "injected batch error"}}}
+            if cid in bad:
+                kind, message = bad[cid]
+                if message != "injected batch error":
+                    with self._lock:
+                        self.rejected.append((400, message))
+                result = {"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}}
             else:
-                result = {"type": "succeeded", "message": {
-                    "id": f"msg_batch_{i}", "type": "message", "role": "assistant", "model": params.get("model"),
-                    "content": [{"type": "text", "text": self.responder(params)}], "stop_reason": "end_turn",
-                    "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 20}}}
-            lines.append(json.dumps({"custom_id": item["custom_id"], "result": result}))
+                result = {"type": "succeeded", "message": self._message(good[cid], f"batch_{batch_id}_{i}")}
+            lines.append(json.dumps({"custom_id": cid, "result": result}))
         return ("\n".join(lines) + "\n").encode()
+
+    def versions_sent(self) -> list[str | None]:
+        return [{k.lower(): v for k, v in h.items()}.get("anthropic-version") for h in self.headers]
 
     def __enter__(self):
         self.thread.start()
@@ -138,7 +302,22 @@ class FakeAnthropic:
         self.server.server_close()
 
 
-def error(status: int, retry_after: str | None = None) -> tuple:
-    kinds = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 400: "invalid_request_error"}
-    headers = {"retry-after": retry_after} if retry_after else {}
-    return (status, headers, {"type": "error", "error": {"type": kinds.get(status, "api_error"), "message": "injected"}})
+def error(status: int, retry_after: str | None = None, retry_after_ms: str | None = None,
+          should_retry: str | None = None) -> tuple:
+    kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+             408: "timeout_error", 409: "conflict_error", 429: "rate_limit_error", 500: "api_error",
+             529: "overloaded_error"}
+    headers = {}
+    if retry_after is not None:
+        headers["retry-after"] = retry_after
+    if retry_after_ms is not None:
+        headers["retry-after-ms"] = retry_after_ms
+    if should_retry is not None:
+        headers["x-should-retry"] = should_retry
+    return (status, headers, {"type": "error", "error": {"type": kinds.get(status, "api_error"),
+                                                         "message": "injected"}})
+
+
+def first_text(body: dict) -> str:
+    """The text of the first message, whether sent as a string or as content blocks."""
+    return "".join(b.get("text", "") for b in _blocks(body["messages"][0]["content"]))

@@ -10,7 +10,7 @@ from memeval.scoring.judge import (
     parse_binary,
     parse_graded,
 )
-from tests.fake_anthropic import FakeAnthropic, error
+from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, error
 
 
 def test_graded_prompt_carries_everything():
@@ -71,14 +71,15 @@ def test_binary_skips_category_5():
 
 def test_judge_through_real_sdk_survives_faults(monkeypatch, tmp_path):
     with FakeAnthropic(responder=lambda body: '{"score": 90, "explanation": "matches"}') as fake:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         fake.faults = [error(429, retry_after="0"), error(529), error(500)]
         client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=lambda s: None)
         result = judge_graded(client, "Where?", "Paris", "Paris", 4, runs=4, in_flight=3)
         assert result.scores == [90.0] * 4 and len(fake.received) == 7
         assert all(b["temperature"] == 0.5 and b["model"] == "claude-sonnet-4-6" and b["max_tokens"] == 256
-                   for b in fake.received)
+                   and b["output_config"]["format"]["type"] == "json_schema" for b in fake.received)
+        assert set(fake.versions_sent()) == {"2023-06-01"} and fake.rejected == []
         again = judge_graded(LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path)), "Where?", "Paris",
                              "Paris", 4, runs=4)
         assert again.scores == [90.0] * 4 and len(fake.received) == 7  # cached: nothing sent

@@ -30,7 +30,8 @@ def test_batch_sends_exact_params_and_joins_on_custom_id(fake, tmp_path):
     assert params["model"] == "claude-sonnet-4-6" and params["temperature"] == 0.5
     assert params["max_tokens"] == 256 and params["system"] == "grade"
     assert params["messages"] == [{"role": "user", "content": "question 1"}]
-    assert all(r.cost_usd == pytest.approx(0.5 * (100 * 3 + 20 * 15) / 1e6) for r in results.values())
+    assert fake.rejected == [] and batch["version"] == "2023-06-01"
+    assert all(r.cost_usd == pytest.approx(0.5 * (r.input_tokens * 3 + 20 * 15) / 1e6) for r in results.values())
 
 
 def test_batch_results_land_in_the_sync_cache(fake, tmp_path):
@@ -56,12 +57,13 @@ def test_killed_run_resumes_polling_the_saved_batch(fake, tmp_path):
 
 def test_errored_results_are_reported_not_cached(fake, tmp_path):
     items = _items()
-    fake.batch_errored = {api_custom_id(items[0][0])}
-    results = run_batch(_client(tmp_path), items, "judge", poll_interval_s=0)
+    fake.batch_errored = {api_custom_id(items[0][0]): "overloaded_error"}
+    client = _client(tmp_path)
+    results = run_batch(client, items, "judge", poll_interval_s=0)
     assert isinstance(results[items[0][0]], LLMError) and "errored" in str(results[items[0][0]])
-    assert ResponseCache(tmp_path).get(items[0][1].key) is None
-    assert ResponseCache(tmp_path).get(items[1][1].key) is not None
-    fake.batch_errored = set()
+    assert ResponseCache(tmp_path).get(client.resolve(items[0][1]).key) is None
+    assert ResponseCache(tmp_path).get(client.resolve(items[1][1]).key) is not None
+    fake.batch_errored = {}
     retry = run_batch(_client(tmp_path), items, "judge", poll_interval_s=0)
     assert len(fake.batches) == 2 and len(fake.batches["msgbatch_fake_2"]["requests"]) == 1
     assert retry[items[0][0]].text == "echo: question 0"

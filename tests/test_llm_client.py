@@ -2,6 +2,7 @@ import pytest
 
 from memeval.llm import (
     AnthropicBackend,
+    APIRejected,
     BudgetExceeded,
     CacheMiss,
     LLMClient,
@@ -24,13 +25,15 @@ def _request(text="hello", **kw):
 def test_real_sdk_sends_exact_parameters(fake, tmp_path):
     client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=lambda s: None)
     response = client.complete(_request())
-    assert response.text == "echo: hello" and response.input_tokens == 101 and not response.cached
+    assert response.text == "echo: hello" and not response.cached and fake.rejected == []
     body = fake.received[0]
     assert body["model"] == "claude-sonnet-4-6" and body["temperature"] == 0.5 and body["max_tokens"] == 77
     assert body["system"] == "be brief" and body["messages"] == [{"role": "user", "content": "hello"}]
     headers = {k.lower(): v for k, v in fake.headers[0].items()}
-    assert SECRET in (headers.get("x-api-key", ""), headers.get("authorization", "").removeprefix("Bearer "))
-    assert response.request_id and response.cost_usd > 0
+    assert headers["authorization"] == f"Bearer {SECRET}"
+    assert headers["anthropic-version"] == "2023-06-01"  # the version under which Sonnet 4.6 takes temperature
+    assert response.request_id == "req_fake_000001" and response.api_version == "2023-06-01"
+    assert response.cost_usd == pytest.approx((response.input_tokens * 3 + 20 * 15) / 1e6)
 
 
 def test_cached_rerun_sends_nothing(fake, tmp_path):
@@ -67,9 +70,13 @@ def test_errors_are_not_cached_and_permanent_errors_not_retried(fake, tmp_path):
     fake.faults = [error(400)]
     cache = ResponseCache(tmp_path)
     client = LLMClient(AnthropicBackend(timeout=5), cache, sleep=lambda s: None)
-    with pytest.raises(LLMError):
+    with pytest.raises(APIRejected) as caught:
         client.complete(_request())
+    assert caught.value.status == 400 and caught.value.request_id == "req_fake_000001"
     assert len(fake.received) == 1 and len(cache) == 0
+    with pytest.raises(APIRejected):  # a rejected client sends nothing more
+        client.complete(_request("other"))
+    assert len(fake.received) == 1
     fake.faults = [error(500)] * 3
     limited = LLMClient(AnthropicBackend(timeout=5), cache, max_retries=2, sleep=lambda s: None)
     with pytest.raises(LLMError, match="gave up after 3"):

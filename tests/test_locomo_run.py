@@ -12,9 +12,9 @@ from memeval.cli import main
 from memeval.jsonl import read_rows
 from memeval.qa.locomo_run import PROTOTYPE_NOTE, LocomoRunConfig, estimate_run, run_locomo
 from memeval.qa.selection import prototype_questions, select_questions
-from tests.fake_anthropic import FakeAnthropic, error
+from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, error
 
-SECRET = "sk-ant-test-SECRET-run-0123456789"
+SECRET = TEST_SECRET
 VOLATILE = ("latency_search_s", "latency_total_s")
 ANSWER_FIELDS = {"sample_id", "conversation_id", "category", "question", "gold", "prediction", "system", "f1",
                  "evidence_recall", "retrieved_ids", "latency_search_s", "latency_total_s", "context_tokens",

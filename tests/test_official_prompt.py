@@ -89,10 +89,10 @@ def test_request_is_temperature_zero_on_the_answer_model_and_never_carries_the_g
 
 
 def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
-    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, first_text
 
     def responder(body):
-        prompt = body["messages"][0]["content"]
+        prompt = first_text(body)
         if "Select the correct answer" in prompt:
             return "(a)" if "(a) Not mentioned" in prompt else "(b)"
         return "7 May 2023"
@@ -104,8 +104,18 @@ def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
         result = run_locomo(LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir),
                                             conversations="conv-26", questions="all",
                                             systems=["full_context"], answerer="claude_official", progress=False))
-        prompts = [b["messages"][0]["content"] for b in server.received]
+        prompts = [first_text(b) for b in server.received]
+        assert server.rejected == []
     rows = read_rows(tmp_path / "run" / "answers.jsonl")
+    # full context repeats per question: the conversation is a cached block ahead of the question, and the first
+    # question of each distinct prefix goes alone, so the server writes each prefix once and reads it after
+    blocks = [b["messages"][0]["content"] for b in server.received]
+    assert all(b[0]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in b[1] for b in blocks)
+    prefixes = {b[0]["text"] for b in blocks}
+    assert len(prefixes) == 2  # the answer template and the two-option template
+    assert result["llm"]["cache_creation_input_tokens"] == sum(len(p) // 4 for p in prefixes)
+    assert result["llm"]["cache_read_input_tokens"] == sum(len(b[0]["text"]) // 4 for b in blocks) - sum(
+        len(p) // 4 for p in prefixes)
     assert len(rows) == len(prompts) == result["answer_counts"]["written"] > 150
     assert {r["answerer"] for r in rows} == {"claude_official"}
     adversarial = [r for r in rows if r["category"] == 5]

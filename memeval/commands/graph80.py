@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     g = subparsers.add_parser("graph80", help="the memory-graph study (synthetic graph80 corpus)")
@@ -23,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", choices=["none", "three_dim"], default="none")
     run.add_argument("--repeats", type=int, default=3)
     run.add_argument("--out", required=True)
+    add_llm_arguments(run)
     run.set_defaults(handler=_run)
 
 
@@ -52,16 +55,25 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from memeval.commands.locomo import split_systems
-    from memeval.graph80.study import StudyConfig, run_study
+    from memeval.graph80.study import StudyConfig, planned_requests, role_temperatures, run_study
 
+    llm = llm_options(args)
+    config = StudyConfig(args.data, args.out, split_systems(args.systems), args.extractor, args.answerer,
+                         args.judge, args.repeats)
+    roles = role_temperatures(config)
     client = None
-    if args.extractor == "llm" or args.answerer == "claude" or args.judge != "none":
-        from memeval.llm.client import make_client
+    if roles:
+        client = make_llm_client(llm)
+        client.check_roles(roles)
+    if llm.dry_run:
+        if client is None:
+            print(json.dumps({"requests": 0, "note": "this configuration calls no LLM"}))
+            return 0
+        from memeval.llm.count import token_counter
 
-        client = make_client("auto")
-    systems = split_systems(args.systems)
-    summary = run_study(StudyConfig(args.data, args.out, systems, args.extractor, args.answerer, args.judge,
-                                    args.repeats), client)
+        print(json.dumps(client.estimate(planned_requests(config), counter=token_counter(client)), indent=2))
+        return 0
+    summary = run_study(config, client)
     for row in summary["rows"]:
         if row["type"] == "all":
             print(f"{row['system']:<28} score {row['score_mean']:.3f} ± {row['score_std']:.3f}  path recall "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.qa.answer_pass import ANSWERERS
 from memeval.qa.locomo_run import JUDGE_CHOICES, LocomoRunConfig, estimate_run, run_locomo
 
@@ -24,12 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge-runs", type=int, default=None, help="runs per question (graded 10, binary 1)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync")
     run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
-    run.add_argument("--llm", choices=["auto", "anthropic", "replay"], default="auto",
-                     help="auto: anthropic when ANTHROPIC_API_KEY is set, else answers only from the cache")
-    run.add_argument("--budget-usd", type=float, default=None, help="stop scheduling new calls past this spend")
+    add_llm_arguments(run)
     run.add_argument("--out", required=True, help="run directory (resumable: rerun to continue)")
-    run.add_argument("--dry-run", action="store_true",
-                     help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
     run.add_argument("--no-progress", action="store_true")
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
@@ -43,13 +40,14 @@ def split_systems(spec: str) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    llm = llm_options(args)
     config = LocomoRunConfig(
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
-        judge_mode=args.judge_mode, k=args.k, llm_backend=args.llm, budget_usd=args.budget_usd,
-        progress=not args.no_progress,
+        judge_mode=args.judge_mode, k=args.k, llm_backend=llm.backend, budget_usd=llm.budget_usd,
+        sampling=llm.sampling, models=llm.models, progress=not args.no_progress,
     )
-    if args.dry_run:
+    if llm.dry_run:
         print(json.dumps(estimate_run(config), indent=2))
         return 0
     result = run_locomo(config)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.natural.construct import SAMPLE_SEED, TARGET_ACCEPTED
 
 
@@ -22,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--with-graph", action="store_true",
                        help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
                             "check the cost with `memeval locomo run --systems memory_graph --dry-run`)")
+    add_llm_arguments(build)
     build.set_defaults(handler=_build)
 
     sens = sub.add_parser("sensitivity", help="k = 2, byte-overhead costs and label noise, as JSON")
@@ -37,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     llm = _frame_parser(sub, "audit-llm", "label the audit-frame cells with Claude (cached; needs a key or cache)",
                         "verdict CSV, usable as --labels of audit-compare")
-    llm.add_argument("--dry-run", action="store_true", help="estimate calls and dollars; send nothing")
+    add_llm_arguments(llm)
     llm.set_defaults(handler=_audit_llm)
 
     compare = sub.add_parser("audit-compare", help="kappa, agreement and writer re-scoring: rule vs a filled frame")
@@ -103,17 +105,25 @@ def _audit_export(args: argparse.Namespace) -> int:
 
 
 def _audit_llm(args: argparse.Namespace) -> int:
-    from memeval.llm.client import make_client
-    from memeval.natural.audit import adjudication_request, frame_cells, llm_labels, write_verdicts
+    from memeval.llm.count import token_counter
+    from memeval.natural.audit import (
+        ADJUDICATION_TEMPERATURE,
+        adjudication_request,
+        frame_cells,
+        llm_labels,
+        write_verdicts,
+    )
     from memeval.natural.build import load_packages
 
+    llm = llm_options(args)
     packages = load_packages(args.packages)
     cells = frame_cells(packages, args.zero_rate, args.seed)
-    client = make_client("auto")
-    if args.dry_run:
+    client = make_llm_client(llm)
+    client.check_roles({"judge": ADJUDICATION_TEMPERATURE})
+    if llm.dry_run:
         by_id = {p.package_id: p for p in packages}
         requests = [adjudication_request(by_id[p], c, u) for p, c, u in cells]
-        print(json.dumps(client.estimate(requests, expected_output_tokens=40)))
+        print(json.dumps(client.estimate(requests, expected_output_tokens=40, counter=token_counter(client))))
         return 0
     labels, reasons = llm_labels(client, packages, cells)
     write_verdicts(args.out, labels, reasons)
@@ -150,11 +160,17 @@ def _bridge(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from memeval.natural.build import build_directory
 
+    llm = llm_options(args)
     client = None
     if args.with_graph:
-        from memeval.llm.client import make_client
+        from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 
-        client = make_client("auto")
+        client = make_llm_client(llm)
+        client.check_roles({"extract": EXTRACTION_TEMPERATURE})
+        if llm.dry_run:
+            print(json.dumps({"note": "check the extraction cost with `memeval locomo run --systems memory_graph "
+                                      "--dry-run` (the same calls)"}))
+            return 0
     manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
                                graph_client=client)
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",

@@ -21,6 +21,7 @@ import numpy as np
 from memeval.artifacts import write_json_atomic
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.manifest import base_manifest
 from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
 from memeval.memory.entities import base_form
@@ -32,7 +33,8 @@ from memeval.prompts import load_prompt, prompt_hash
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
 
 SYSTEMS = ("memory_graph", "chunks", "full_context", "no_memory")
-JUDGE_MODEL = "claude-sonnet-4-6"
+JUDGE_MODEL = ROLE_DEFAULTS["judge"]
+JUDGE_TEMPERATURE = 0.0
 MEANINGFUL_N = 30
 PUBLISHED = {"graph": {"overall": 0.831, "multi-hop": 0.79}, "summary": {"overall": 0.801, "multi-hop": 0.74}}
 
@@ -132,8 +134,8 @@ def three_dim_request(question: dict, prediction: str, repeat: int) -> LLMReques
     prompt = load_prompt("judge_three_dim").format(question=question["question"], gold=question["answer"],
                                                    entities=", ".join(question["gold_entities"]),
                                                    prediction=prediction)
-    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=0.0,
-                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat)
+    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
+                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge")
 
 
 def parse_three_dim(text: str) -> float | None:
@@ -160,6 +162,46 @@ class StudyConfig:
     answerer: str = "extractive"
     judge: str = "none"  # or three_dim
     repeats: int = 3
+
+
+def role_temperatures(config: StudyConfig) -> dict:
+    """The roles this study calls and the temperature each protocol asks for."""
+    from memeval.memory.extraction import EXTRACTION_TEMPERATURE
+    from memeval.qa.answer import ANSWER_TEMPERATURE
+
+    roles = {}
+    if config.extractor == "llm":
+        roles["extract"] = EXTRACTION_TEMPERATURE
+    if config.answerer == "claude":
+        roles["answer"] = ANSWER_TEMPERATURE
+    if config.judge == "three_dim":
+        roles["judge"] = JUDGE_TEMPERATURE
+    return roles
+
+
+def planned_requests(config: StudyConfig) -> list[LLMRequest]:
+    """The calls a study would make, for dry runs: extraction per document; with gold extraction also the
+    reader's calls (retrieval is local) and, with a placeholder prediction, the judge's. With LLM extraction
+    the reader's and judge's calls depend on what is extracted and are not counted."""
+    from memeval.memory.extraction import extraction_request
+
+    documents, questions, triples = load_graph80(config.data)
+    requests: list[LLMRequest] = []
+    if config.extractor == "llm":
+        by_doc = defaultdict(list)
+        for s in sources_of(documents):
+            by_doc[s.id.rsplit(":", 1)[0]].append(s)
+        requests += [extraction_request(chunk) for chunk in by_doc.values()]
+        return requests
+    for spec in config.systems:
+        system = Graph80System(SystemConfig.parse(spec), documents, triples, "gold")
+        for q in questions:
+            if config.answerer == "claude":
+                items = system.search(q["question"])
+                requests.append(answer_request(q["question"], [Memory(i.text, i.time, i.source_ids) for i in items]))
+            if config.judge == "three_dim":
+                requests += [three_dim_request(q, "six words of a typical answer", r) for r in range(config.repeats)]
+    return requests
 
 
 def score_kind(config: StudyConfig) -> str:
@@ -210,7 +252,10 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
                "score_kind": score_kind(config), "failed_rows": sum(1 for r in rows if r["error"]),
                "published_reference": PUBLISHED}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", config=vars(config)))
+    from memeval.llm.manifest import llm_manifest
+
+    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", config=vars(config),
+                                                           llm=llm_manifest(client, role_temperatures(config))))
     return summary
 
 

@@ -1,20 +1,18 @@
-"""One client layer for every model call: request records, an on-disk cache, backends, retries, budgets."""
+"""One client layer for every model call: request records, model profiles, an on-disk cache, backends,
+retries, budgets."""
 
 from memeval.llm.cache import ResponseCache
 from memeval.llm.client import (
     AnthropicBackend,
-    BudgetExceeded,
-    CacheMiss,
     LLMClient,
-    LLMError,
     LLMRequest,
     LLMResponse,
     ReplayBackend,
     ScriptedBackend,
-    TransientError,
 )
+from memeval.llm.errors import APIRejected, BudgetExceeded, CacheMiss, LLMError, TransientError
 
 __all__ = [
-    "AnthropicBackend", "BudgetExceeded", "CacheMiss", "LLMClient", "LLMError", "LLMRequest", "LLMResponse",
-    "ReplayBackend", "ResponseCache", "ScriptedBackend", "TransientError",
+    "APIRejected", "AnthropicBackend", "BudgetExceeded", "CacheMiss", "LLMClient", "LLMError", "LLMRequest",
+    "LLMResponse", "ReplayBackend", "ResponseCache", "ScriptedBackend", "TransientError",
 ]

@@ -4,16 +4,32 @@ Cached requests are answered from the cache and never submitted. Every batch id 
 `batches` table the moment the API returns it, under a run-chosen name, so a killed process resumes polling
 the same batch instead of paying twice. Results are joined on `custom_id` and written into the same response
 cache the synchronous path uses, so a later run (sync or batch) finds them.
+
+Requests are resolved like synchronous ones (model per role, API version, sampling sent); one batch holds one
+API version, since the `anthropic-version` header belongs to the create call. Create, retrieve and results go
+through the client's error policy, and an `errored` result is classified by its error type the same way: an
+invalid request stops the command, an overloaded or rate-limited one is left for the next run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import time
 from collections.abc import Callable, Sequence
 
-from memeval.llm.client import CacheMiss, LLMClient, LLMError, LLMRequest, LLMResponse, cost_usd
+from memeval.llm.client import (
+    CacheMiss,
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    classify_sdk_error,
+    response_from_message,
+)
+from memeval.llm.errors import ERROR_TYPE_STATUS, APIRejected, TransientError, decide
+from memeval.llm.wire import request_body
 
 MAX_REQUESTS_PER_BATCH = 10_000
 _CUSTOM_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -32,10 +48,30 @@ def api_custom_id(label: str) -> str:
     return cleaned[:47] + "_" + hashlib.sha256(label.encode()).hexdigest()[:16]
 
 
-def _batch_params(request: LLMRequest) -> dict:
-    params = request.api_params()
-    params.update(params.pop("extra_body", {}))
-    return params
+def _call(client: LLMClient, what: str, request: LLMRequest, fn: Callable, sleep: Callable[[float], None]):
+    """One batch-API call under the client's policy: transient errors retried with backoff, a deterministic
+    rejection raised (and remembered by the client, so nothing else is sent)."""
+    attempt = 0
+    while True:
+        if client.fatal is not None:
+            raise client.fatal
+        attempt += 1
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 — classified below
+            err = classify_sdk_error(exc, request, what)
+            if isinstance(err, APIRejected):
+                client.fatal = client.fatal or err
+                client.stats.failures += 1
+                raise err from None
+            if not isinstance(err, TransientError):
+                raise
+            if not err.retry or attempt > client.max_retries:
+                client.stats.failures += 1
+                raise LLMError(f"{what}: gave up after {attempt} attempts: {err}") from None
+            client.stats.retries += 1
+            sleep(err.retry_after if err.retry_after is not None else
+                  min(client.backoff_max_s, client.backoff_base_s * 2 ** (attempt - 1) * (1 + random.random())))
 
 
 def run_batch(
@@ -50,11 +86,12 @@ def run_batch(
     """Answer `items` (label, request) through the Batches API; returns label → response or error.
 
     `name` identifies the run (e.g. the output directory and judge protocol): batches saved under it and still
-    covering missing requests are polled rather than resubmitted.
+    covering missing requests are polled rather than resubmitted. Raises APIRejected on a deterministic error.
     """
     results: dict[str, LLMResponse | LLMError] = {}
     missing: dict[str, tuple[str, LLMRequest]] = {}
     for label, request in items:
+        request = client.resolve(request)
         hit = client.lookup(request)
         if hit is not None:
             results[label] = hit
@@ -75,34 +112,45 @@ def run_batch(
     sdk = backend.client
     cache = client.cache
 
-    pending_batches: list[tuple[str, str, list[str]]] = []
+    pending: list[tuple[str, str, list[str]]] = []
     covered: set[str] = set()
     for stored_name, batch_id, custom_ids in cache.list_batches(name):
         still_needed = [c for c in custom_ids if c in missing]
         if still_needed:
-            pending_batches.append((stored_name, batch_id, custom_ids))
+            pending.append((stored_name, batch_id, custom_ids))
             covered.update(still_needed)
         else:
             cache.forget_batch(stored_name)
-    to_submit = [c for c in missing if c not in covered]
-    for start in range(0, len(to_submit), MAX_REQUESTS_PER_BATCH):
-        chunk = to_submit[start:start + MAX_REQUESTS_PER_BATCH]
-        if client.budget_usd is not None and client.stats.cost_usd >= client.budget_usd:
-            for c in chunk:
-                results[missing[c][0]] = LLMError(f"budget ${client.budget_usd:.2f} spent; not submitted")
-            continue
-        batch = sdk.messages.batches.create(
-            requests=[{"custom_id": c, "params": _batch_params(missing[c][1])} for c in chunk])
-        stored_name = f"{name}#{batch.id}"
-        cache.save_batch(stored_name, batch.id, chunk)
-        client.stats.requests_sent += 1
-        client.stats.log.append({"event": "batch_submitted", "batch_id": batch.id, "requests": len(chunk)})
-        pending_batches.append((stored_name, batch.id, chunk))
+    by_version: dict[str, list[str]] = {}
+    for c in missing:
+        if c not in covered:
+            by_version.setdefault(missing[c][1].api_version, []).append(c)
+    for version, ids in by_version.items():
+        for start in range(0, len(ids), MAX_REQUESTS_PER_BATCH):
+            chunk = ids[start:start + MAX_REQUESTS_PER_BATCH]
+            if client.budget_usd is not None and client.stats.cost_usd >= client.budget_usd:
+                for c in chunk:
+                    results[missing[c][0]] = LLMError(f"budget ${client.budget_usd:.2f} spent; not submitted")
+                continue
+            first = missing[chunk[0]][1]
+            batch = _call(client, "batch create", first, lambda chunk=chunk, version=version: sdk.messages.batches.create(
+                requests=[{"custom_id": c, "params": request_body(missing[c][1])} for c in chunk],
+                extra_headers={"anthropic-version": version}), sleep)
+            stored_name = f"{name}#{batch.id}"
+            cache.save_batch(stored_name, batch.id, chunk)
+            client.stats.requests_sent += 1
+            client.stats.log.append({"event": "batch_submitted", "batch_id": batch.id, "requests": len(chunk),
+                                     "api_version": version})
+            pending.append((stored_name, batch.id, chunk))
 
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    for stored_name, batch_id, _ in pending_batches:
+    rejected: APIRejected | None = None
+    for stored_name, batch_id, custom_ids in pending:
+        probe = next(missing[c][1] for c in custom_ids if c in missing)
+        headers = {"anthropic-version": probe.api_version}
         while True:
-            batch = sdk.messages.batches.retrieve(batch_id)
+            batch = _call(client, "batch retrieve", probe,
+                          lambda b=batch_id, h=headers: sdk.messages.batches.retrieve(b, extra_headers=h), sleep)
             if progress is not None:
                 progress({"batch_id": batch_id, "status": batch.processing_status,
                           "counts": batch.request_counts.model_dump()})
@@ -112,30 +160,40 @@ def run_batch(
                 raise LLMError(f"batch {batch_id} still {batch.processing_status} after {timeout_s} s; "
                                f"rerun to resume polling (saved under {stored_name!r})")
             sleep(poll_interval_s)
-        for line in sdk.messages.batches.results(batch_id):
+        lines = _call(client, "batch results", probe,
+                      lambda b=batch_id, h=headers: list(sdk.messages.batches.results(b, extra_headers=h)), sleep)
+        for line in lines:
             if line.custom_id not in missing:
                 continue
             label, request = missing[line.custom_id]
-            result = line.result
-            if result.type == "succeeded":
-                message = result.message
-                text = "".join(getattr(block, "text", "") for block in message.content)
-                response = LLMResponse(
-                    text=text, model=message.model, request_id=message.id,
-                    input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens,
-                    cost_usd=cost_usd(request.model, message.usage.input_tokens, message.usage.output_tokens,
-                                      batch=True))
-                cache.put(request.key, request.key_material(), response.to_cache())
-                client.stats.cost_usd += response.cost_usd
-                client.stats.input_tokens += response.input_tokens
-                client.stats.output_tokens += response.output_tokens
-                results[label] = response
-            else:
-                detail = getattr(getattr(result, "error", None), "error", None)
-                client.stats.failures += 1
-                results[label] = LLMError(f"batch {batch_id} {line.custom_id}: {result.type}"
-                                          + (f" ({detail.type}: {detail.message})" if detail else ""))
+            outcome = _result(client, batch_id, line, request)
+            if isinstance(outcome, APIRejected):
+                rejected = rejected or outcome
+                continue
+            results[label] = outcome
         cache.forget_batch(stored_name)
+    if rejected is not None:
+        client.fatal = client.fatal or rejected
+        raise rejected
     for label, _ in missing.values():
         results.setdefault(label, LLMError(f"{label}: no result line in the batch output"))
     return results
+
+
+def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMResponse | LLMError | APIRejected:
+    result = line.result
+    if result.type == "succeeded":
+        response = response_from_message(result.message, request, result.message.id, batch=True)
+        client.cache.put(request.key, request.key_material(), response.to_cache())
+        client._account(request, response)
+        return response
+    client.stats.failures += 1
+    detail = getattr(getattr(result, "error", None), "error", None)
+    if result.type == "errored" and detail is not None:
+        status = ERROR_TYPE_STATUS.get(detail.type, 400)
+        if decide(status, {}) == "fatal":
+            return APIRejected(status, detail.type, detail.message, getattr(result.error, "request_id", None),
+                               request.model, request.api_version, f"batch ({batch_id} {line.custom_id})")
+        return LLMError(f"batch {batch_id} {line.custom_id}: errored ({detail.type}: {detail.message}); "
+                        "retried on the next run")
+    return LLMError(f"batch {batch_id} {line.custom_id}: {result.type}; retried on the next run")

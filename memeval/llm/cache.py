@@ -32,6 +32,7 @@ class ResponseCache:
             )
             conn.execute("CREATE TABLE IF NOT EXISTS batches (name TEXT PRIMARY KEY, batch_id TEXT NOT NULL, "
                          "custom_ids TEXT NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)")
+            conn.execute("CREATE TABLE IF NOT EXISTS token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL)")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -51,6 +52,13 @@ class ResponseCache:
             "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
             (key, json.dumps(request, sort_keys=True), json.dumps(response, sort_keys=True)),
         )
+
+    def get_count(self, key: str) -> int | None:
+        row = self._conn().execute("SELECT tokens FROM token_counts WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def put_count(self, key: str, tokens: int) -> None:
+        self._conn().execute("INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)", (key, tokens))
 
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])

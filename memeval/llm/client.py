@@ -1,47 +1,41 @@
 """Model calls: a request record, backends (the real Anthropic SDK, cache-only replay, a scripted fake for
-unit tests), and a client that looks in the cache before anything else, then retries transient failures with
-backoff under a concurrency limit and a run-level dollar budget."""
+unit tests), and a client that resolves each request against its model profile (model per role, API
+version, sampling actually sent), looks in the cache before anything else, then retries transient failures
+with backoff under a concurrency limit and a run-level dollar budget. A deterministic rejection stops the
+client: no further call is sent by it."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from memeval.llm import profiles
 from memeval.llm.cache import ResponseCache
+from memeval.llm.errors import (
+    APIRejected,
+    BudgetExceeded,
+    CacheMiss,
+    LLMError,
+    TransientError,
+    decide,
+    retry_after_seconds,
+)
+from memeval.llm.profiles import cost_usd
+from memeval.llm.wire import request_body
 
-# USD per million tokens (input, output). Prices change: check the provider's page before trusting estimates.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "claude-opus-4-6": (5.0, 25.0),
-    "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-}
-BATCH_DISCOUNT = 0.5
+__all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientError", "LLMRequest",
+           "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "ScriptedBackend", "make_client",
+           "cost_usd", "estimate_tokens"]
 
-
-class LLMError(RuntimeError):
-    """A call that failed for good (after retries, or not retryable)."""
-
-
-class TransientError(LLMError):
-    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
-        self.status = status
-
-
-class CacheMiss(LLMError):
-    """Replay mode found no cached response: nothing is sent, nothing is invented."""
-
-
-class BudgetExceeded(LLMError):
-    """The run's dollar budget is spent: no new calls are scheduled; finished ones stay cached."""
+KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
 
 
 @dataclass(frozen=True)
@@ -50,17 +44,23 @@ class LLMRequest:
     messages: tuple[tuple[str, str], ...]  # (role, text)
     system: str = ""
     max_tokens: int = 256
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # the protocol's; after resolve(), what is sent (None: nothing)
     template_version: str = ""
     repeat_index: int = 0
     provider: str = "anthropic"
+    role: str = ""  # answer | judge | extract: picks the run's model for the role; not part of the key
+    api_version: str = ""  # set by LLMClient.resolve
+    cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
+    output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
 
     def key_material(self) -> dict:
         return {
-            "provider": self.provider, "model": self.model, "system": self.system,
+            "key_schema": KEY_SCHEMA, "provider": self.provider, "model": self.model,
+            "api_version": self.api_version, "system": self.system,
             "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
-            "temperature": self.temperature, "template_version": self.template_version,
-            "repeat_index": self.repeat_index,
+            "temperature_sent": self.temperature, "template_version": self.template_version,
+            "repeat_index": self.repeat_index, "cache_prefix_chars": self.cache_prefix_chars,
+            "output_schema": self.output_schema,
         }
 
     @property
@@ -68,14 +68,9 @@ class LLMRequest:
         blob = json.dumps(self.key_material(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-    def api_params(self) -> dict:
-        """SDK keyword arguments. The 1.x/2.x SDKs dropped `temperature` from the typed signature, while the
-        API still takes it for the models this project uses, so it travels in `extra_body` (same wire JSON)."""
-        params = {"model": self.model, "max_tokens": self.max_tokens, "extra_body": {"temperature": self.temperature},
-                  "messages": [{"role": r, "content": t} for r, t in self.messages]}
-        if self.system:
-            params["system"] = self.system
-        return params
+    @property
+    def prompt_chars(self) -> int:
+        return len(self.system) + sum(len(t) for _, t in self.messages)
 
 
 @dataclass
@@ -89,27 +84,56 @@ class LLMResponse:
     cached: bool = False
     latency_s: float = 0.0
     attempts: int = 1
+    stop_reason: str | None = None
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    api_version: str = ""
 
     def to_cache(self) -> dict:
         d = asdict(self)
         d.pop("cached")
         return d
 
-
-def cost_usd(model: str, input_tokens: int, output_tokens: int, batch: bool = False) -> float:
-    price_in, price_out = PRICES_PER_MTOK.get(model, (0.0, 0.0))
-    cost = (input_tokens * price_in + output_tokens * price_out) / 1e6
-    return cost * (BATCH_DISCOUNT if batch else 1.0)
+    @classmethod
+    def from_cache(cls, stored: Mapping) -> "LLMResponse":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in stored.items() if k in names}, cached=True)
 
 
 def estimate_tokens(text: str) -> int:
-    """A rough token count (4 characters a token) for dry-run estimates only."""
+    """A rough token count (4 characters a token) for dry-run estimates without a key."""
     return max(1, len(text) // 4)
+
+
+def _headers(exc) -> Mapping[str, str]:
+    try:
+        return exc.response.headers
+    except AttributeError:
+        return {}
+
+
+def classify_sdk_error(exc, request: LLMRequest, where: str = "messages") -> Exception:
+    """An SDK exception → APIRejected (stop), TransientError (retry, or fail now), following errors.decide."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        headers = _headers(exc)
+        verdict = decide(exc.status_code, headers)
+        if verdict == "fatal":
+            return APIRejected(exc.status_code, exc.type, exc.api_message or str(exc), exc.request_id,
+                               request.model, request.api_version, where)
+        return TransientError(f"{exc.status_code} {exc.type or 'error'}: {exc.api_message or exc}"
+                              f" (request-id {exc.request_id or '-'})", retry_after_seconds(headers),
+                              exc.status_code, retry=verdict == "retry")
+    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
+        return TransientError(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 class AnthropicBackend:
     """The real SDK. Key and base URL come from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL only; the SDK's own
-    retries are off so that every retry is ours (counted, logged, bounded)."""
+    retries are off so that every retry is ours (counted, logged, bounded). Every call carries the request's
+    own `anthropic-version` (SDK 2.x would otherwise send 2026-10-21 for every model)."""
 
     name = "anthropic"
 
@@ -124,36 +148,49 @@ class AnthropicBackend:
             kwargs["base_url"] = os.environ["ANTHROPIC_BASE_URL"]
         if http_client is not None:
             kwargs["http_client"] = http_client
-        self._anthropic = anthropic
         self.client = anthropic.Anthropic(**kwargs)
 
+    @staticmethod
+    def call_kwargs(request: LLMRequest) -> dict:
+        """SDK keyword arguments: typed fields as such; `temperature` (dropped from the SDK 2.x signature)
+        in `extra_body` only when it is to be sent; the version header in `extra_headers`."""
+        body = request_body(request)
+        kwargs = {k: body[k] for k in ("model", "max_tokens", "messages", "system", "output_config") if k in body}
+        if "temperature" in body:
+            kwargs["extra_body"] = {"temperature": body["temperature"]}
+        kwargs["extra_headers"] = {"anthropic-version": request.api_version}
+        return kwargs
+
     def send(self, request: LLMRequest) -> LLMResponse:
-        a = self._anthropic
         try:
-            message = self.client.messages.create(**request.api_params())
-        except a.RateLimitError as exc:
-            raise TransientError(f"429 rate limited: {exc}", _retry_after(exc), 429) from None
-        except a.APIStatusError as exc:
-            if exc.status_code >= 500 or exc.status_code == 408:
-                raise TransientError(f"{exc.status_code}: {exc}", _retry_after(exc), exc.status_code) from None
-            raise LLMError(f"{exc.status_code}: {exc}") from None
-        except (a.APITimeoutError, a.APIConnectionError) as exc:
-            raise TransientError(f"{type(exc).__name__}: {exc}") from None
-        text = "".join(getattr(block, "text", "") for block in message.content)
-        usage = message.usage
-        return LLMResponse(
-            text=text, model=message.model, request_id=getattr(message, "_request_id", None) or message.id,
-            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            cost_usd=cost_usd(request.model, usage.input_tokens, usage.output_tokens),
-        )
+            message = self.client.messages.create(**self.call_kwargs(request))
+        except Exception as exc:  # noqa: BLE001 — classified, never swallowed
+            raise classify_sdk_error(exc, request) from None
+        return response_from_message(message, request, getattr(message, "_request_id", None))
+
+    def count_tokens(self, request: LLMRequest) -> int:
+        kwargs = self.call_kwargs(request)
+        kwargs.pop("max_tokens", None)
+        kwargs.pop("extra_body", None)
+        try:
+            return int(self.client.messages.count_tokens(**kwargs).input_tokens)
+        except Exception as exc:  # noqa: BLE001
+            raise classify_sdk_error(exc, request, "count_tokens") from None
 
 
-def _retry_after(exc) -> float | None:
-    try:
-        value = exc.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
+def response_from_message(message, request: LLMRequest, request_id: str | None, batch: bool = False
+                          ) -> LLMResponse:
+    text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
+    usage = message.usage
+    write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+    read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
+    return LLMResponse(
+        text=text, model=message.model, request_id=request_id or message.id,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cost_usd=cost_usd(request.model, usage.input_tokens, usage.output_tokens, write, read, batch),
+        stop_reason=message.stop_reason, cache_creation_input_tokens=write, cache_read_input_tokens=read,
+        api_version=request.api_version,
+    )
 
 
 class ReplayBackend:
@@ -183,7 +220,8 @@ class ScriptedBackend:
                 raise self.failures.pop(0)
         text = self.responder(request)
         return LLMResponse(text=text, model=request.model, request_id=f"scripted-{len(self.sent)}",
-                           input_tokens=10, output_tokens=5, cost_usd=cost_usd(request.model, 10, 5))
+                           input_tokens=10, output_tokens=5, cost_usd=cost_usd(request.model, 10, 5),
+                           stop_reason="end_turn", api_version=request.api_version)
 
 
 @dataclass
@@ -195,6 +233,10 @@ class ClientStats:
     cost_usd: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    first_request_id: dict = field(default_factory=dict)  # role → request id of its first sent call
+    sent: dict = field(default_factory=dict)  # role → {model, api_version, temperature_sent}
     log: list[dict] = field(default_factory=list)
 
 
@@ -209,7 +251,11 @@ class LLMClient:
         backoff_max_s: float = 30.0,
         budget_usd: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        sampling: str = "protocol",
+        models: Mapping[str, str] | None = None,
     ):
+        if sampling not in profiles.SAMPLING_MODES:
+            raise ValueError(f"sampling must be one of {profiles.SAMPLING_MODES}")
         self.backend = backend
         self.cache = cache
         self.semaphore = threading.BoundedSemaphore(max_concurrency)
@@ -218,33 +264,58 @@ class LLMClient:
         self.backoff_max_s = backoff_max_s
         self.budget_usd = budget_usd
         self.sleep = sleep
+        self.sampling = sampling
+        self.models = {role: model for role, model in (models or {}).items() if model}
+        for role, model in self.models.items():
+            profiles.profile(model, profiles.ROLE_FLAGS.get(role, role))
         self.stats = ClientStats()
+        self.fatal: APIRejected | None = None
         self._lock = threading.Lock()
 
     @property
     def backend_name(self) -> str:
         return getattr(self.backend, "name", type(self.backend).__name__)
 
+    def model_for(self, role: str) -> str:
+        return self.models.get(role) or profiles.ROLE_DEFAULTS[role]
+
+    def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
+        """Before any call: every role this command will use can honour its protocol temperature."""
+        for role, temperature in temperatures.items():
+            profiles.check_sampling(self.model_for(role), temperature, self.sampling,
+                                    profiles.ROLE_FLAGS.get(role, role))
+
+    def resolve(self, request: LLMRequest) -> LLMRequest:
+        """The request as it will be sent: the run's model for its role, the profile's API version, the
+        temperature actually sent, and structured output only where the model supports it."""
+        model = self.models.get(request.role, request.model) if request.role else request.model
+        p = profiles.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
+        return dataclasses.replace(
+            request, model=model, api_version=p.api_version,
+            temperature=profiles.sent_temperature(model, request.temperature, self.sampling),
+            output_schema=request.output_schema if p.structured_outputs else "")
+
     def lookup(self, request: LLMRequest) -> LLMResponse | None:
         if self.cache is None:
             return None
-        hit = self.cache.get(request.key)
-        if hit is None:
-            return None
-        return LLMResponse(**{**hit, "cached": True})
+        hit = self.cache.get(self.resolve(request).key)
+        return None if hit is None else LLMResponse.from_cache(hit)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        request = self.resolve(request)
         hit = self.lookup(request)  # before any rate limiting: a fully cached run sends nothing
         if hit is not None:
             with self._lock:
                 self.stats.cache_hits += 1
             return hit
-        with self._lock:
-            if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
-                raise BudgetExceeded(f"budget ${self.budget_usd:.2f} spent (${self.stats.cost_usd:.4f}); "
-                                     "no new calls scheduled")
         attempt = 0
         while True:
+            with self._lock:
+                if self.fatal is not None:
+                    raise self.fatal
+                if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
+                    raise BudgetExceeded(f"budget ${self.budget_usd:.2f} spent (${self.stats.cost_usd:.4f}); "
+                                         "no new calls scheduled")
             attempt += 1
             start = time.perf_counter()
             try:
@@ -253,11 +324,19 @@ class LLMClient:
                         with self._lock:
                             self.stats.requests_sent += 1
                     response = self.backend.send(request)
+            except APIRejected as exc:
+                with self._lock:
+                    self.stats.failures += 1
+                    self.fatal = self.fatal or exc
+                    self.stats.log.append({"event": "rejected", "status": exc.status, "type": exc.error_type,
+                                           "request_id": exc.request_id, "key": request.key[:12]})
+                raise
             except TransientError as exc:
-                if attempt > self.max_retries:
+                if not exc.retry or attempt > self.max_retries:
                     with self._lock:
                         self.stats.failures += 1
-                    raise LLMError(f"gave up after {attempt} attempts: {exc}") from None
+                    reason = "the server said not to retry" if not exc.retry else f"gave up after {attempt} attempts"
+                    raise LLMError(f"{reason}: {exc}") from None
                 delay = exc.retry_after if exc.retry_after is not None else min(
                     self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1) * (1 + random.random()))
                 with self._lock:
@@ -272,39 +351,92 @@ class LLMClient:
                 raise
             response.latency_s = time.perf_counter() - start
             response.attempts = attempt
-            with self._lock:
-                self.stats.cost_usd += response.cost_usd
-                self.stats.input_tokens += response.input_tokens
-                self.stats.output_tokens += response.output_tokens
-                self.stats.log.append({"event": "response", "request_id": response.request_id,
-                                       "model": response.model, "input_tokens": response.input_tokens,
-                                       "output_tokens": response.output_tokens, "cost_usd": response.cost_usd,
-                                       "attempts": attempt, "key": request.key[:12]})
+            self._account(request, response)
             if self.cache is not None:
                 self.cache.put(request.key, request.key_material(), response.to_cache())
             return response
 
+    def _account(self, request: LLMRequest, response: LLMResponse) -> None:
+        role = request.role or "other"
+        with self._lock:
+            s = self.stats
+            s.cost_usd += response.cost_usd
+            s.input_tokens += response.input_tokens
+            s.output_tokens += response.output_tokens
+            s.cache_creation_input_tokens += response.cache_creation_input_tokens
+            s.cache_read_input_tokens += response.cache_read_input_tokens
+            s.first_request_id.setdefault(role, response.request_id)
+            s.sent.setdefault(role, {"model": request.model, "api_version": request.api_version,
+                                     "temperature_sent": request.temperature})
+            s.log.append({"event": "response", "request_id": response.request_id, "model": response.model,
+                          "input_tokens": response.input_tokens, "output_tokens": response.output_tokens,
+                          "cache_read_input_tokens": response.cache_read_input_tokens,
+                          "cost_usd": response.cost_usd, "attempts": response.attempts,
+                          "key": request.key[:12]})
+
     def complete_many(self, requests: Sequence[LLMRequest], max_workers: int | None = None) -> list:
-        """Results in request order; a failed call is returned as its exception, the rest still complete."""
+        """Results in request order; a failed call is returned as its LLMError and the rest still complete.
+        A deterministic rejection (APIRejected) is raised. Requests sharing a cached prefix go first one
+        alone per prefix (it writes the prompt cache), then the rest of the group fan out and read it."""
         def one(r):
             try:
                 return self.complete(r)
             except LLMError as exc:
                 return exc
 
+        results: list = [None] * len(requests)
+        seen: set = set()
+        first, rest = [], []
+        for i, r in enumerate(requests):
+            group = (r.model, r.role, r.messages[0][1][: r.cache_prefix_chars]) if r.cache_prefix_chars else None
+            if group is not None and group not in seen:
+                seen.add(group)
+                first.append(i)
+            else:
+                rest.append(i)
         with ThreadPoolExecutor(max_workers=max_workers or 8) as pool:
-            return list(pool.map(one, requests))
+            for wave in (first, rest):
+                for i, out in zip(wave, pool.map(one, [requests[i] for i in wave]), strict=True):
+                    results[i] = out
+        return results
 
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
-                 batch: bool = False) -> dict:
-        """Dry run: how many calls would be sent (cache misses), tokens and dollars, before spending."""
-        misses = [r for r in requests if self.lookup(r) is None]
-        tokens_in = sum(estimate_tokens(r.system + "".join(t for _, t in r.messages)) for r in misses)
-        tokens_out = sum(expected_output_tokens or r.max_tokens for r in misses)
-        dollars = sum(cost_usd(r.model, estimate_tokens(r.system + "".join(t for _, t in r.messages)),
-                               expected_output_tokens or r.max_tokens, batch) for r in misses)
+                 batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> dict:
+        """Dry run: calls still to send (cache misses), tokens and dollars before spending. `counter` gives
+        exact input tokens (the token-counting endpoint); without it, 4 characters a token. A cached prefix
+        is priced as one cache write per distinct prefix (when it reaches the model's floor) and reads after."""
+        resolved = [self.resolve(r) for r in requests]
+        misses = [r for r in resolved if self.lookup(r) is None]
+        count = counter or (lambda r: estimate_tokens(r.system + "".join(t for _, t in r.messages)))
+        tokens_in = tokens_out = written = read = 0
+        dollars = 0.0
+        prefixes: set = set()
+        for r in misses:
+            total = count(r)
+            out = expected_output_tokens or r.max_tokens
+            prefix_tokens = 0
+            if r.cache_prefix_chars:
+                prefix_tokens = min(total, estimate_tokens(r.messages[0][1][: r.cache_prefix_chars])
+                                    if counter is None else round(total * r.cache_prefix_chars / r.prompt_chars))
+                if prefix_tokens < profiles.profile(r.model).min_cache_tokens:
+                    prefix_tokens = 0
+            w = rd = 0
+            if prefix_tokens:
+                group = (r.model, r.messages[0][1][: r.cache_prefix_chars])
+                if group in prefixes:
+                    rd = prefix_tokens
+                else:
+                    prefixes.add(group)
+                    w = prefix_tokens
+            tokens_in += total
+            tokens_out += out
+            written += w
+            read += rd
+            dollars += cost_usd(r.model, total - w - rd, out, w, rd, batch)
         return {"requests": len(requests), "cached": len(requests) - len(misses), "to_send": len(misses),
-                "input_tokens_est": tokens_in, "output_tokens_max": tokens_out, "usd_est": dollars}
+                "input_tokens_est": tokens_in, "cache_write_tokens_est": written, "cache_read_tokens_est": read,
+                "output_tokens_max": tokens_out, "usd_est": dollars,
+                "token_count": "exact (token-counting endpoint)" if counter else "estimate (4 characters a token)"}
 
 
 def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -> LLMClient:

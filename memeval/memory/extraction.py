@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 
-EXTRACTION_MODEL = "claude-sonnet-4-6"
+EXTRACTION_MODEL = ROLE_DEFAULTS["extract"]
+EXTRACTION_TEMPERATURE = 0.0
 EXTRACTION_MAX_TOKENS = 1024
 
 
@@ -39,8 +41,8 @@ class ExtractedFact:
 def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL) -> LLMRequest:
     text = "\n".join(f"[{s.id}] ({s.time}) {s.text}" for s in sources)
     return LLMRequest(model=model, messages=(("user", load_prompt("extract_triples").format(text=text)),),
-                      max_tokens=EXTRACTION_MAX_TOKENS, temperature=0.0,
-                      template_version=prompt_hash("extract_triples"))
+                      max_tokens=EXTRACTION_MAX_TOKENS, temperature=EXTRACTION_TEMPERATURE,
+                      template_version=prompt_hash("extract_triples"), role="extract")
 
 
 def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedFact], int]:

@@ -23,3 +23,15 @@ def prompt_hash(*names: str) -> str:
 
 def all_prompt_hashes() -> dict[str, str]:
     return {p.stem: prompt_hash(p.stem) for p in sorted(PROMPT_DIR.glob("*.txt"))}
+
+
+def format_split(name: str, at: str, **values) -> tuple[str, int]:
+    """The prompt filled in, and how many leading characters come before field `at` (the part shared by
+    every question when the rest of the values are), for prompt caching."""
+    template = load_prompt(name)
+    head = template[: template.index("{" + at + "}")]
+    text = template.format(**values)
+    prefix = head.format(**{k: v for k, v in values.items() if k != at})
+    if not text.startswith(prefix):
+        raise ValueError(f"prompt {name}: the text before {{{at}}} is not a stable prefix")
+    return text, len(prefix)

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memeval.llm.client import LLMClient, LLMRequest
-from memeval.prompts import load_prompt, prompt_hash
+from memeval.llm.profiles import ROLE_DEFAULTS
+from memeval.prompts import format_split, prompt_hash
 from memeval.scoring.f1 import stem
 
-ANSWER_MODEL = "claude-opus-4-6"
+ANSWER_MODEL = ROLE_DEFAULTS["answer"]
+ANSWER_TEMPERATURE = 0.0
 EXTRACTIVE_LABEL = "extractive (no LLM)"
 QUESTION_WORDS = frozenset(
     "what when where who whom whose which why how is are was were do does did the a an of to in on at for "
@@ -66,10 +68,14 @@ def render_memories(memories: Sequence[Memory]) -> str:
     return "\n".join(f"- [{m.time}] {m.text}" if m.time else f"- {m.text}" for m in memories) or "(none)"
 
 
-def answer_request(question: str, memories: Sequence[Memory]) -> LLMRequest:
-    prompt = load_prompt("answer_memory").format(memories=render_memories(memories), question=question)
-    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64, temperature=0.0,
-                      template_version=prompt_hash("answer_memory"))
+def answer_request(question: str, memories: Sequence[Memory], cache_context: bool = False) -> LLMRequest:
+    """`cache_context`: the memories are the same for every question of the conversation (full context), so
+    the part of the prompt before the question is marked for prompt caching."""
+    prompt, prefix = format_split("answer_memory", "question", memories=render_memories(memories),
+                                  question=question)
+    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64,
+                      temperature=ANSWER_TEMPERATURE, template_version=prompt_hash("answer_memory"), role="answer",
+                      cache_prefix_chars=prefix if cache_context else 0)
 
 
 def claude_answer(client: LLMClient, question: str, memories: Sequence[Memory]) -> str:

@@ -79,9 +79,13 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
 
 
 def answer_requests(searched, conversation: Conversation, answerer: str = "claude") -> list:
+    """One reader request per question. When every question of the conversation is given the same memories
+    (full context), the shared prompt prefix is marked for prompt caching."""
+    shared = len(searched) > 1 and all(used == searched[0][2] for _, _, used, _ in searched)
     if answerer == "claude_official":
-        return [official_request(conversation, qa, used, ANSWER_MODEL) for qa, _, used, _ in searched]
-    return [answer_request(qa.question, _to_memories(used)) for qa, _, used, _ in searched]
+        return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
+                for qa, _, used, _ in searched]
+    return [answer_request(qa.question, _to_memories(used), cache_context=shared) for qa, _, used, _ in searched]
 
 
 def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answerer: str) -> int:

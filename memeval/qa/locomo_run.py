@@ -17,11 +17,14 @@ from memeval.data.paths import find_locomo
 from memeval.errors import InputError
 from memeval.jsonl import read_rows
 from memeval.llm.client import LLMClient, make_client
+from memeval.llm.count import token_counter
+from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
 from memeval.memory.base import SystemConfig, build_system, needs_llm, system_names
+from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
-from memeval.qa.answer import ANSWER_MODEL, EXTRACTIVE_LABEL
+from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
     ANSWERERS,
     LLM_ANSWERERS,
@@ -33,7 +36,7 @@ from memeval.qa.answer_pass import (
 )
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.reports.run_report import run_report
-from memeval.scoring.judge import BINARY_MODEL, GRADED_MODEL, GRADED_RUNS
+from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
 from memeval.scoring.judge_pass import PROTOCOLS, judge_requests, judgeable, judgment_key, run_judge_pass
 
 JUDGE_CHOICES = ("none", *PROTOCOLS)
@@ -56,6 +59,8 @@ class LocomoRunConfig:
     k: int = 10
     llm_backend: str = "auto"
     budget_usd: float | None = None
+    sampling: str = "protocol"
+    models: dict = field(default_factory=dict)  # role → model id the user chose (defaults: llm/profiles.py)
     poll_interval_s: float = 30.0
     progress: bool = True
 
@@ -103,8 +108,31 @@ def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
 
 
 def _needs_llm(config: LocomoRunConfig) -> bool:
-    return (config.answerer in LLM_ANSWERERS or config.judge != "none"
-            or any(needs_llm(SystemConfig.parse(s)) for s in config.systems))
+    return bool(role_temperatures(config))
+
+
+def role_temperatures(config: LocomoRunConfig) -> dict:
+    """The roles this run calls and the temperature each protocol asks for."""
+    roles = {}
+    if config.answerer in LLM_ANSWERERS:
+        roles["answer"] = ANSWER_TEMPERATURE
+    if config.judge != "none":
+        roles["judge"] = GRADED_TEMPERATURE if config.judge == "graded" else BINARY_TEMPERATURE
+    if any(needs_llm(SystemConfig.parse(s)) for s in config.systems):
+        roles["extract"] = EXTRACTION_TEMPERATURE
+    return roles
+
+
+def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
+    """The run's client, checked before any call: each role's model can honour its protocol's temperature
+    (or --sampling model-default was chosen)."""
+    roles = role_temperatures(config)
+    if client is None and roles:
+        client = make_client(config.llm_backend, budget_usd=config.budget_usd, sampling=config.sampling,
+                             models=config.models)
+    if client is not None:
+        client.check_roles(roles)
+    return client
 
 
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
@@ -116,9 +144,11 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
     conversations = select_conversations(load_locomo(data_path), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
     systems = [SystemConfig.parse(s) for s in config.systems]
-    if client is None and _needs_llm(config):
-        client = make_client(config.llm_backend, budget_usd=config.budget_usd)
+    client = run_client(config, client)
     notes = []
+    if client is not None and client.sampling == "model-default":
+        notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
+                     "model's default sampling, not the protocols' temperatures.")
     if config.questions == "prototype":
         notes.append(PROTOTYPE_NOTE)
     if config.answerer == "extractive":
@@ -148,6 +178,9 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
                                       progress=bar.update if bar else None)
         if bar:
             bar.close()
+        if judge_counts["skipped_failed"]:
+            notes.append(f"J incomplete: {judge_counts['skipped_failed']} questions have a judge call that failed "
+                         "past its retries; no judgment is recorded for them and a rerun retries them.")
         if judge_counts["skipped_no_llm"]:
             notes.append(f"J incomplete: {judge_counts['skipped_no_llm']} questions were not judged because no "
                          "LLM is configured and the cache does not hold their judgments (set ANTHROPIC_API_KEY "
@@ -175,8 +208,10 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
         config=_public_config(config),
         systems=[s.as_dict() for s in systems],
         data={"path": str(data_path), "sha256": data_hashes(data_path)},
-        models={"answerer": ANSWER_MODEL if config.answerer in LLM_ANSWERERS else EXTRACTIVE_LABEL,
-                "judge": {"graded": GRADED_MODEL, "binary": BINARY_MODEL}.get(config.judge)},
+        models={"answerer": (client.model_for("answer") if config.answerer in LLM_ANSWERERS and client
+                             else EXTRACTIVE_LABEL),
+                "judge": client.model_for("judge") if config.judge != "none" and client else None},
+        llm=llm_manifest(client, role_temperatures(config)),
         prompt_hashes=all_prompt_hashes(),
         rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
         invocations=[*invocations, invocation],
@@ -194,7 +229,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
     conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
     systems = [SystemConfig.parse(s) for s in config.systems]
-    client = client or make_client("replay")
+    client = run_client(config, client) or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k)
     stored = {(r["system"], r["sample_id"]): r for r in load_answers(out / "answers.jsonl") if not r.get("error")}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
@@ -215,15 +250,18 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
                     "sample_id": qa.sample_id} for qa in questions]
                 for row in judgeable(rows, config.judge):
                     judge_reqs += judge_requests(config.judge, row, config.runs)
-    estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16)}
+    counter = token_counter(client)
+    estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
     if ingest_reqs:
-        estimate["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400)
+        estimate["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400, counter=counter)
     if config.judge != "none":
         estimate["judge"] = client.estimate(judge_reqs, expected_output_tokens=60,
-                                            batch=config.judge_mode == "batch")
+                                            batch=config.judge_mode == "batch", counter=counter)
     estimate["usd_est_total"] = sum(e["usd_est"] for e in estimate.values() if isinstance(e, dict))
-    estimate["note"] = ("Estimates use 4 characters per token and the price table in memeval.llm.client; "
-                        "check current prices before trusting the dollars.")
+    estimate["note"] = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
+                        "estimated at 4 characters a token (no key: the token-counting endpoint was not used)")
+                        + "; prices from memeval/llm/profiles.py (check them before trusting the dollars); "
+                        "prompt caching priced as one cache write per shared context and reads after.")
     return estimate
 
 
@@ -237,7 +275,9 @@ def _client_summary(client: LLMClient | None) -> dict | None:
     s = client.stats
     return {"backend": client.backend_name, "requests_sent": s.requests_sent, "cache_hits": s.cache_hits,
             "retries": s.retries, "failures": s.failures, "cost_usd": round(s.cost_usd, 6),
-            "input_tokens": s.input_tokens, "output_tokens": s.output_tokens}
+            "input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
+            "cache_creation_input_tokens": s.cache_creation_input_tokens,
+            "cache_read_input_tokens": s.cache_read_input_tokens}
 
 
 def _write_text_atomic(path: Path, text: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from memeval.data.locomo import QA, Conversation, Turn
 from memeval.llm.client import LLMRequest
 from memeval.memory.base import MemoryItem
-from memeval.prompts import load_prompt, prompt_hash
+from memeval.prompts import format_split, prompt_hash
 
 OFFICIAL_PROMPTS = ("answer_locomo_official", "answer_locomo_official_choice")
 NOT_MENTIONED_OPTION = "Not mentioned in the conversation"
@@ -77,13 +77,17 @@ def official_question(qa: QA) -> str:
 
 
 def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
-                     max_tokens: int = 64) -> LLMRequest:
+                     max_tokens: int = 64, cache_context: bool = False) -> LLMRequest:
+    """`cache_context`: every question of the conversation gets the same context (full context), so the
+    prompt up to the question is marked for prompt caching."""
     name = OFFICIAL_PROMPTS[1] if qa.category == 5 else OFFICIAL_PROMPTS[0]
-    prompt = load_prompt(name).format(speaker_a=conversation.speaker_a, speaker_b=conversation.speaker_b,
-                                      context=render_official_context(conversation, items),
-                                      question=official_question(qa))
+    prompt, prefix = format_split(name, "question", speaker_a=conversation.speaker_a,
+                                  speaker_b=conversation.speaker_b,
+                                  context=render_official_context(conversation, items),
+                                  question=official_question(qa))
     return LLMRequest(model=model, messages=(("user", prompt),), max_tokens=max_tokens, temperature=0.0,
-                      template_version=prompt_hash(*OFFICIAL_PROMPTS))
+                      template_version=prompt_hash(*OFFICIAL_PROMPTS), role="answer",
+                      cache_prefix_chars=prefix if cache_context else 0)
 
 
 def official_prediction(qa: QA, reply: str) -> str:

@@ -1,7 +1,10 @@
 """LLM judges: `graded` (0-100, repeated runs, category-aware) and `binary` (the Mem0 paper's CORRECT/WRONG).
 
 Request building and parsing are pure; the only I/O is the client call, so a judged run reproduces from the
-cache at zero cost and a judge failure is a recorded -1, never a guess.
+cache at zero cost. A -1 run means only that a successful reply could not be used (unparseable, out of
+range, cut at max_tokens, or a refusal); a call that failed is no run at all, and the caller writes no
+judgment for the question so that a rerun retries it. On models with structured outputs both judges ask
+for a JSON schema (`output_config.format`); the range check stays here.
 """
 
 from __future__ import annotations
@@ -11,18 +14,27 @@ import re
 from dataclasses import dataclass
 
 from memeval.data.locomo import CATEGORY_NAMES
-from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.llm.client import LLMClient, LLMError, LLMRequest, LLMResponse
+from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.scoring.aggregate import run_statistics
 
-GRADED_MODEL = "claude-sonnet-4-6"  # not the answerer model, to avoid self-judging
+GRADED_MODEL = ROLE_DEFAULTS["judge"]  # not the answerer model, to avoid self-judging
 GRADED_TEMPERATURE = 0.5
 GRADED_MAX_TOKENS = 256
 GRADED_RUNS = 10
 GRADED_IN_FLIGHT = 3
-BINARY_MODEL = "claude-sonnet-4-6"
+BINARY_MODEL = ROLE_DEFAULTS["judge"]
 BINARY_TEMPERATURE = 0.0
 FAILURE = -1.0
+UNUSABLE_STOPS = ("max_tokens", "refusal")
+GRADED_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
+                            "properties": {"score": {"type": "integer"}, "explanation": {"type": "string"}}},
+                           sort_keys=True)
+BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["reasoning", "label"],
+                            "properties": {"reasoning": {"type": "string"},
+                                           "label": {"type": "string", "enum": ["CORRECT", "WRONG"]}}},
+                           sort_keys=True)
 
 CATEGORY_GUIDANCE = {
     1: "Multi-hop: the answer combines several facts; each part of the gold answer counts.",
@@ -50,7 +62,8 @@ def graded_request(question: str, gold: str, prediction: str, category: int, rep
     )
     return LLMRequest(model=GRADED_MODEL, system=load_prompt("judge_graded_system"), messages=(("user", user),),
                       max_tokens=GRADED_MAX_TOKENS, temperature=GRADED_TEMPERATURE,
-                      template_version=graded_version(), repeat_index=repeat_index)
+                      template_version=graded_version(), repeat_index=repeat_index, role="judge",
+                      output_schema=GRADED_SCHEMA)
 
 
 def parse_graded(text: str) -> tuple[float, str | None]:
@@ -85,11 +98,19 @@ class Judgment:
                 "run_count": self.run_count, "warning": self.warning, "errors": self.errors}
 
 
-def judgment_from_outcomes(protocol: str, outcomes) -> Judgment:
-    """Responses (or the errors of calls that failed) → one Judgment; a failed or unparseable run is -1 and is
-    dropped from the mean. Binary labels are stored as 100 (CORRECT) / 0 (WRONG) so J reads as a percentage."""
-    parse = parse_graded if protocol == "graded" else parse_binary
-    results = [(FAILURE, f"call failed: {o}") if isinstance(o, LLMError) else parse(o.text) for o in outcomes]
+def parse_reply(protocol: str, response: LLMResponse) -> tuple[float, str | None]:
+    if response.stop_reason in UNUSABLE_STOPS:
+        return FAILURE, f"reply stopped by {response.stop_reason}"
+    return (parse_graded if protocol == "graded" else parse_binary)(response.text)
+
+
+def judgment_from_outcomes(protocol: str, outcomes) -> Judgment | None:
+    """Successful responses → one Judgment, or None when any call failed (no judgment is recorded; a rerun
+    retries the failed runs while the others come from the cache). An unusable reply is -1 and is dropped
+    from the mean. Binary labels are stored as 100 (CORRECT) / 0 (WRONG) so J reads as a percentage."""
+    if any(isinstance(o, LLMError) for o in outcomes):
+        return None
+    results = [parse_reply(protocol, o) for o in outcomes]
     if protocol == "binary":
         results = [(100.0 * s if s >= 0 else FAILURE, e) for s, e in results]
     scores = [s for s, _ in results]
@@ -99,8 +120,8 @@ def judgment_from_outcomes(protocol: str, outcomes) -> Judgment:
 
 
 def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, category: int,
-                 runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment:
-    """`runs` independent judge calls (at most `in_flight` at once); failed runs score -1 and are dropped."""
+                 runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment | None:
+    """`runs` independent judge calls (at most `in_flight` at once); None when a call failed."""
     requests = [graded_request(question, gold, prediction, category, i) for i in range(runs)]
     return judgment_from_outcomes("graded", client.complete_many(requests, max_workers=in_flight))
 
@@ -108,7 +129,8 @@ def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, c
 def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
     prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
     return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=128,
-                      temperature=BINARY_TEMPERATURE, template_version=binary_version(), repeat_index=repeat_index)
+                      temperature=BINARY_TEMPERATURE, template_version=binary_version(), repeat_index=repeat_index,
+                      role="judge", output_schema=BINARY_SCHEMA)
 
 
 def parse_binary(text: str) -> tuple[float, str | None]:

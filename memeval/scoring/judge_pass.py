@@ -2,8 +2,9 @@
 
 Sync mode judges question by question through the client (cache first); batch mode sends every uncached
 judge call through the Message Batches API at half price. A call that cannot be made because no LLM is
-configured (a replay cache miss) writes no row, so a later run with a key fills exactly those gaps; a call
-that was made and failed is a recorded -1 run.
+configured (a replay cache miss), or a call that failed past its retries, writes no row either, so a later
+run fills exactly those gaps; only an unusable successful reply is a recorded -1 run. A deterministic API
+rejection (APIRejected) propagates and stops the pass; rows already written stay.
 """
 
 from __future__ import annotations
@@ -44,11 +45,13 @@ def judge_requests(protocol: str, row: dict, runs: int) -> list:
     return [binary_request(row["question"], gold, row["prediction"], i) for i in range(runs)]
 
 
-def _judgment(protocol: str, outcomes: Sequence) -> Judgment | None:
-    """None when any run could not be attempted (no LLM configured): nothing is recorded for the question."""
-    if any(isinstance(o, CacheMiss) for o in outcomes):
-        return None
-    return judgment_from_outcomes(protocol, outcomes)
+def _judgment(protocol: str, outcomes: Sequence) -> tuple[Judgment | None, str | None]:
+    """(judgment, None), or (None, why): `no_llm` when a run could not be attempted, `failed` when a call
+    failed; nothing is recorded for the question either way."""
+    judgment = judgment_from_outcomes(protocol, outcomes)
+    if judgment is not None:
+        return judgment, None
+    return None, "no_llm" if any(isinstance(o, CacheMiss) for o in outcomes) else "failed"
 
 
 def _row(answer: dict, judgment: Judgment, version: str) -> dict:
@@ -79,7 +82,8 @@ def run_judge_pass(
     todo = [a for a in judgeable(answers, protocol)
             if (a["system"], a["sample_id"], protocol) not in done]
     version = protocol_version(protocol)
-    written = skipped = 0
+    written = 0
+    skipped = {"no_llm": 0, "failed": 0}
     with JsonlWriter(out_path) as writer:
         if mode == "batch":
             labelled = [(f"{a['sample_id']}:{a['system']}:r{i}", request, a)
@@ -88,9 +92,9 @@ def run_judge_pass(
                                 batch_name or f"judge-{protocol}", poll_interval_s=poll_interval_s)
             for a in todo:
                 outcomes = [results[f"{a['sample_id']}:{a['system']}:r{i}"] for i in range(runs)]
-                judgment = _judgment(protocol, outcomes)
+                judgment, why = _judgment(protocol, outcomes)
                 if judgment is None:
-                    skipped += 1
+                    skipped[why] += 1
                     continue
                 writer.write([_row(a, judgment, version)])
                 written += 1
@@ -102,9 +106,9 @@ def run_judge_pass(
                 return a, _judgment(protocol, client.complete_many(judge_requests(protocol, a, runs), in_flight))
 
             with ThreadPoolExecutor(max_workers=QUESTIONS_IN_FLIGHT) as pool:
-                for a, judgment in pool.map(judge_one, todo):
+                for a, (judgment, why) in pool.map(judge_one, todo):
                     if judgment is None:
-                        skipped += 1
+                        skipped[why] += 1
                     else:
                         writer.write([_row(a, judgment, version)])
                         written += 1
@@ -113,5 +117,5 @@ def run_judge_pass(
         else:
             raise ValueError(f"unknown judge mode {mode!r}; expected sync or batch")
     return {"protocol": protocol, "already_done": len(done), "written": written,
-            "skipped_no_llm": skipped, "to_judge": len(todo)}
+            "skipped_no_llm": skipped["no_llm"], "skipped_failed": skipped["failed"], "to_judge": len(todo)}
 

@@ -1,0 +1,56 @@
+"""The LLM options every model-calling command takes, from one helper, so `locomo run`, `graph80 run`,
+`natural audit-llm` and `natural build --with-graph` read the same flags the same way."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+from memeval.llm.profiles import PROFILES, ROLE_DEFAULTS, SAMPLING_MODES, profile
+
+
+@dataclass
+class LLMOptions:
+    backend: str = "auto"
+    sampling: str = "protocol"
+    models: dict = field(default_factory=dict)  # role → model id, only those the user set
+    budget_usd: float | None = None
+    dry_run: bool = False
+
+    def model(self, role: str) -> str:
+        return self.models.get(role) or ROLE_DEFAULTS[role]
+
+    def validate(self) -> None:
+        for role, model in self.models.items():
+            profile(model, f"--{role}-model")
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract")) -> None:
+    known = ", ".join(sorted(PROFILES))
+    for role in roles:
+        parser.add_argument(f"--{role}-model", default=None,
+                            help=f"{role} model (default {ROLE_DEFAULTS[role]}; known: {known})")
+    parser.add_argument("--sampling", choices=SAMPLING_MODES, default="protocol",
+                        help="protocol: send each protocol's temperature, refusing models that cannot take it; "
+                             "model-default: send no temperature (said in the manifest and captions)")
+    parser.add_argument("--llm", choices=["auto", "anthropic", "replay"], default="auto",
+                        help="auto: anthropic when ANTHROPIC_API_KEY is set, else answers only from the cache")
+    parser.add_argument("--budget-usd", type=float, default=None, help="stop scheduling new calls past this spend")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
+
+
+def llm_options(args: argparse.Namespace) -> LLMOptions:
+    models = {role: getattr(args, f"{role}_model", None) for role in ROLE_DEFAULTS}
+    options = LLMOptions(backend=args.llm, sampling=args.sampling,
+                         models={r: m for r, m in models.items() if m}, budget_usd=args.budget_usd,
+                         dry_run=args.dry_run)
+    options.validate()
+    return options
+
+
+def make_llm_client(options: LLMOptions):
+    from memeval.llm.client import make_client
+
+    return make_client(options.backend, budget_usd=options.budget_usd, sampling=options.sampling,
+                       models=options.models)

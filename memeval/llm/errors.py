@@ -1,0 +1,93 @@
+"""What a failed call means, decided in one place (pure: status, headers and error type in, policy out).
+
+Deterministic rejections (400/401/402/403/404/413 and any other 4xx the API does not mark retryable) stop the
+whole command: the same request would fail again, so retrying wastes money and scoring it would fabricate a
+result. Connection errors, 408, 409, 429 and 5xx/529 are retried with backoff, honouring `retry-after-ms`,
+`retry-after` and `x-should-retry` as the SDK itself does (anthropic/_base_client.py: _parse_retry_after_header,
+_should_retry). Error types and statuses: platform.claude.com/docs/en/api/errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+DETERMINISTIC_STATUSES = frozenset({400, 401, 402, 403, 404, 413})
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+ERROR_TYPE_STATUS = {  # batch `errored` results carry only the type
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402, "permission_error": 403,
+    "not_found_error": 404, "request_too_large": 413, "conflict_error": 409, "rate_limit_error": 429,
+    "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+}
+
+
+class LLMError(RuntimeError):
+    """A call that failed for now (after retries, or without a result); the row records it and a rerun retries."""
+
+
+class TransientError(LLMError):
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None,
+                 retry: bool = True):
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+        self.retry = retry  # False: the server said x-should-retry: false; fail now, retry on a later run
+
+
+class CacheMiss(LLMError):
+    """Replay mode found no cached response: nothing is sent, nothing is invented."""
+
+
+class BudgetExceeded(LLMError):
+    """The run's dollar budget is spent: no new calls are scheduled; finished ones stay cached."""
+
+
+class APIRejected(Exception):
+    """A deterministic rejection. Not an LLMError on purpose: nothing may catch it as a row error; the CLI
+    prints `one_line()` and exits non-zero."""
+
+    def __init__(self, status: int, error_type: str | None, message: str | None, request_id: str | None,
+                 model: str, api_version: str, where: str = "messages"):
+        self.status = status
+        self.error_type = error_type or "unknown_error"
+        self.api_message = message or ""
+        self.request_id = request_id
+        self.model = model
+        self.api_version = api_version
+        self.where = where
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        return (f"the API rejected a {self.where} request: {self.status} {self.error_type}: "
+                f"{self.api_message.strip() or '(no message)'} (request-id {self.request_id or '-'}, "
+                f"model {self.model}, anthropic-version {self.api_version}); nothing was recorded for it, "
+                "finished rows are kept and a rerun resumes")
+
+
+def decide(status: int, headers: Mapping[str, str]) -> str:
+    """'fatal', 'retry' or 'fail' (retryable kind, but the server said not now)."""
+    should = (headers.get("x-should-retry") or "").lower()
+    if status in DETERMINISTIC_STATUSES:
+        return "fatal"
+    if should == "true":
+        return "retry"
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return "fail" if should == "false" else "retry"
+    return "fatal"
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """`retry-after-ms`, then `retry-after` as seconds, then as an HTTP date; None when absent or invalid."""
+    try:
+        return max(0.0, float(headers["retry-after-ms"]) / 1000)
+    except (KeyError, TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        return None if parsed is None else max(0.0, email.utils.mktime_tz(parsed) - time.time())

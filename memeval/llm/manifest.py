@@ -1,0 +1,30 @@
+"""What a run's manifest says of its model calls: per role the model, its profile, the API version and the
+temperature actually sent, the first request id; the SDK version and the sampling mode."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from memeval.llm import profiles
+
+
+def sdk_version() -> str | None:
+    try:
+        return version("anthropic")
+    except PackageNotFoundError:
+        return None
+
+
+def llm_manifest(client, role_temperatures: dict) -> dict | None:
+    if client is None:
+        return None
+    roles = {}
+    for role, temperature in role_temperatures.items():
+        model = client.model_for(role)
+        p = profiles.profile(model)
+        sent = profiles.sent_temperature(model, temperature, client.sampling)
+        roles[role] = {"model": model, "api_version": p.api_version, "protocol_temperature": temperature,
+                       "temperature_sent": sent, "first_request_id": client.stats.first_request_id.get(role),
+                       "profile": p.as_dict()}
+    return {"backend": client.backend_name, "sdk": "anthropic", "sdk_version": sdk_version(),
+            "sampling": client.sampling, "roles": roles}

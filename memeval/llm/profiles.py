@@ -1,0 +1,120 @@
+"""Model profiles: for each Claude model id this project may call, the API version to send, whether sampling
+parameters are accepted under it, the prompt-cache floor, prices and structured-output support — one table,
+so every request, estimate and manifest reads the same facts.
+
+Sources (read 2026-12-03; check them again when a model or an SDK major changes):
+- API versions: platform.claude.com/docs/en/api/versioning and /docs/en/api/migration-2026-10-21 — version
+  2026-10-21 removes `temperature`, `top_p` and `top_k` from Messages, token counting and Message Batches
+  requests (HTTP 400 "temperature: Extra inputs are not permitted", even at default values); 2023-06-01 stays
+  listed with no retirement date. SDK 2.x (anthropic/_constants.py: ANTHROPIC_API_VERSION = "2026-10-21")
+  sends the new version unless `extra_headers` / `default_headers` override it.
+- Models 4.7 and later reject sampling parameters on every version ("`temperature` is deprecated for this
+  model", invalid_request_error; e.g. github.com/Comfy-Org/ComfyUI/issues/13923, sipeed/picoclaw#2939); the
+  Sonnet 5 page says non-default sampling values return 400.
+- Prices and status: platform.claude.com/docs/en/models/<model>/overview (Opus 4.6 legacy: $5/$25; Sonnet 5.5:
+  $2/$10, 5m cache write $2.50, read $0.20; Opus 5.5: $4/$20), pricing page (batch 50%, 5-minute cache write
+  1.25x input, cache read 0.1x input).
+- Cache floors: prompt-caching docs as quoted in anthropics/anthropic-sdk-python#1194 (4,096 Opus 4.6 and
+  Haiku 4.5); Sonnet 4.6 is documented at 1,024 but observed to cache only from 2,048 (same issue; the
+  orq.ai table says 2,048), so 2,048 is used: the estimate never counts a cache that would not form. Opus 4.7
+  2,048 (dev.to "Claude's prompt cache fails silently below 1,024 tokens").
+- Structured outputs (`output_config.format`): GA on Opus 4.6, Sonnet 4.6, Sonnet 4.5, Opus 4.5, Haiku 4.5
+  (platform.claude.com/docs/es/build-with-claude/structured-outputs); Opus 4.7 per Vertex AI's list. Not
+  claimed for the 5.5 models (no source read), so their judges keep the prompt-and-parse path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from memeval.errors import InputError
+
+API_VERSION_2026 = "2026-10-21"
+API_VERSION_2023 = "2023-06-01"
+KNOWN_API_VERSIONS = (API_VERSION_2023, API_VERSION_2026)
+BATCH_DISCOUNT = 0.5
+SAMPLING_MODES = ("protocol", "model-default")
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    model: str
+    status: str  # current | legacy
+    api_version: str  # the anthropic-version this project sends for the model
+    sampling: bool  # temperature accepted under api_version
+    min_cache_tokens: int
+    input_usd_mtok: float
+    output_usd_mtok: float
+    cache_write_usd_mtok: float  # 5-minute TTL
+    cache_read_usd_mtok: float
+    structured_outputs: bool
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _legacy_sampling(model, status, min_cache, price_in, price_out, structured=True, note=""):
+    """A 4.x model that still honours temperature when called under 2023-06-01."""
+    return ModelProfile(model, status, API_VERSION_2023, True, min_cache, price_in, price_out, price_in * 1.25,
+                        price_in * 0.1, structured, note)
+
+
+def _no_sampling(model, status, min_cache, price_in, price_out, structured, note=""):
+    return ModelProfile(model, status, API_VERSION_2026, False, min_cache, price_in, price_out, price_in * 1.25,
+                        price_in * 0.1, structured, note)
+
+
+PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
+    _legacy_sampling("claude-opus-4-6", "legacy", 4096, 5.0, 25.0),
+    _legacy_sampling("claude-sonnet-4-6", "legacy", 2048, 3.0, 15.0),
+    _legacy_sampling("claude-haiku-4-5", "current", 4096, 1.0, 5.0),
+    _no_sampling("claude-opus-4-7", "legacy", 2048, 5.0, 25.0, True),
+    _no_sampling("claude-sonnet-5-5", "current", 1024, 2.0, 10.0, False,
+                 "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read"),
+    _no_sampling("claude-opus-5-5", "current", 1024, 4.0, 20.0, False,
+                 "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
+)}
+
+# The one place the default model of each role lives; `--answer-model` etc. override it per run.
+ROLE_DEFAULTS: dict[str, str] = {
+    "answer": "claude-opus-4-6",
+    "judge": "claude-sonnet-4-6",
+    "extract": "claude-sonnet-4-6",
+}
+ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "--extract-model"}
+
+
+def profile(model: str, source: str = "model") -> ModelProfile:
+    """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price)."""
+    try:
+        return PROFILES[model]
+    except KeyError:
+        raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))) from None
+
+
+def check_sampling(model: str, temperature: float | None, sampling: str, source: str) -> None:
+    """Refuse, before any call, a protocol temperature the model cannot take (unless model-default)."""
+    if sampling not in SAMPLING_MODES:
+        raise InputError("--sampling", sampling, f"expected one of {', '.join(SAMPLING_MODES)}")
+    p = profile(model, source)
+    if temperature is not None and sampling == "protocol" and not p.sampling:
+        raise InputError(source, model, f"this model takes no temperature on any API version, and the protocol "
+                         f"asks for {temperature}; pass --sampling model-default to send none (the manifest and "
+                         "the tables then say so)")
+
+
+def sent_temperature(model: str, temperature: float | None, sampling: str) -> float | None:
+    """What goes on the wire: the protocol's temperature where the model and version take it, else nothing."""
+    if temperature is None or sampling == "model-default":
+        return None
+    check_sampling(model, temperature, sampling, "request")
+    return temperature
+
+
+def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0,
+             cache_read_tokens: int = 0, batch: bool = False) -> float:
+    p = profile(model)
+    cost = (input_tokens * p.input_usd_mtok + output_tokens * p.output_usd_mtok
+            + cache_write_tokens * p.cache_write_usd_mtok + cache_read_tokens * p.cache_read_usd_mtok) / 1e6
+    return cost * (BATCH_DISCOUNT if batch else 1.0)

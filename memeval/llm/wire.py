@@ -1,0 +1,37 @@
+"""The JSON a resolved request becomes on the wire (pure), shared by the sync, batch and token-count paths so
+they cannot drift apart."""
+
+from __future__ import annotations
+
+import json
+
+
+def message_content(text: str, cache_prefix_chars: int) -> str | list[dict]:
+    """A plain string, or two text blocks with the long shared prefix marked for prompt caching (the model
+    reads the same characters either way)."""
+    if cache_prefix_chars <= 0 or cache_prefix_chars >= len(text):
+        return text
+    return [{"type": "text", "text": text[:cache_prefix_chars], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": text[cache_prefix_chars:]}]
+
+
+def request_body(request) -> dict:
+    """Messages API body of a resolved `LLMRequest` (no `temperature` key unless one is to be sent)."""
+    messages = []
+    for index, (role, text) in enumerate(request.messages):
+        prefix = request.cache_prefix_chars if index == 0 and role == "user" else 0
+        messages.append({"role": role, "content": message_content(text, prefix)})
+    body: dict = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+    if request.system:
+        body["system"] = request.system
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.output_schema:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": json.loads(request.output_schema)}}
+    return body
+
+
+def count_tokens_body(request) -> dict:
+    """Token counting takes the prompt only (no max_tokens, no sampling)."""
+    body = request_body(request)
+    return {k: v for k, v in body.items() if k in ("model", "messages", "system", "output_config")}
