@@ -271,6 +271,8 @@ class LLMClient:
         self.stats = ClientStats()
         self.fatal: APIRejected | None = None
         self._lock = threading.Lock()
+        self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see _send)
+        self._probe = threading.Lock()
 
     @property
     def backend_name(self) -> str:
@@ -319,11 +321,7 @@ class LLMClient:
             attempt += 1
             start = time.perf_counter()
             try:
-                with self.semaphore:
-                    if getattr(self.backend, "sends_requests", True):
-                        with self._lock:
-                            self.stats.requests_sent += 1
-                    response = self.backend.send(request)
+                response = self._send(request)
             except APIRejected as exc:
                 with self._lock:
                     self.stats.failures += 1
@@ -355,6 +353,25 @@ class LLMClient:
             if self.cache is not None:
                 self.cache.put(request.key, request.key_material(), response.to_cache())
             return response
+
+    def _send(self, request: LLMRequest) -> LLMResponse:
+        """Until a first call has succeeded, calls go one at a time: a wrong key, model or version is then
+        rejected after one request, not after a whole fan-out of them."""
+        if self._answered.is_set():
+            return self._send_now(request)
+        with self._probe:
+            if self.fatal is not None:
+                raise self.fatal
+            response = self._send_now(request)
+            self._answered.set()
+            return response
+
+    def _send_now(self, request: LLMRequest) -> LLMResponse:
+        with self.semaphore:
+            if getattr(self.backend, "sends_requests", True):
+                with self._lock:
+                    self.stats.requests_sent += 1
+            return self.backend.send(request)
 
     def _account(self, request: LLMRequest, response: LLMResponse) -> None:
         role = request.role or "other"
