@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memeval.commands import data, graph80, locomo, memaudit, natural, publish, reproduce, score
+from memeval.commands import data, doctor, graph80, locomo, memaudit, natural, publish, reproduce, score
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected
 
-COMMAND_MODULES = [data, score, locomo, memaudit, natural, graph80, publish, reproduce]
+COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, publish, reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -232,3 +232,23 @@ def test_dry_run_without_a_key_says_it_estimates(locomo_dir, tmp_path, monkeypat
                                             systems=["full_context"], answerer="claude"))
     assert estimate["answers"]["token_count"] == "estimate (4 characters a token)"
     assert "4 characters a token" in estimate["note"]
+
+
+def test_doctor_checks_each_role_under_its_version(server, capsys):
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [c["role"] for c in report["checks"]] == ["answer", "judge", "extract"]
+    assert all(c["ok"] and c["api_version"] == "2023-06-01" for c in report["checks"])
+    assert [b.get("temperature") for b in server.received] == [0.0, 0.5, 0.0] and server.rejected == []
+    assert sum(c["cost_usd"] for c in report["checks"]) < 0.01
+    server.faults = [error(404)]
+    assert main(["doctor", "--judge-model", "claude-opus-4-7"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "opus-4-7" in out and "anthropic-version 2026-10-21, no temperature" in out
+
+
+def test_doctor_without_a_key_says_what_it_would_check(monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing sent" in out and "export ANTHROPIC_API_KEY" in out and "claude-sonnet-4-6" in out

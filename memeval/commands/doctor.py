@@ -1,0 +1,88 @@
+"""`memeval doctor`: the first command to run with a new key or endpoint. One tiny request per role (answer,
+judge, extraction) under the profile's API version and the role's protocol temperature, so a model that is
+unavailable, a version the endpoint does not know, or a temperature it refuses shows up here for well under a
+cent instead of as a failed run. Without a key it says what it would check and how to set the key."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.llm import profiles
+
+ROLE_TEMPERATURES = {"answer": 0.0, "judge": 0.5, "extract": 0.0}  # the strictest protocol of each role
+PING = "Reply with the single word: ok"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    doctor = subparsers.add_parser("doctor", help="check the key, models, API versions and sampling (< $0.01)")
+    add_llm_arguments(doctor)
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(handler=_doctor)
+
+
+def plan(options) -> list[dict]:
+    rows = []
+    for role, temperature in ROLE_TEMPERATURES.items():
+        model = options.model(role)
+        p = profiles.profile(model, f"--{role}-model")
+        sent = None if options.sampling == "model-default" or not p.sampling else temperature
+        rows.append({"role": role, "model": model, "status": p.status, "api_version": p.api_version,
+                     "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
+                     "min_cache_tokens": p.min_cache_tokens, "structured_outputs": p.structured_outputs,
+                     "usd_per_mtok": [p.input_usd_mtok, p.output_usd_mtok, p.cache_write_usd_mtok,
+                                      p.cache_read_usd_mtok]})
+    return rows
+
+
+def check(options, rows: list[dict]) -> list[dict]:
+    from memeval.llm.client import AnthropicBackend, LLMClient, LLMRequest
+    from memeval.llm.errors import APIRejected, LLMError
+
+    client = LLMClient(AnthropicBackend(timeout=30), None, max_retries=2)  # no cache: doctor asks the API
+    for row in rows:
+        request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=5,
+                             temperature=row["temperature_sent"], template_version="doctor")
+        try:
+            response = client.complete(request)
+            row.update(ok=True, reply=response.text.strip()[:20], request_id=response.request_id,
+                       cost_usd=round(response.cost_usd, 6))
+        except APIRejected as exc:
+            row.update(ok=False, error=exc.one_line())
+            client.fatal = None
+        except LLMError as exc:
+            row.update(ok=False, error=str(exc))
+    return rows
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    options = llm_options(args)
+    rows = plan(options)
+    key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    if not key or options.backend == "replay":
+        if args.json:
+            print(json.dumps({"key": False, "would_check": rows}, indent=2))
+            return 0
+        print("No ANTHROPIC_API_KEY: nothing sent. With a key, doctor sends one 5-token request per role:")
+        for r in rows:
+            temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
+            print(f"  {r['role']:<8} {r['model']:<18} anthropic-version {r['api_version']}, {temp} "
+                  f"({r['status']}; cache floor {r['min_cache_tokens']} tokens)")
+        print("Set the key with `export ANTHROPIC_API_KEY=...` (and ANTHROPIC_BASE_URL for another endpoint), "
+              "then run `memeval doctor` again.")
+        return 0
+    rows = check(options, rows)
+    if args.json:
+        print(json.dumps({"key": True, "endpoint": os.environ.get("ANTHROPIC_BASE_URL", "default"),
+                          "checks": rows}, indent=2))
+    else:
+        for r in rows:
+            verdict = (f"ok (request {r['request_id']}, ${r['cost_usd']:.6f})" if r["ok"] else f"FAILED: {r['error']}")
+            temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
+            print(f"{r['role']:<8} {r['model']:<18} anthropic-version {r['api_version']}, {temp}: {verdict}")
+        total = sum(r.get("cost_usd", 0.0) for r in rows)
+        print(f"total ${total:.6f}; prompt caching engages from {min(r['min_cache_tokens'] for r in rows)} tokens "
+              "on these models (see README, Using a real key)")
+    return 0 if all(r["ok"] for r in rows) else 1
