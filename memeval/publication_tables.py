@@ -119,6 +119,25 @@ def _reader(by_system: Mapping[str, list[dict]]) -> str:
     return next((r.get("answerer", "") for rows in by_system.values() for r in rows), "")
 
 
+def _llm_note(run: Path) -> str:
+    """The models behind a run and the sampling actually sent, from its manifest; loud under model-default."""
+    try:
+        llm = json.loads((run / "manifest.json").read_text(encoding="utf-8")).get("llm") or {}
+    except (OSError, ValueError):
+        return ""
+    roles = llm.get("roles") or {}
+    if not roles:
+        return ""
+    parts = [f"{role} {r['model']} (anthropic-version {r['api_version']}, "
+             + ("no temperature sent" if r.get("temperature_sent") is None else f"temperature {r['temperature_sent']}")
+             + ")" for role, r in sorted(roles.items())]
+    note = " Models: " + "; ".join(parts) + "."
+    if llm.get("sampling") == "model-default":
+        note += (" Sampling: model defaults (--sampling model-default), not the protocols' temperatures, so these "
+                 "numbers are not the protocol's.")
+    return note
+
+
 def locomo_f1_table(root: Path) -> PublishedTable:
     from memeval.reports.tables import f1_table
     from memeval.scoring.f1 import score_f1
@@ -131,7 +150,8 @@ def locomo_f1_table(root: Path) -> PublishedTable:
     caption = (f"LoCoMo F1 ×100 with the {_reader(by_system)} reader ({n} questions per system): first in the "
                "official scorer's mode beside the LoCoMo paper's overall rows, then in the Mem0 paper's F1 mode "
                "beside its per-category rows (stored by category id). It does not show LLM answer quality when the "
-               "reader is extractive, so the published rows (LLM readers) are context, not a match.")
+               "reader is extractive, so the published rows (LLM readers) are context, not a match."
+               + _llm_note(locomo_run_dir(root)))
     return PublishedTable(markdown, None, caption)
 
 
@@ -148,7 +168,7 @@ def locomo_j_table(root: Path) -> PublishedTable:
                             for protocol, judgments in sorted(by_protocol.items()))
     caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {_reader(by_system)} reader, one table per "
                "judge protocol, beside the Mem0 paper's J. It does not show a like-for-like comparison: the "
-               "published J used a gpt-4o-mini binary judge and other readers.")
+               "published J used a gpt-4o-mini binary judge and other readers." + _llm_note(run))
     return PublishedTable(markdown, None, caption)
 
 
