@@ -252,3 +252,30 @@ def test_doctor_without_a_key_says_what_it_would_check(monkeypatch, capsys):
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert "nothing sent" in out and "export ANTHROPIC_API_KEY" in out and "claude-sonnet-4-6" in out
+
+
+def test_unusable_judge_replies_are_minus_one_and_failed_calls_no_run():
+    from memeval.llm import LLMResponse
+    from memeval.scoring.judge import judgment_from_outcomes, parse_reply
+
+    good = LLMResponse(text='{"score": 70, "explanation": "ok"}', model="m", stop_reason="end_turn")
+    assert parse_reply("graded", good) == (70.0, None)
+    for stop in ("max_tokens", "refusal"):
+        score, reason = parse_reply("graded", LLMResponse(text='{"score": 70', model="m", stop_reason=stop))
+        assert score == -1.0 and stop in reason
+    assert judgment_from_outcomes("graded", [good, LLMError("gave up")]) is None
+    judged = judgment_from_outcomes("graded", [good] * 5 + [LLMResponse(text="?", model="m")])
+    assert judged.scores == [70.0] * 5 + [-1.0] and judged.mean == 70.0
+
+
+def test_structured_output_only_where_the_model_has_it(server, tmp_path):
+    from memeval.scoring.judge import graded_request
+
+    for model, sampling in (("claude-sonnet-4-6", "protocol"), ("claude-sonnet-5-5", "model-default")):
+        client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sampling=sampling,
+                           models={"judge": model})
+        client.complete(graded_request("q", "g", "p", 4))
+    with_schema, without = server.received
+    assert with_schema["output_config"]["format"]["schema"]["required"] == ["score", "explanation"]
+    assert "output_config" not in without and "temperature" not in without
+    assert server.versions_sent() == ["2023-06-01", "2026-10-21"] and server.rejected == []
