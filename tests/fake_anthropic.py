@@ -11,8 +11,14 @@ contract as published, independently of memeval's own model table, and rejects w
 - An unknown model is a 404 not_found_error; a missing or wrong key a 401 authentication_error
   (platform.claude.com/docs/en/api/errors). Error bodies are {"type": "error", "error": {"type", "message"},
   "request_id"} with a `request-id` header.
-- Unknown body fields are 400 "<field>: Extra inputs are not permitted"; `output_config.format` only on models
-  with structured outputs (structured-outputs docs); `custom_id` must match [A-Za-z0-9_-]{1,64} (batches).
+- Body fields are those of the SDK's own signatures (anthropic 2.16, resources/messages/messages.py:
+  `Messages.create` and `Messages.count_tokens`; count_tokens has no max_tokens and no sampling parameters);
+  anything else is 400 "<field>: Extra inputs are not permitted", the message shape of the migration guide's
+  sampling error. `output_config.format` only on models with structured outputs (structured-outputs docs);
+  `custom_id` must match [A-Za-z0-9_-]{1,64} (Message Batches API reference).
+- Batches: each request ends succeeded, errored, canceled or expired (docs.claude.com/.../retrieving-message-
+  batches); a request with invalid input comes back as its own `errored` result carrying the error type
+  (dev.to, "Claude Message Batches: what to do with each result state"), so it is validated when processed.
 - Prompt caching: a prefix ending at a `cache_control` block is cached when it reaches the model's minimum
   (4,096 Opus 4.6 / Haiku 4.5, 2,048 Sonnet 4.6 as observed in anthropic-sdk-python#1194); usage reports
   `cache_creation_input_tokens` / `cache_read_input_tokens`. Tokens here are characters/4.
@@ -42,8 +48,10 @@ MODELS = {
     "claude-sonnet-5-5": ("none", 1024, True),
     "claude-opus-5-5": ("none", 1024, True),
 }
-ALLOWED_FIELDS = {"model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",
-                  "output_config", "cache_control", "tools", "tool_choice", "thinking", "service_tier", *SAMPLING}
+COUNT_FIELDS = {"model", "messages", "system", "output_config", "cache_control", "speed", "thinking", "tools",
+                "tool_choice", "user_profile_id", "workspace_id"}
+MESSAGE_FIELDS = COUNT_FIELDS | {"max_tokens", "stop_sequences", "stream", "metadata", "service_tier", "container",
+                                 "diagnostics", "inference_geo", *SAMPLING}
 _CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -188,8 +196,9 @@ class FakeAnthropic:
 
     @staticmethod
     def _validate(body: dict, version: str, count_tokens: bool = False) -> None:
+        allowed = COUNT_FIELDS if count_tokens else MESSAGE_FIELDS
         for name in body:
-            if name not in ALLOWED_FIELDS or (count_tokens and name in ("max_tokens", "stream")):
+            if name not in allowed:
                 raise Rejection(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
         model = body.get("model")
         if model not in MODELS:

@@ -28,7 +28,7 @@ def plan(options) -> list[dict]:
     for role, temperature in ROLE_TEMPERATURES.items():
         model = options.model(role)
         p = profiles.profile(model, f"--{role}-model")
-        sent = None if options.sampling == "model-default" or not p.sampling else temperature
+        sent = profiles.sent_temperature(model, temperature, options.sampling) if p.sampling else None
         rows.append({"role": role, "model": model, "status": p.status, "api_version": p.api_version,
                      "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
                      "min_cache_tokens": p.min_cache_tokens, "structured_outputs": p.structured_outputs,
@@ -41,8 +41,9 @@ def check(options, rows: list[dict]) -> list[dict]:
     from memeval.llm.client import AnthropicBackend, LLMClient, LLMRequest
     from memeval.llm.errors import APIRejected, LLMError
 
-    client = LLMClient(AnthropicBackend(timeout=30), None, max_retries=2)  # no cache: doctor asks the API
     for row in rows:
+        # a client per role, without cache: one role's rejection must not stop the others' checks
+        client = LLMClient(AnthropicBackend(timeout=30), None, max_retries=2)
         request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=5,
                              temperature=row["temperature_sent"], template_version="doctor")
         try:
@@ -51,7 +52,6 @@ def check(options, rows: list[dict]) -> list[dict]:
                        cost_usd=round(response.cost_usd, 6))
         except APIRejected as exc:
             row.update(ok=False, error=exc.one_line())
-            client.fatal = None
         except LLMError as exc:
             row.update(ok=False, error=str(exc))
     return rows

@@ -168,8 +168,12 @@ def _build(args: argparse.Namespace) -> int:
         client = make_llm_client(llm)
         client.check_roles({"extract": EXTRACTION_TEMPERATURE})
         if llm.dry_run:
-            print(json.dumps({"note": "check the extraction cost with `memeval locomo run --systems memory_graph "
-                                      "--dry-run` (the same calls)"}))
+            from memeval.llm.count import token_counter
+            from memeval.natural.build import graph_requests
+
+            requests = graph_requests(args.data, args.cost, args.target, args.seed)
+            print(json.dumps(client.estimate(requests, expected_output_tokens=400, counter=token_counter(client)),
+                             indent=2))
             return 0
     manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
                                graph_client=client)

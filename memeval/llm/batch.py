@@ -14,7 +14,6 @@ invalid request stops the command, an overloaded or rate-limited one is left for
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ from memeval.llm.client import (
     classify_sdk_error,
     response_from_message,
 )
-from memeval.llm.errors import ERROR_TYPE_STATUS, APIRejected, TransientError, decide
+from memeval.llm.errors import ERROR_TYPE_STATUS, APIRejected, decide
 from memeval.llm.wire import request_body
 
 MAX_REQUESTS_PER_BATCH = 10_000
@@ -48,30 +47,15 @@ def api_custom_id(label: str) -> str:
     return cleaned[:47] + "_" + hashlib.sha256(label.encode()).hexdigest()[:16]
 
 
-def _call(client: LLMClient, what: str, request: LLMRequest, fn: Callable, sleep: Callable[[float], None]):
-    """One batch-API call under the client's policy: transient errors retried with backoff, a deterministic
-    rejection raised (and remembered by the client, so nothing else is sent)."""
-    attempt = 0
-    while True:
-        if client.fatal is not None:
-            raise client.fatal
-        attempt += 1
+def _call(client: LLMClient, what: str, request: LLMRequest, fn: Callable):
+    """One batch-API call under the client's error policy (the SDK's exceptions classified first)."""
+    def classified():
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 — classified below
-            err = classify_sdk_error(exc, request, what)
-            if isinstance(err, APIRejected):
-                client.fatal = client.fatal or err
-                client.stats.failures += 1
-                raise err from None
-            if not isinstance(err, TransientError):
-                raise
-            if not err.retry or attempt > client.max_retries:
-                client.stats.failures += 1
-                raise LLMError(f"{what}: gave up after {attempt} attempts: {err}") from None
-            client.stats.retries += 1
-            sleep(err.retry_after if err.retry_after is not None else
-                  min(client.backoff_max_s, client.backoff_base_s * 2 ** (attempt - 1) * (1 + random.random())))
+        except Exception as exc:  # noqa: BLE001 — classified, never swallowed
+            raise classify_sdk_error(exc, request, what) from None
+
+    return client.call(classified, request, what)[0]
 
 
 def run_batch(
@@ -135,7 +119,7 @@ def run_batch(
             first = missing[chunk[0]][1]
             batch = _call(client, "batch create", first, lambda chunk=chunk, version=version: sdk.messages.batches.create(
                 requests=[{"custom_id": c, "params": request_body(missing[c][1])} for c in chunk],
-                extra_headers={"anthropic-version": version}), sleep)
+                extra_headers={"anthropic-version": version}))
             stored_name = f"{name}#{batch.id}"
             cache.save_batch(stored_name, batch.id, chunk)
             client.stats.requests_sent += 1
@@ -150,7 +134,7 @@ def run_batch(
         headers = {"anthropic-version": probe.api_version}
         while True:
             batch = _call(client, "batch retrieve", probe,
-                          lambda b=batch_id, h=headers: sdk.messages.batches.retrieve(b, extra_headers=h), sleep)
+                          lambda b=batch_id, h=headers: sdk.messages.batches.retrieve(b, extra_headers=h))
             if progress is not None:
                 progress({"batch_id": batch_id, "status": batch.processing_status,
                           "counts": batch.request_counts.model_dump()})
@@ -161,7 +145,7 @@ def run_batch(
                                f"rerun to resume polling (saved under {stored_name!r})")
             sleep(poll_interval_s)
         lines = _call(client, "batch results", probe,
-                      lambda b=batch_id, h=headers: list(sdk.messages.batches.results(b, extra_headers=h)), sleep)
+                      lambda b=batch_id, h=headers: list(sdk.messages.batches.results(b, extra_headers=h)))
         for line in lines:
             if line.custom_id not in missing:
                 continue

@@ -69,6 +69,11 @@ class LLMRequest:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     @property
+    def cache_prefix(self) -> str:
+        """The leading text marked for prompt caching ('' when none)."""
+        return self.messages[0][1][: self.cache_prefix_chars] if self.cache_prefix_chars else ""
+
+    @property
     def prompt_chars(self) -> int:
         return len(self.system) + sum(len(t) for _, t in self.messages)
 
@@ -236,7 +241,6 @@ class ClientStats:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     first_request_id: dict = field(default_factory=dict)  # role → request id of its first sent call
-    sent: dict = field(default_factory=dict)  # role → {model, api_version, temperature_sent}
     log: list[dict] = field(default_factory=list)
 
 
@@ -298,61 +302,74 @@ class LLMClient:
             output_schema=request.output_schema if p.structured_outputs else "")
 
     def lookup(self, request: LLMRequest) -> LLMResponse | None:
+        return self._cached(self.resolve(request))
+
+    def _cached(self, resolved: LLMRequest) -> LLMResponse | None:
         if self.cache is None:
             return None
-        hit = self.cache.get(self.resolve(request).key)
+        hit = self.cache.get(resolved.key)
         return None if hit is None else LLMResponse.from_cache(hit)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         request = self.resolve(request)
-        hit = self.lookup(request)  # before any rate limiting: a fully cached run sends nothing
+        hit = self._cached(request)  # before any rate limiting: a fully cached run sends nothing
         if hit is not None:
             with self._lock:
                 self.stats.cache_hits += 1
             return hit
+        with self._lock:
+            if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
+                raise BudgetExceeded(f"budget ${self.budget_usd:.2f} spent (${self.stats.cost_usd:.4f}); "
+                                     "no new calls scheduled")
+
+        def attempt() -> LLMResponse:
+            start = time.perf_counter()
+            response = self._send(request)
+            response.latency_s = time.perf_counter() - start
+            return response
+
+        response, response.attempts = self.call(attempt, request)
+        self._account(request, response)
+        if self.cache is not None:
+            self.cache.put(request.key, request.key_material(), response.to_cache())
+        return response
+
+    def call(self, fn: Callable, request: LLMRequest, where: str = "messages"):
+        """Any API call (messages, token counting, batch create/retrieve/results) under one error policy:
+        transient errors retried with backoff (the server's retry headers win), a deterministic rejection
+        remembered so that this client sends nothing more, then raised. Returns (result, attempts)."""
         attempt = 0
         while True:
-            with self._lock:
-                if self.fatal is not None:
-                    raise self.fatal
-                if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
-                    raise BudgetExceeded(f"budget ${self.budget_usd:.2f} spent (${self.stats.cost_usd:.4f}); "
-                                         "no new calls scheduled")
+            if self.fatal is not None:
+                raise self.fatal
             attempt += 1
-            start = time.perf_counter()
             try:
-                response = self._send(request)
+                return fn(), attempt
             except APIRejected as exc:
                 with self._lock:
                     self.stats.failures += 1
                     self.fatal = self.fatal or exc
-                    self.stats.log.append({"event": "rejected", "status": exc.status, "type": exc.error_type,
-                                           "request_id": exc.request_id, "key": request.key[:12]})
+                    self.stats.log.append({"event": "rejected", "where": where, "status": exc.status,
+                                           "type": exc.error_type, "request_id": exc.request_id,
+                                           "key": request.key[:12]})
                 raise
             except TransientError as exc:
                 if not exc.retry or attempt > self.max_retries:
                     with self._lock:
                         self.stats.failures += 1
                     reason = "the server said not to retry" if not exc.retry else f"gave up after {attempt} attempts"
-                    raise LLMError(f"{reason}: {exc}") from None
+                    raise LLMError(("" if where == "messages" else f"{where}: ") + f"{reason}: {exc}") from None
                 delay = exc.retry_after if exc.retry_after is not None else min(
                     self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1) * (1 + random.random()))
                 with self._lock:
                     self.stats.retries += 1
-                    self.stats.log.append({"event": "retry", "status": exc.status, "delay_s": delay,
-                                           "attempt": attempt, "key": request.key[:12]})
+                    self.stats.log.append({"event": "retry", "where": where, "status": exc.status,
+                                           "delay_s": delay, "attempt": attempt, "key": request.key[:12]})
                 self.sleep(delay)
-                continue
             except LLMError:
                 with self._lock:
                     self.stats.failures += 1
                 raise
-            response.latency_s = time.perf_counter() - start
-            response.attempts = attempt
-            self._account(request, response)
-            if self.cache is not None:
-                self.cache.put(request.key, request.key_material(), response.to_cache())
-            return response
 
     def _send(self, request: LLMRequest) -> LLMResponse:
         """Until a first call has succeeded, calls go one at a time: a wrong key, model or version is then
@@ -383,8 +400,6 @@ class LLMClient:
             s.cache_creation_input_tokens += response.cache_creation_input_tokens
             s.cache_read_input_tokens += response.cache_read_input_tokens
             s.first_request_id.setdefault(role, response.request_id)
-            s.sent.setdefault(role, {"model": request.model, "api_version": request.api_version,
-                                     "temperature_sent": request.temperature})
             s.log.append({"event": "response", "request_id": response.request_id, "model": response.model,
                           "input_tokens": response.input_tokens, "output_tokens": response.output_tokens,
                           "cache_read_input_tokens": response.cache_read_input_tokens,
@@ -405,7 +420,7 @@ class LLMClient:
         seen: set = set()
         first, rest = [], []
         for i, r in enumerate(requests):
-            group = (r.model, r.role, r.messages[0][1][: r.cache_prefix_chars]) if r.cache_prefix_chars else None
+            group = (r.model, r.role, r.cache_prefix) if r.cache_prefix_chars else None
             if group is not None and group not in seen:
                 seen.add(group)
                 first.append(i)
@@ -423,7 +438,7 @@ class LLMClient:
         exact input tokens (the token-counting endpoint); without it, 4 characters a token. A cached prefix
         is priced as one cache write per distinct prefix (when it reaches the model's floor) and reads after."""
         resolved = [self.resolve(r) for r in requests]
-        misses = [r for r in resolved if self.lookup(r) is None]
+        misses = [r for r in resolved if self._cached(r) is None]
         count = counter or (lambda r: estimate_tokens(r.system + "".join(t for _, t in r.messages)))
         tokens_in = tokens_out = written = read = 0
         dollars = 0.0
@@ -432,14 +447,14 @@ class LLMClient:
             total = count(r)
             out = expected_output_tokens or r.max_tokens
             prefix_tokens = 0
-            if r.cache_prefix_chars:
-                prefix_tokens = min(total, estimate_tokens(r.messages[0][1][: r.cache_prefix_chars])
-                                    if counter is None else round(total * r.cache_prefix_chars / r.prompt_chars))
+            if r.cache_prefix:
+                prefix_tokens = min(total, estimate_tokens(r.cache_prefix) if counter is None
+                                    else round(total * r.cache_prefix_chars / r.prompt_chars))
                 if prefix_tokens < profiles.profile(r.model).min_cache_tokens:
                     prefix_tokens = 0
             w = rd = 0
             if prefix_tokens:
-                group = (r.model, r.messages[0][1][: r.cache_prefix_chars])
+                group = (r.model, r.cache_prefix)
                 if group in prefixes:
                     rd = prefix_tokens
                 else:

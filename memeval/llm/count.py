@@ -1,6 +1,6 @@
-"""Exact input-token counts for dry runs: the token-counting endpoint, cached per prompt hash (so a second dry
-run sends nothing); only when the client can reach the API. Without a key the estimate stays at 4 characters
-a token and says so."""
+"""Exact input-token counts for dry runs: the token-counting endpoint under the client's error policy, cached
+per prompt hash (so a second dry run sends nothing); only when the client can reach the API. Without a key the
+estimate stays at 4 characters a token and says so."""
 
 from __future__ import annotations
 
@@ -26,20 +26,10 @@ def token_counter(client) -> Callable | None:
     def count(request) -> int:
         request = client.resolve(request)
         key = count_key(request)
-        if client.cache is not None:
-            hit = client.cache.get_count(key)
-            if hit is not None:
-                return hit
-        if client.fatal is not None:
-            raise client.fatal
-        try:
-            tokens = backend.count_tokens(request)
-        except Exception as exc:
-            from memeval.llm.errors import APIRejected
-
-            if isinstance(exc, APIRejected):
-                client.fatal = exc
-            raise
+        hit = None if client.cache is None else client.cache.get_count(key)
+        if hit is not None:
+            return hit
+        tokens, _ = client.call(lambda: backend.count_tokens(request), request, "count_tokens")
         if client.cache is not None:
             client.cache.put_count(key, tokens)
         return tokens

@@ -54,26 +54,23 @@ class ModelProfile:
         return asdict(self)
 
 
-def _legacy_sampling(model, status, min_cache, price_in, price_out, structured=True, note=""):
-    """A 4.x model that still honours temperature when called under 2023-06-01."""
-    return ModelProfile(model, status, API_VERSION_2023, True, min_cache, price_in, price_out, price_in * 1.25,
-                        price_in * 0.1, structured, note)
-
-
-def _no_sampling(model, status, min_cache, price_in, price_out, structured, note=""):
-    return ModelProfile(model, status, API_VERSION_2026, False, min_cache, price_in, price_out, price_in * 1.25,
+def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note=""):
+    """A model that takes temperature is called under 2023-06-01 (the only version that still accepts it);
+    the others under 2026-10-21. Cache prices at the published 1.25x (5-minute write) and 0.1x (read)."""
+    version = API_VERSION_2023 if sampling else API_VERSION_2026
+    return ModelProfile(model, status, version, sampling, min_cache, price_in, price_out, price_in * 1.25,
                         price_in * 0.1, structured, note)
 
 
 PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
-    _legacy_sampling("claude-opus-4-6", "legacy", 4096, 5.0, 25.0),
-    _legacy_sampling("claude-sonnet-4-6", "legacy", 2048, 3.0, 15.0),
-    _legacy_sampling("claude-haiku-4-5", "current", 4096, 1.0, 5.0),
-    _no_sampling("claude-opus-4-7", "legacy", 2048, 5.0, 25.0, True),
-    _no_sampling("claude-sonnet-5-5", "current", 1024, 2.0, 10.0, False,
-                 "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read"),
-    _no_sampling("claude-opus-5-5", "current", 1024, 4.0, 20.0, False,
-                 "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
+    _profile("claude-opus-4-6", "legacy", True, 4096, 5.0, 25.0, True),
+    _profile("claude-sonnet-4-6", "legacy", True, 2048, 3.0, 15.0, True),
+    _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True),
+    _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True),
+    _profile("claude-sonnet-5-5", "current", False, 1024, 2.0, 10.0, False,
+             "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read"),
+    _profile("claude-opus-5-5", "current", False, 1024, 4.0, 20.0, False,
+             "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
 )}
 
 # The one place the default model of each role lives; `--answer-model` etc. override it per run.

@@ -26,6 +26,22 @@ def _dump(obj) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def graph_conversation_ids(examined) -> list[str]:
+    """The conversations whose memory graph `--with-graph` extracts: those holding an accepted package."""
+    return sorted({e.package.meta["conversation"] for e in examined if e.accepted})
+
+
+def graph_requests(data: str | None = None, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
+                   seed: int = SAMPLE_SEED) -> list:
+    """The extraction calls a `--with-graph` build would make (for its dry run); nothing is written."""
+    from memeval.memory.base import build_system
+
+    conversations = {c.sample_id: c for c in load_locomo(find_locomo(data))}
+    examined = build_natural(list(conversations.values()), target, seed, cost_rule)
+    system = build_system("memory_graph")
+    return [r for cid in graph_conversation_ids(examined) for r in system.planned_requests(conversations[cid])]
+
+
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
                     target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True,
                     graph_client=None) -> dict:
@@ -58,9 +74,8 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
     }
     graphs = None
     if union and graph_client is not None:
-        needed = sorted({e.package.meta["conversation"] for e in accepted})
         try:
-            graphs = graph_exports([conversations[c] for c in needed], graph_client)
+            graphs = graph_exports([conversations[c] for c in graph_conversation_ids(examined)], graph_client)
             manifest["union_systems"].append("memory_graph")
         except LLMError as exc:
             manifest["union_not_exported"]["memory_graph"] = f"extraction failed: {type(exc).__name__}"

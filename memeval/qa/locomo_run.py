@@ -107,10 +107,6 @@ def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
     return previous.get("invocations", [])
 
 
-def _needs_llm(config: LocomoRunConfig) -> bool:
-    return bool(role_temperatures(config))
-
-
 def role_temperatures(config: LocomoRunConfig) -> dict:
     """The roles this run calls and the temperature each protocol asks for."""
     roles = {}
