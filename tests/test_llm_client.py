@@ -152,3 +152,13 @@ def test_concurrency_is_bounded(tmp_path):
     client = LLMClient(ScriptedBackend(slow), None, max_concurrency=3)
     results = client.complete_many([_request(str(i)) for i in range(20)], max_workers=10)
     assert all(r.text == "x" for r in results) and peak[0] <= 3
+
+
+def test_identical_requests_in_one_call_are_sent_once(tmp_path):
+    backend = ScriptedBackend(lambda r: "x")
+    client = LLMClient(backend, ResponseCache(tmp_path))
+    out = client.complete_many([_request("a"), _request("b"), _request("a"), _request("a")], max_workers=4)
+    assert [r.text for r in out] == ["x"] * 4 and len(backend.sent) == 2
+    est = LLMClient(ScriptedBackend(lambda r: "x"), ResponseCache(tmp_path / "other")).estimate(
+        [_request("c"), _request("c"), _request("d")])
+    assert (est["requests"], est["identical"], est["to_send"]) == (3, 1, 2)

@@ -200,7 +200,7 @@ def planned_requests(config: StudyConfig) -> list[LLMRequest]:
                 items = system.search(q["question"])
                 requests.append(answer_request(q["question"], [Memory(i.text, i.time, i.source_ids) for i in items]))
             if config.judge == "three_dim":
-                requests += [three_dim_request(q, "six words of a typical answer", r) for r in range(config.repeats)]
+                requests += [three_dim_request(q, f"a typical answer from {spec}", r) for r in range(config.repeats)]
     return requests
 
 

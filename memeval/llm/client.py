@@ -408,36 +408,41 @@ class LLMClient:
 
     def complete_many(self, requests: Sequence[LLMRequest], max_workers: int | None = None) -> list:
         """Results in request order; a failed call is returned as its LLMError and the rest still complete.
-        A deterministic rejection (APIRejected) is raised. Requests sharing a cached prefix go first one
-        alone per prefix (it writes the prompt cache), then the rest of the group fan out and read it."""
+        A deterministic rejection (APIRejected) is raised. Identical requests (LoCoMo repeats some questions)
+        are sent once, so what is sent does not depend on thread timing. Requests sharing a cached prefix go
+        first one alone per prefix (it writes the prompt cache), then the rest of the group fan out and read it."""
         def one(r):
             try:
                 return self.complete(r)
             except LLMError as exc:
                 return exc
 
-        results: list = [None] * len(requests)
+        index_of: dict[str, int] = {}
+        owner = [index_of.setdefault(self.resolve(r).key, i) for i, r in enumerate(requests)]
         seen: set = set()
         first, rest = [], []
         for i, r in enumerate(requests):
+            if owner[i] != i:
+                continue
             group = (r.model, r.role, r.cache_prefix) if r.cache_prefix_chars else None
             if group is not None and group not in seen:
                 seen.add(group)
                 first.append(i)
             else:
                 rest.append(i)
+        results: list = [None] * len(requests)
         with ThreadPoolExecutor(max_workers=max_workers or 8) as pool:
             for wave in (first, rest):
                 for i, out in zip(wave, pool.map(one, [requests[i] for i in wave]), strict=True):
                     results[i] = out
-        return results
+        return [results[o] for o in owner]
 
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
                  batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> dict:
         """Dry run: calls still to send (cache misses), tokens and dollars before spending. `counter` gives
         exact input tokens (the token-counting endpoint); without it, 4 characters a token. A cached prefix
         is priced as one cache write per distinct prefix (when it reaches the model's floor) and reads after."""
-        resolved = [self.resolve(r) for r in requests]
+        resolved = list({r.key: r for r in map(self.resolve, requests)}.values())  # identical ones are sent once
         misses = [r for r in resolved if self._cached(r) is None]
         count = counter or (lambda r: estimate_tokens(r.system + "".join(t for _, t in r.messages)))
         tokens_in = tokens_out = written = read = 0
@@ -465,7 +470,8 @@ class LLMClient:
             written += w
             read += rd
             dollars += cost_usd(r.model, total - w - rd, out, w, rd, batch)
-        return {"requests": len(requests), "cached": len(requests) - len(misses), "to_send": len(misses),
+        return {"requests": len(requests), "identical": len(requests) - len(resolved),
+                "cached": len(resolved) - len(misses), "to_send": len(misses),
                 "input_tokens_est": tokens_in, "cache_write_tokens_est": written, "cache_read_tokens_est": read,
                 "output_tokens_max": tokens_out, "usd_est": dollars,
                 "token_count": "exact (token-counting endpoint)" if counter else "estimate (4 characters a token)"}

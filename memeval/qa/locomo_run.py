@@ -219,7 +219,8 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
 def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
     """Dry run: the LLM calls a run would still send (cache misses), their tokens and dollars. Nothing is
     written and nothing is sent. Answer prompts are built exactly (retrieval is local); judge prompts use the
-    stored prediction when there is one, else a six-word placeholder."""
+    stored prediction when there is one, else a short placeholder that names the system (two systems' future
+    answers are not identical requests, so the estimate must not count them once)."""
     config.validate()
     out = Path(config.out)
     conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
@@ -242,7 +243,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id)) or {
                     "question": qa.question, "gold": qa.answer, "category": qa.category,
-                    "prediction": "six words of a typical answer", "system": system.label,
+                    "prediction": f"a typical answer from {system.label}", "system": system.label,
                     "sample_id": qa.sample_id} for qa in questions]
                 for row in judgeable(rows, config.judge):
                     judge_reqs += judge_requests(config.judge, row, config.runs)
