@@ -13,8 +13,9 @@ from memeval.graph80.study import (
     sign_stability,
     three_dim_request,
 )
-from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.llm import LLMClient, ResponseCache
 from memeval.memory.entities import base_form
+from tests.scripted import ScriptedBackend
 
 
 def test_generator_is_deterministic_and_seeded():

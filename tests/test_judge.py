@@ -1,16 +1,26 @@
 import pytest
 
-from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.llm import LLMClient, ResponseCache
 from memeval.llm.client import AnthropicBackend
 from memeval.qa.answer import Memory, answer_request, extractive_answer
-from memeval.scoring.judge import (
-    graded_request,
-    judge_binary,
-    judge_graded,
-    parse_binary,
-    parse_graded,
-)
+from memeval.records import AnswerRow, JudgmentRow, read_records
+from memeval.scoring.judge import graded_request, parse_binary, parse_graded
+from memeval.scoring.judge_pass import run_judge_pass
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, error
+from tests.scripted import ScriptedBackend
+
+
+def _answer(prediction: str, category: int = 4, n: int = 0, system: str = "s") -> AnswerRow:
+    return AnswerRow(sample_id=f"conv-1:q{n:04d}", conversation_id="conv-1", category=category, question="q",
+                     gold="g", prediction=prediction, system=system, answerer="extractive", k=None, f1=0.0,
+                     evidence_ids=[], evidence_recall=None, recall_curve=None, retrieved_ids=[],
+                     latency_search_s=0.0, latency_total_s=0.0, context_tokens=0, error=None)
+
+
+def _judge(client, answers, protocol, tmp_path, runs, name="j.jsonl") -> tuple[dict, list[JudgmentRow]]:
+    path = tmp_path / name
+    counts = run_judge_pass(answers, protocol, client, path, runs)
+    return counts, read_records(path, JudgmentRow)
 
 
 def test_graded_prompt_carries_everything():
@@ -47,8 +57,10 @@ def test_graded_runs_mean_std_and_failures(tmp_path):
             by_repeat[request.repeat_index] = next(scores)
         return f'{{"score": {by_repeat[request.repeat_index]}, "explanation": "."}}'
 
-    client = LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path))
-    result = judge_graded(client, "q", "g", "p", 4)
+    counts, rows = _judge(LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path)), [_answer("p")], "graded",
+                          tmp_path, runs=10)
+    [result] = rows
+    assert counts["written"] == 1 and result.protocol == "graded" and result.sample_id == "conv-1:q0000"
     assert sorted(result.scores) == sorted([70, 72, 68, 71, 73, 69, 70, 72, 71, 70])
     assert result.mean == pytest.approx(70.6) and result.std == pytest.approx(1.5055, abs=1e-4)
     assert result.run_count == 10 and result.warning is None
@@ -56,17 +68,32 @@ def test_graded_runs_mean_std_and_failures(tmp_path):
     def flaky(request):
         return "garbage" if request.repeat_index in (2, 7) else '{"score": 50}'
 
-    partial = judge_graded(LLMClient(ScriptedBackend(flaky), None), "q", "g", "p2", 4)
+    _, [partial] = _judge(LLMClient(ScriptedBackend(flaky), None), [_answer("p2")], "graded", tmp_path, 10, "b")
     assert partial.run_count == 8 and partial.scores.count(-1.0) == 2 and partial.mean == 50.0
-    mostly_broken = judge_graded(LLMClient(ScriptedBackend(lambda r: "garbage" if r.repeat_index > 2 else "60"), None),
-                                 "q", "g", "p3", 4)
+    broken = LLMClient(ScriptedBackend(lambda r: "garbage" if r.repeat_index > 2 else "60"), None)
+    _, [mostly_broken] = _judge(broken, [_answer("p3")], "graded", tmp_path, 10, "c")
     assert mostly_broken.run_count == 3 and "3 of 10" in mostly_broken.warning
 
 
-def test_binary_skips_category_5():
-    client = LLMClient(ScriptedBackend(lambda r: '{"label": "CORRECT"}'), None)
-    assert judge_binary(client, "q", "g", "p", 5) is None
-    assert judge_binary(client, "q", "g", "p", 1).mean == 100.0
+def test_binary_skips_category_5_and_stores_percent(tmp_path):
+    backend = ScriptedBackend(lambda r: '{"reasoning": ".", "label": "CORRECT"}')
+    answers = [_answer("p", category=5, n=0), _answer("p", category=1, n=1)]
+    counts, rows = _judge(LLMClient(backend, None), answers, "binary", tmp_path, runs=1)
+    assert counts["to_judge"] == 1 and len(backend.sent) == 1
+    assert [(r.sample_id, r.mean, r.scores) for r in rows] == [("conv-1:q0001", 100.0, [100.0])]
+
+
+def test_failed_call_writes_no_judgment_and_a_rerun_fills_it(tmp_path):
+    from memeval.llm.errors import TransientError
+
+    backend = ScriptedBackend(lambda r: '{"score": 40, "explanation": "."}',
+                              failures=[TransientError("overloaded", retry=False)])
+    client = LLMClient(backend, ResponseCache(tmp_path / "cache"), sleep=lambda s: None)
+    counts, rows = _judge(client, [_answer("p", n=0), _answer("p", n=1)], "graded", tmp_path, runs=1)
+    assert counts["skipped_failed"] == 1 and counts["written"] == 1 and len(rows) == 1
+    counts, rows = _judge(client, [_answer("p", n=0), _answer("p", n=1)], "graded", tmp_path, runs=1)
+    assert counts["written"] == 1 and counts["already_done"] == 1 and len(rows) == 2
+    assert {r.mean for r in rows} == {40.0}
 
 
 def test_judge_through_real_sdk_survives_faults(monkeypatch, tmp_path):
@@ -75,14 +102,14 @@ def test_judge_through_real_sdk_survives_faults(monkeypatch, tmp_path):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         fake.faults = [error(429, retry_after="0"), error(529), error(500)]
         client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=lambda s: None)
-        result = judge_graded(client, "Where?", "Paris", "Paris", 4, runs=4, in_flight=3)
+        _, [result] = _judge(client, [_answer("Paris")], "graded", tmp_path, runs=4)
         assert result.scores == [90.0] * 4 and len(fake.received) == 7
         assert all(b["temperature"] == 0.5 and b["model"] == "claude-sonnet-4-6" and b["max_tokens"] == 256
                    and b["output_config"]["format"]["type"] == "json_schema" for b in fake.received)
         assert set(fake.versions_sent()) == {"2023-06-01"} and fake.rejected == []
-        again = judge_graded(LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path)), "Where?", "Paris",
-                             "Paris", 4, runs=4)
-        assert again.scores == [90.0] * 4 and len(fake.received) == 7  # cached: nothing sent
+        again = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path))
+        _, [cached] = _judge(again, [_answer("Paris")], "graded", tmp_path, runs=4, name="again.jsonl")
+        assert cached.scores == [90.0] * 4 and len(fake.received) == 7  # cached: nothing sent
 
 
 def test_extractive_reader():

@@ -10,9 +10,9 @@ from memeval.llm import (
     LLMRequest,
     ReplayBackend,
     ResponseCache,
-    ScriptedBackend,
 )
 from tests.fake_anthropic import TEST_SECRET, error
+from tests.scripted import ScriptedBackend
 
 SECRET = TEST_SECRET
 

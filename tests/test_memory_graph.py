@@ -3,11 +3,12 @@ import re
 
 import pytest
 
-from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.llm import LLMClient, ResponseCache
 from memeval.memory import build_system
 from memeval.memory.entities import EntityNormalizer
 from memeval.memory.extraction import Source, parse_triples
 from memeval.memory.graph import MemoryGraph
+from tests.scripted import ScriptedBackend
 
 
 def test_entity_normalisation_width_case_space_and_aliases():

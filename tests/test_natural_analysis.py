@@ -1,11 +1,12 @@
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from memeval.cli import main
-from memeval.llm import LLMClient, ResponseCache, ScriptedBackend
+from memeval.llm import LLMClient, ResponseCache
 from memeval.natural.audit import (
     agreement,
     compare_sources,
@@ -15,7 +16,7 @@ from memeval.natural.audit import (
     rule_labels,
     write_audit_frame,
 )
-from memeval.natural.bridge import bridge_pairs, bridge_table, sample_id_of, spearman_interval
+from memeval.natural.bridge import bridge_pairs, bridge_table, spearman_interval
 from memeval.natural.construct import build_natural
 from memeval.natural.rules import byte_overhead_cost
 from memeval.natural.sensitivity import (
@@ -25,6 +26,10 @@ from memeval.natural.sensitivity import (
     score_packages,
     with_cost_rule,
 )
+from memeval.records import SweepRow, read_records, union_method
+from tests.scripted import ScriptedBackend
+
+FIXTURES = Path(__file__).parent / "fixtures" / "v1"
 
 
 @pytest.fixture(scope="module")
@@ -109,32 +114,67 @@ def test_llm_adjudicator_through_the_client(packages, tmp_path):
     client = LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path))
     labels, reasons = llm_labels(client, packages, cells)
     assert labels == {c: 0.5 for c in cells} and all(r == "partly" for r in reasons.values())
-    sent = len(client.backend.sent)
-    llm_labels(LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path)), packages, cells)
-    assert sent == len(cells)
+    assert len(client.backend.sent) == len(cells)
+    rerun = LLMClient(ScriptedBackend(responder), ResponseCache(tmp_path))
+    assert llm_labels(rerun, packages, cells)[0] == labels
+    assert rerun.backend.sent == [], "a cached rerun must send nothing"
     bad = LLMClient(ScriptedBackend(lambda r: "no idea"), ResponseCache(tmp_path / "other"))
     labels, reasons = llm_labels(bad, packages, cells)
     assert labels == {} and all("unparseable" in r for r in reasons.values())
 
 
-def test_bridge_joins_union_rows_to_qa_outcomes(tmp_path):
-    assert sample_id_of("locomo-natural-conv-26-q0042+observations") == "conv-26:q0042"
+def _answer_row(sid: str, system: str, f1: float, recall: float) -> dict:
+    return {"sample_id": sid, "conversation_id": sid.split(":")[0], "category": 1, "question": "q", "gold": "g",
+            "prediction": "p", "system": system, "answerer": "extractive", "k": 10, "f1": f1, "evidence_ids": [],
+            "evidence_recall": recall, "recall_curve": None, "retrieved_ids": [], "latency_search_s": 0.0,
+            "latency_total_s": 0.0, "context_tokens": 1, "error": None}
+
+
+def _judgment_row(sid: str, system: str, protocol: str, mean: float) -> dict:
+    return {"sample_id": sid, "conversation_id": sid.split(":")[0], "category": 1, "system": system,
+            "prompt_version": "v", "protocol": protocol, "scores": [mean], "mean": mean, "std": 0.0, "run_count": 1,
+            "warning": None, "errors": []}
+
+
+def _union_row(i: int) -> SweepRow:
+    return SweepRow(package_id=f"locomo-natural-conv-26-q{i:04d}+observations", seed=None,
+                    distribution="locomo-natural-union", budget=30.0, max_per_group=1,
+                    method=union_method("observations", "salience"), value=i / 11, opt=1.0, ratio=i / 11,
+                    certified=True, invalidation_units_covered=None, cost=1.0, selected=[], runtime_s=None,
+                    sample_id=f"conv-26:q{i:04d}", system="observations", pruning="salience")
+
+
+def test_bridge_joins_union_rows_to_qa_outcomes_per_judge_protocol(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    answers, sweep = [], []
+    answers, judgments = [], []
     for i in range(12):
         sid = f"conv-26:q{i:04d}"
-        answers.append({"sample_id": sid, "system": "observations", "f1": i / 11, "evidence_recall": 1 - i / 11,
-                        "error": None})
-        sweep.append({"package_id": f"locomo-natural-conv-26-q{i:04d}+observations",
-                      "method": "union:observations:salience", "budget": 30.0, "ratio": i / 11})
+        answers.append(_answer_row(sid, "observations", i / 11, 1 - i / 11))
+        judgments.append(_judgment_row(sid, "observations", "graded", 10.0 * i))  # rises with the ratio
+        judgments.append(_judgment_row(sid, "observations", "binary", 100.0 * (i < 6)))  # falls with it
     (run / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
-    pairs = bridge_pairs(sweep, run)
-    assert len(pairs) == 12
+    (run / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgments))
+    pairs = bridge_pairs([_union_row(i) for i in range(12)], run)
+    assert len(pairs) == 12 and pairs[3]["j_graded"] == pytest.approx(0.3) and pairs[3]["j_binary"] == 1.0
     table = {r["outcome"]: r for r in bridge_table(pairs, n_boot=200)}
     assert table["f1"]["rho"] == pytest.approx(1.0) and table["evidence_recall"]["rho"] == pytest.approx(-1.0)
-    assert "j" not in table
+    assert table["j_graded"]["rho"] == pytest.approx(1.0) and table["j_binary"]["rho"] < -0.8
     assert spearman_interval([1, 1, 1], [1, 2, 3])["rho"] is None
+
+
+def test_bridge_reads_sweep_rows_written_before_typed_records():
+    rows = read_records(FIXTURES / "sweep_natural" / "raw_results.jsonl", SweepRow)
+    union = [r for r in rows if r.is_union]
+    assert len(union) == 36 and {r.pruning for r in union} == {"recency", "salience", "upper"}
+    assert {r.sample_id for r in union} == {"conv-26:q0047", "conv-43:q0004"}
+    assert {r.system for r in union} == {"observations", "summaries", "rag_turns"}
+    assert all(r.sample_id is not None for r in rows)  # plain natural rows too, from their package id
+
+
+def test_bridge_refuses_missing_inputs(tmp_path):
+    assert main(["natural", "bridge", "--sweep", str(tmp_path / "missing"), "--run", str(tmp_path / "nope")]) == 2
+    assert not (tmp_path / "missing").exists()
 
 
 def test_bootstrap_spearman_rows_match_scipy_on_tied_data():

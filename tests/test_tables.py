@@ -34,6 +34,7 @@ def check_golden(name: str, text: str) -> None:
     path = GOLDEN / name
     if os.environ.get("MEMEVAL_UPDATE_GOLDEN"):
         path.write_text(text)
+        pytest.fail(f"golden {name} rewritten; rerun without MEMEVAL_UPDATE_GOLDEN to check it")
     assert path.read_text() == text
 
 
@@ -58,6 +59,16 @@ def test_j_latency_adversarial_golden():
 
 
 def test_full_report_golden():
-    text = full_report(SYSTEM_ROWS, JUDGMENTS)
+    text = full_report(SYSTEM_ROWS, {"graded": JUDGMENTS})
     check_golden("full_report.md", text)
     assert "What \\| pipe?" in text  # cells are escaped
+
+
+def test_full_report_shows_every_protocol_apart():
+    binary = {"rag_turns": [{**row, "mean": 100.0 if row["category"] == 1 else 0.0, "std": 0.0}
+                            for row in JUDGMENTS["rag_turns"]]}
+    text = full_report(SYSTEM_ROWS, {"graded": JUDGMENTS, "binary": binary})
+    graded_part = text.split("(graded judge)")[1].split("## ")[0]
+    binary_part = text.split("(binary judge)")[1].split("## ")[0]
+    assert "| rag_turns | 60.00 ± 2.00 | 90.00 ± 1.00 | – | 30.00 ± 5.00 | 60.00" in graded_part
+    assert "| rag_turns | 100.00 ± 0.00 | 0.00 ± 0.00 | – | 0.00 ± 0.00 | 33.33" in binary_part

@@ -75,7 +75,7 @@ def _budgets(text: str) -> list[float]:
 
 
 def _sensitivity(args: argparse.Namespace) -> int:
-    from memeval.artifacts import write_json_atomic
+    from memeval.atomic import write_json_atomic
     from memeval.natural.build import load_packages
     from memeval.natural.sensitivity import sensitivity
 
@@ -143,11 +143,11 @@ def _audit_compare(args: argparse.Namespace) -> int:
 
 
 def _bridge(args: argparse.Namespace) -> int:
-    from memeval.artifacts import write_json_atomic
-    from memeval.jsonl import read_rows
+    from memeval.atomic import write_json_atomic
+    from memeval.memaudit.sweep import load_sweep_rows
     from memeval.natural.bridge import bridge_pairs, bridge_table
 
-    pairs = bridge_pairs(read_rows(f"{args.sweep}/raw_results.jsonl"), args.run)
+    pairs = bridge_pairs(load_sweep_rows(args.sweep), args.run)
     table = bridge_table(pairs)
     if args.out:
         write_json_atomic(args.out, {"pairs": len(pairs), "rows": table})

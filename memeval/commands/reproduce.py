@@ -22,7 +22,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from memeval.artifacts import write_json_atomic
+    from memeval.atomic import write_json_atomic
     from memeval.manifest import base_manifest
 
     if args.judged:

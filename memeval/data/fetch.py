@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from memeval.atomic import atomic_open
 from memeval.data.locomo import load_locomo_bytes
 from memeval.errors import InputError
 
@@ -70,15 +69,7 @@ def fetch_locomo(
     if got != expected:
         raise InputError(source, "sha256", f"checksum mismatch: expected {expected}, got {got}; nothing written")
     load_locomo_bytes(data, name)
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / name
-    fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".{name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    target = Path(dest) / name
+    with atomic_open(target, "wb") as fh:
+        fh.write(data)
     return target

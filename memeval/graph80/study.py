@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memeval.artifacts import write_json_atomic
+from memeval.atomic import write_json_atomic
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS

@@ -8,11 +8,10 @@ from memeval.llm.client import (
     LLMRequest,
     LLMResponse,
     ReplayBackend,
-    ScriptedBackend,
 )
 from memeval.llm.errors import APIRejected, BudgetExceeded, CacheMiss, LLMError, TransientError
 
 __all__ = [
     "APIRejected", "AnthropicBackend", "BudgetExceeded", "CacheMiss", "LLMClient", "LLMError", "LLMRequest",
-    "LLMResponse", "ReplayBackend", "ResponseCache", "ScriptedBackend", "TransientError",
+    "LLMResponse", "ReplayBackend", "ResponseCache", "TransientError",
 ]

@@ -32,7 +32,7 @@ from memeval.llm.profiles import cost_usd
 from memeval.llm.wire import request_body
 
 __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientError", "LLMRequest",
-           "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "ScriptedBackend", "make_client",
+           "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "make_client",
            "cost_usd", "estimate_tokens"]
 
 KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
@@ -205,28 +205,6 @@ class ReplayBackend:
     def send(self, request: LLMRequest) -> LLMResponse:
         raise CacheMiss(f"replay: no cached response for {request.model} request {request.key[:12]} "
                         f"(template {request.template_version or '-'}, repeat {request.repeat_index})")
-
-
-class ScriptedBackend:
-    """Unit-test fake: answers from a function of the request, optionally failing first."""
-
-    name = "scripted"
-
-    def __init__(self, responder: Callable[[LLMRequest], str], failures: Sequence[Exception] = ()):
-        self.responder = responder
-        self.failures = list(failures)
-        self.sent: list[LLMRequest] = []
-        self._lock = threading.Lock()
-
-    def send(self, request: LLMRequest) -> LLMResponse:
-        with self._lock:
-            self.sent.append(request)
-            if self.failures:
-                raise self.failures.pop(0)
-        text = self.responder(request)
-        return LLMResponse(text=text, model=request.model, request_id=f"scripted-{len(self.sent)}",
-                           input_tokens=10, output_tokens=5, cost_usd=cost_usd(request.model, 10, 5),
-                           stop_reason="end_turn", api_version=request.api_version)
 
 
 @dataclass

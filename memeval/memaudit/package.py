@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from memeval.atomic import write_text_atomic
 from memeval.errors import InputError
 
 SCHEMA = "memaudit.package/v1"
@@ -96,12 +97,7 @@ class Package:
         return json.dumps(self.to_json_dict(), indent=1, ensure_ascii=False, sort_keys=False) + "\n"
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_text_atomic(path, self.to_json())
 
 
 @dataclass(frozen=True)

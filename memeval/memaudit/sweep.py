@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memeval.artifacts import write_json_atomic
+from memeval.atomic import write_json_atomic
+from memeval.errors import InputError
 from memeval.jsonl import JsonlWriter, read_rows
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
@@ -21,6 +22,7 @@ from memeval.memaudit.package import Package, load_package
 from memeval.memaudit.solvers import values_agree
 from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer, solve_exact
 from memeval.progress import progress_bar
+from memeval.records import SweepRow, read_records
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -189,6 +191,13 @@ def union_methods(pkg: Package) -> list[str] | None:
     from memeval.natural.union import PRUNINGS
 
     return [f"union:{system}:{p}" for p in PRUNINGS]
+
+
+def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
+    path = Path(sweep_dir) / "raw_results.jsonl"
+    if not path.is_file():
+        raise InputError(path, "raw_results", "not found: expected a `memeval sweep` output directory")
+    return read_records(path, SweepRow)
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:

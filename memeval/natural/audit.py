@@ -21,6 +21,7 @@ import numpy as np
 from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
+from memeval.atomic import atomic_open
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
@@ -67,10 +68,7 @@ def write_audit_frame(packages: Sequence[Package], path: str | Path, zero_rate: 
     by_id = {p.package_id: p for p in packages}
     labels = rule_labels(packages)
     cells = frame_cells(packages, zero_rate, seed)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_open(path, newline="") as fh:
         writer = csv.DictWriter(fh, FRAME_FIELDS)
         writer.writeheader()
         for pid, cid, uid in cells:
@@ -81,7 +79,6 @@ def write_audit_frame(packages: Sequence[Package], path: str | Path, zero_rate: 
                              "candidate_kind": cand.kind, "candidate_text": cand.text,
                              "unit_description": unit.description, "question": pkg.meta.get("question", ""),
                              "answer": pkg.meta.get("answer", ""), "verdict": ""})
-    tmp.replace(path)
     return len(cells)
 
 
@@ -196,15 +193,11 @@ def llm_labels(client: LLMClient, packages: Sequence[Package], cells: Sequence[C
 
 def write_verdicts(path: str | Path, labels: Mapping[Cell, float], reasons: Mapping[Cell, str]) -> int:
     """A verdict CSV (the audit frame's key columns) from another label source, readable by read_verdicts."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_open(path, newline="") as fh:
         writer = csv.DictWriter(fh, ["package_id", "candidate", "unit", "verdict", "reason"])
         writer.writeheader()
         for cell in sorted(set(labels) | set(reasons)):
             value = labels.get(cell)
             writer.writerow({"package_id": cell[0], "candidate": cell[1], "unit": cell[2],
                              "verdict": "" if value is None else f"{value:g}", "reason": reasons.get(cell, "")})
-    tmp.replace(path)
     return len(labels)

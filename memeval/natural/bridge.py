@@ -13,17 +13,12 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from memeval.jsonl import read_rows
+from memeval.errors import InputError
 from memeval.qa.answer_pass import load_answers
+from memeval.records import SweepRow
+from memeval.scoring.judge_pass import PROTOCOLS, load_judgments
 
-OUTCOMES = ("f1", "evidence_recall", "j")
-
-
-def sample_id_of(package_id: str) -> str:
-    """locomo-natural-conv-26-q0042[+system] → conv-26:q0042."""
-    base = package_id.split("+", 1)[0].removeprefix("locomo-natural-")
-    conversation, _, question = base.rpartition("-q")
-    return f"{conversation}:q{question}"
+OUTCOMES = ("f1", "evidence_recall", *(f"j_{protocol}" for protocol in PROTOCOLS))
 
 
 def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -50,27 +45,27 @@ def spearman_interval(x: Sequence[float], y: Sequence[float], n_boot: int = 2000
     return {"rho": rho, "low": float(low), "high": float(high), "n": int(len(x)), "note": ""}
 
 
-def bridge_pairs(sweep_rows: Sequence[dict], run_dir: str | Path) -> list[dict]:
-    """Joined (question, system, pruning, budget) rows with union ratio and the QA outcomes."""
+def bridge_pairs(sweep_rows: Sequence[SweepRow], run_dir: str | Path) -> list[dict]:
+    """Joined (question, system, pruning, budget) rows with union ratio and the QA outcomes. J is kept per
+    judge protocol (`j_graded`, `j_binary`, on 0–1): two protocols' scores are different measurements."""
     run_dir = Path(run_dir)
-    answers = {(r["system"], r["sample_id"]): r for r in load_answers(run_dir / "answers.jsonl")
-               if not r.get("error")}
-    judged = {}
-    for j in read_rows(run_dir / "judgments.jsonl"):
-        judged[(j["system"], j["sample_id"])] = j.get("mean")
+    if not (run_dir / "answers.jsonl").is_file():
+        raise InputError(run_dir / "answers.jsonl", "answers", "not found: --run must be a `locomo run` directory")
+    answers = {r.key: r for r in load_answers(run_dir / "answers.jsonl") if r.final}
+    judged = {r.key: r.mean for r in load_judgments(run_dir / "judgments.jsonl")}
     out = []
     for row in sweep_rows:
-        if not str(row.get("method", "")).startswith("union:") or row.get("ratio") is None:
+        if not row.is_union or row.ratio is None:
             continue
-        _, system, pruning = row["method"].split(":")
-        sample_id = sample_id_of(row["package_id"])
-        answer = answers.get((system, sample_id))
+        answer = answers.get((row.system, row.sample_id))
         if answer is None:
             continue
-        j = judged.get((system, sample_id))
-        out.append({"sample_id": sample_id, "system": system, "pruning": pruning, "budget": row["budget"],
-                    "union_ratio": row["ratio"], "f1": answer.get("f1"),
-                    "evidence_recall": answer.get("evidence_recall"), "j": None if j is None else j / 100.0})
+        pair = {"sample_id": row.sample_id, "system": row.system, "pruning": row.pruning, "budget": row.budget,
+                "union_ratio": row.ratio, "f1": answer.f1, "evidence_recall": answer.evidence_recall}
+        for protocol in PROTOCOLS:
+            j = judged.get((row.system, row.sample_id, protocol))
+            pair[f"j_{protocol}"] = None if j is None else j / 100.0
+        out.append(pair)
     return out
 
 

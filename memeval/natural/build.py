@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from memeval.atomic import write_text_atomic
 from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
@@ -101,9 +102,7 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
         if str(stale.relative_to(out)) not in files:
             stale.unlink()
     for name, text in files.items():
-        tmp = out / (name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / name)
+        write_text_atomic(out / name, text)
     return manifest
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.data.locomo import QA, Conversation
-from memeval.jsonl import JsonlWriter, read_rows
+from memeval.jsonl import JsonlWriter
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, build_system
 from memeval.qa.answer import (
@@ -27,6 +27,7 @@ from memeval.qa.answer import (
 )
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.qa.official import official_prediction, official_request, render_official_context
+from memeval.records import AnswerRow, latest, read_records, write_records
 from memeval.scoring.f1 import score_f1
 
 ANSWERERS = ("extractive", "claude", "claude_official")
@@ -41,20 +42,9 @@ class AnswerSettings:
     recall_k_max: int = RECALL_K_MAX
 
 
-def answer_key(row: dict) -> tuple[str, str]:
-    return (row["system"], row["sample_id"])
-
-
-def latest_rows(rows: Sequence[dict], key: Callable[[dict], tuple]) -> dict[tuple, dict]:
-    """Last row per key (a retried row supersedes the errored one), in first-seen order."""
-    out: dict[tuple, dict] = {}
-    for row in rows:
-        out[key(row)] = row
-    return out
-
-
-def load_answers(path: Path) -> list[dict]:
-    return list(latest_rows(read_rows(path), answer_key).values())
+def load_answers(path: Path) -> list[AnswerRow]:
+    """The latest row per (system, question): a retried row supersedes the errored one."""
+    return list(latest(read_records(path, AnswerRow), lambda r: r.key).values())
 
 
 def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
@@ -97,7 +87,7 @@ def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answ
 
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-                        settings: AnswerSettings, client: LLMClient | None = None) -> list[dict]:
+                        settings: AnswerSettings, client: LLMClient | None = None) -> list[AnswerRow]:
     """Retrieve, then answer each question; returns rows in question order. A system that cannot ingest
     (an extractor with no LLM configured) yields error rows for every question, retried on the next run."""
     try:
@@ -130,37 +120,42 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     rows = []
     for (qa, items, used, search_s), (prediction, answer_s, error) in zip(searched, predictions, strict=True):
         retrieved_ids = [list(item.source_ids) for item in used]
-        rows.append({
-            "sample_id": qa.sample_id,
-            "conversation_id": qa.conversation_id,
-            "category": qa.category,
-            "question": qa.question,
-            "gold": qa.answer,
-            "prediction": prediction,
-            "system": system_config.label,
-            "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer,
-            "k": settings.k if ranked else getattr(system, "fixed_k", None),
-            "f1": None if error else score_f1(prediction, qa.answer, qa.category, "locomo"),
-            "evidence_ids": list(qa.evidence_ids),
-            "evidence_recall": evidence_recall(qa.evidence_ids, retrieved_ids),
-            "recall_curve": (recall_curve(qa.evidence_ids, [i.source_ids for i in items], settings.recall_k_max)
-                             if ranked else None),
-            "retrieved_ids": retrieved_ids,
-            "latency_search_s": search_s,
-            "latency_total_s": search_s + answer_s,
-            "context_tokens": _context_tokens(conversation, used, settings.answerer),
-            "error": error,
-        })
+        rows.append(AnswerRow(
+            sample_id=qa.sample_id,
+            conversation_id=qa.conversation_id,
+            category=qa.category,
+            question=qa.question,
+            gold=qa.answer,
+            prediction=prediction,
+            system=system_config.label,
+            answerer=EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer,
+            k=settings.k if ranked else getattr(system, "fixed_k", None),
+            f1=None if error else score_f1(prediction, qa.answer, qa.category, "locomo"),
+            evidence_ids=list(qa.evidence_ids),
+            evidence_recall=evidence_recall(qa.evidence_ids, retrieved_ids),
+            recall_curve=(recall_curve(qa.evidence_ids, [i.source_ids for i in items], settings.recall_k_max)
+                          if ranked else None),
+            retrieved_ids=retrieved_ids,
+            latency_search_s=search_s,
+            latency_total_s=search_s + answer_s,
+            context_tokens=_context_tokens(conversation, used, settings.answerer),
+            error=error,
+        ))
     return rows
 
 
-def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, error: str) -> dict:
-    return {"sample_id": qa.sample_id, "conversation_id": qa.conversation_id, "category": qa.category,
-            "question": qa.question, "gold": qa.answer, "prediction": "", "system": system_config.label,
-            "answerer": EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer, "k": None,
-            "f1": None, "evidence_ids": list(qa.evidence_ids), "evidence_recall": None, "recall_curve": None,
-            "retrieved_ids": [], "latency_search_s": None, "latency_total_s": None, "context_tokens": None,
-            "error": error}
+def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, error: str | None) -> AnswerRow:
+    return AnswerRow(
+        sample_id=qa.sample_id, conversation_id=qa.conversation_id, category=qa.category, question=qa.question,
+        gold=qa.answer, prediction="", system=system_config.label,
+        answerer=EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer, k=None, f1=None,
+        evidence_ids=list(qa.evidence_ids), evidence_recall=None, recall_curve=None, retrieved_ids=[],
+        latency_search_s=None, latency_total_s=None, context_tokens=None, error=error)
+
+
+def planned_answer(system_config: SystemConfig, qa: QA, prediction: str) -> AnswerRow:
+    """A row standing in for an answer not yet made (dry runs price the judge calls it will need)."""
+    return _error_row(system_config, qa, AnswerSettings(), None).replace(prediction=prediction)
 
 
 def run_answer_pass(
@@ -172,8 +167,7 @@ def run_answer_pass(
     progress: Callable[[int], None] | None = None,
 ) -> dict:
     """Answers what is not yet final in `out_path`; returns counts (done before, written now, errors)."""
-    existing = latest_rows(read_rows(out_path), answer_key)
-    final = {key for key, row in existing.items() if not row.get("error")}
+    final = {row.key for row in load_answers(out_path) if row.final}
     written = errors = 0
     with JsonlWriter(out_path) as writer:
         for config in systems:
@@ -181,9 +175,8 @@ def run_answer_pass(
                 todo = [qa for qa in questions if (config.label, qa.sample_id) not in final]
                 if todo:
                     rows = answer_conversation(config, conversation, todo, settings, client)
-                    writer.write(rows)
-                    written += len(rows)
-                    errors += sum(1 for r in rows if r["error"])
+                    written += write_records(writer, rows)
+                    errors += sum(1 for r in rows if not r.final)
                 if progress is not None:
                     progress(len(questions))
     return {"already_done": len(final), "written": written, "errors": errors}

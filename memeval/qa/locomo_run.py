@@ -6,16 +6,14 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from memeval.artifacts import write_json_atomic
+from memeval.atomic import write_json_atomic, write_text_atomic
 from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.errors import InputError
-from memeval.jsonl import read_rows
 from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import token_counter
 from memeval.llm.manifest import llm_manifest
@@ -31,13 +29,15 @@ from memeval.qa.answer_pass import (
     AnswerSettings,
     answer_requests,
     load_answers,
+    planned_answer,
     retrieve,
     run_answer_pass,
 )
 from memeval.qa.selection import select_conversations, select_questions
+from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
-from memeval.scoring.judge_pass import PROTOCOLS, judge_requests, judgeable, judgment_key, run_judge_pass
+from memeval.scoring.judge_pass import PROTOCOLS, judge_requests, judgeable, load_judgments, run_judge_pass
 
 JUDGE_CHOICES = ("none", *PROTOCOLS)
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
@@ -131,7 +131,7 @@ def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMC
     return client
 
 
-def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
+def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunResult:
     config.validate()
     out = Path(config.out)
     invocations = _check_compatible(out, config)
@@ -157,7 +157,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
     if bar:
         bar.close()
     selected_ids = {(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs}
-    answers = [r for r in load_answers(out / "answers.jsonl") if (r["system"], r["sample_id"]) in selected_ids]
+    answers = [r for r in load_answers(out / "answers.jsonl") if r.key in selected_ids]
     if answer_counts["errors"]:
         notes.append(f"{answer_counts['errors']} answers failed this run (see the `error` field); "
                      "rerun to retry them" + (" — no LLM is configured (ANTHROPIC_API_KEY unset), so only "
@@ -166,7 +166,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
 
     judge_counts = None
     if config.judge != "none":
-        final = [a for a in answers if not a.get("error")]
+        final = [a for a in answers if a.final]
         bar = progress_bar(len(final), f"judge ({config.judge})", "q", config.progress)
         judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
                                       config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
@@ -184,17 +184,17 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
     else:
         notes.append(NO_JUDGE_NOTE)
 
-    by_system: dict[str, list[dict]] = {s.label: [] for s in systems}
+    by_system: dict[str, list[AnswerRow]] = {s.label: [] for s in systems}
     for row in answers:
-        by_system[row["system"]].append(row)
-    judgments: dict[str, dict[str, list[dict]]] = {}
-    wanted = {(r["system"], r["sample_id"]) for r in answers}
-    for row in {judgment_key(j): j for j in read_rows(out / "judgments.jsonl")}.values():
-        if (row["system"], row["sample_id"]) in wanted:
-            judgments.setdefault(row["protocol"], {}).setdefault(row["system"], []).append(row)
+        by_system[row.system].append(row)
+    judgments: dict[str, dict[str, list[JudgmentRow]]] = {}
+    wanted = {r.key for r in answers}
+    for row in load_judgments(out / "judgments.jsonl"):
+        if (row.system, row.sample_id) in wanted:
+            judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     title = "LoCoMo prototype report" if config.questions == "prototype" else "LoCoMo evaluation report"
     report = run_report(by_system, judgments, title=title, notes=notes)
-    _write_text_atomic(out / "report.md", report)
+    write_text_atomic(out / "report.md", report)
 
     summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,
                "llm": _client_summary(client)}
@@ -213,7 +213,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> dict
         invocations=[*invocations, invocation],
     )
     write_json_atomic(out / "manifest.json", manifest)
-    return {"out": str(out), "report": report, "answers": by_system, "judgments": judgments, **summary}
+    return RunResult(out=str(out), report=report, answers=by_system, judgments=judgments, **summary)
 
 
 def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
@@ -228,7 +228,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
     systems = [SystemConfig.parse(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k)
-    stored = {(r["system"], r["sample_id"]): r for r in load_answers(out / "answers.jsonl") if not r.get("error")}
+    stored = {r.key: r for r in load_answers(out / "answers.jsonl") if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
     for system in systems:
         for conversation, questions in selection:
@@ -241,10 +241,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
                     answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1],
                                                    conversation, config.answerer)
             if config.judge != "none":
-                rows = [stored.get((system.label, qa.sample_id)) or {
-                    "question": qa.question, "gold": qa.answer, "category": qa.category,
-                    "prediction": f"a typical answer from {system.label}", "system": system.label,
-                    "sample_id": qa.sample_id} for qa in questions]
+                rows = [stored.get((system.label, qa.sample_id))
+                        or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]
                 for row in judgeable(rows, config.judge):
                     judge_reqs += judge_requests(config.judge, row, config.runs)
     counter = token_counter(client)
@@ -276,8 +274,3 @@ def _client_summary(client: LLMClient | None) -> dict | None:
             "cache_creation_input_tokens": s.cache_creation_input_tokens,
             "cache_read_input_tokens": s.cache_read_input_tokens}
 
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

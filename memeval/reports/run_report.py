@@ -136,8 +136,7 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
                title: str = "LoCoMo evaluation report", notes: Sequence[str] = ()) -> str:
     """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
     judgments = judgments or {}
-    primary = next(iter(judgments.values()), None)
-    text = full_report(answers, primary, title=title)
+    text = full_report(answers, judgments, title=title)
     head, _, rest = text.partition("\n")
     parts = [head, ""]
     parts += [f"> {n}" for n in notes]

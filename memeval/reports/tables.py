@@ -186,17 +186,19 @@ def _question_rows(rows: Sequence[Mapping], value_key: str) -> str:
 
 def full_report(
     systems: Mapping[str, Rows],
-    judgments: Mapping[str, Rows] | None = None,
+    judgments: Mapping[str, Mapping[str, Rows]] | None = None,
     mode: str = "locomo",
     title: str = "LoCoMo evaluation report",
 ) -> str:
+    """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled)."""
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
-    parts += ["", "## J against published baselines", ""]
     if judgments:
-        parts.append(j_table(judgments))
+        for protocol, by_system in judgments.items():
+            parts += ["", f"## J against published baselines ({protocol} judge)", "", j_table(by_system)]
     else:
-        parts.append("No judge ran for this report (J needs an LLM judge; see the README on enabling one).")
+        parts += ["", "## J against published baselines", "",
+                  "No judge ran for this report (J needs an LLM judge; see the README on enabling one)."]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]
     parts += ["", "## Per-category breakdown", "", category_breakdown(systems)]
     for name, rows in systems.items():

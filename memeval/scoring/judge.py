@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from memeval.data.locomo import CATEGORY_NAMES
-from memeval.llm.client import LLMClient, LLMError, LLMRequest, LLMResponse
+from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.scoring.aggregate import run_statistics
@@ -119,13 +119,6 @@ def judgment_from_outcomes(protocol: str, outcomes) -> Judgment | None:
                     [e for _, e in results if e])
 
 
-def judge_graded(client: LLMClient, question: str, gold: str, prediction: str, category: int,
-                 runs: int = GRADED_RUNS, in_flight: int = GRADED_IN_FLIGHT) -> Judgment | None:
-    """`runs` independent judge calls (at most `in_flight` at once); None when a call failed."""
-    requests = [graded_request(question, gold, prediction, category, i) for i in range(runs)]
-    return judgment_from_outcomes("graded", client.complete_many(requests, max_workers=in_flight))
-
-
 def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
     prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
     return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=128,
@@ -147,12 +140,3 @@ def parse_binary(text: str) -> tuple[float, str | None]:
     if words:
         return (1.0 if words[-1] == "CORRECT" else 0.0), "no JSON label; used the last label word"
     return FAILURE, f"unparseable judge output: {text.strip()[:80]!r}"
-
-
-def judge_binary(client: LLMClient, question: str, gold: str, prediction: str, category: int,
-                 runs: int = 1) -> Judgment | None:
-    """Mem0 protocol; category 5 is not judged (None)."""
-    if category == 5:
-        return None
-    requests = [binary_request(question, gold, prediction, i) for i in range(runs)]
-    return judgment_from_outcomes("binary", client.complete_many(requests, max_workers=1))

@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from memeval.jsonl import JsonlWriter, read_rows
+from memeval.jsonl import JsonlWriter
 from memeval.llm.batch import run_batch
 from memeval.llm.client import CacheMiss, LLMClient
+from memeval.records import AnswerRow, JudgmentRow, read_records, write_records
 from memeval.scoring.judge import (
     GRADED_IN_FLIGHT,
     Judgment,
@@ -30,19 +31,24 @@ PROTOCOLS = ("graded", "binary")
 QUESTIONS_IN_FLIGHT = 3
 
 
-def judgment_key(row: dict) -> tuple[str, str, str]:
-    return (row["system"], row["sample_id"], row["protocol"])
+def load_judgments(path: Path) -> list[JudgmentRow]:
+    """One row per (system, question, protocol): the pass never writes a key twice, so the first row is kept
+    should a file have been concatenated by hand."""
+    out: dict[tuple, JudgmentRow] = {}
+    for row in read_records(path, JudgmentRow):
+        out.setdefault(row.key, row)
+    return list(out.values())
 
 
 def protocol_version(protocol: str) -> str:
     return graded_version() if protocol == "graded" else binary_version()
 
 
-def judge_requests(protocol: str, row: dict, runs: int) -> list:
-    gold = "" if row.get("gold") is None else str(row["gold"])
+def judge_requests(protocol: str, row: AnswerRow, runs: int) -> list:
+    gold = "" if row.gold is None else str(row.gold)
     if protocol == "graded":
-        return [graded_request(row["question"], gold, row["prediction"], row["category"], i) for i in range(runs)]
-    return [binary_request(row["question"], gold, row["prediction"], i) for i in range(runs)]
+        return [graded_request(row.question, gold, row.prediction, row.category, i) for i in range(runs)]
+    return [binary_request(row.question, gold, row.prediction, i) for i in range(runs)]
 
 
 def _judgment(protocol: str, outcomes: Sequence) -> tuple[Judgment | None, str | None]:
@@ -54,19 +60,19 @@ def _judgment(protocol: str, outcomes: Sequence) -> tuple[Judgment | None, str |
     return None, "no_llm" if any(isinstance(o, CacheMiss) for o in outcomes) else "failed"
 
 
-def _row(answer: dict, judgment: Judgment, version: str) -> dict:
-    return {"sample_id": answer["sample_id"], "conversation_id": answer["conversation_id"],
-            "category": answer["category"], "system": answer["system"], "prompt_version": version,
-            **judgment.as_row()}
+def _row(answer: AnswerRow, judgment: Judgment, version: str) -> JudgmentRow:
+    return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
+                       category=answer.category, system=answer.system, prompt_version=version,
+                       **judgment.as_row())
 
 
-def judgeable(answers: Sequence[dict], protocol: str) -> list[dict]:
+def judgeable(answers: Sequence[AnswerRow], protocol: str) -> list[AnswerRow]:
     """Answered rows the protocol judges (binary, like the Mem0 paper, leaves category 5 out)."""
-    return [a for a in answers if not a.get("error") and not (protocol == "binary" and a["category"] == 5)]
+    return [a for a in answers if a.final and not (protocol == "binary" and a.category == 5)]
 
 
 def run_judge_pass(
-    answers: Sequence[dict],
+    answers: Sequence[AnswerRow],
     protocol: str,
     client: LLMClient,
     out_path: Path,
@@ -78,30 +84,28 @@ def run_judge_pass(
 ) -> dict:
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown judge protocol {protocol!r}; expected one of {PROTOCOLS}")
-    done = {judgment_key(r) for r in read_rows(out_path)}
-    todo = [a for a in judgeable(answers, protocol)
-            if (a["system"], a["sample_id"], protocol) not in done]
+    done = {r.key for r in load_judgments(out_path)}
+    todo = [a for a in judgeable(answers, protocol) if (*a.key, protocol) not in done]
     version = protocol_version(protocol)
     written = 0
     skipped = {"no_llm": 0, "failed": 0}
     with JsonlWriter(out_path) as writer:
         if mode == "batch":
-            labelled = [(f"{a['sample_id']}:{a['system']}:r{i}", request, a)
+            labelled = [(f"{a.sample_id}:{a.system}:r{i}", request, a)
                         for a in todo for i, request in enumerate(judge_requests(protocol, a, runs))]
             results = run_batch(client, [(label, request) for label, request, _ in labelled],
                                 batch_name or f"judge-{protocol}", poll_interval_s=poll_interval_s)
             for a in todo:
-                outcomes = [results[f"{a['sample_id']}:{a['system']}:r{i}"] for i in range(runs)]
+                outcomes = [results[f"{a.sample_id}:{a.system}:r{i}"] for i in range(runs)]
                 judgment, why = _judgment(protocol, outcomes)
                 if judgment is None:
                     skipped[why] += 1
                     continue
-                writer.write([_row(a, judgment, version)])
-                written += 1
+                written += write_records(writer, [_row(a, judgment, version)])
             if progress is not None:
                 progress(len(todo))
         elif mode == "sync":
-            def judge_one(a: dict):
+            def judge_one(a: AnswerRow):
                 in_flight = GRADED_IN_FLIGHT if protocol == "graded" else 1
                 return a, _judgment(protocol, client.complete_many(judge_requests(protocol, a, runs), in_flight))
 
@@ -110,8 +114,7 @@ def run_judge_pass(
                     if judgment is None:
                         skipped[why] += 1
                     else:
-                        writer.write([_row(a, judgment, version)])
-                        written += 1
+                        written += write_records(writer, [_row(a, judgment, version)])
                     if progress is not None:
                         progress(1)
         else:

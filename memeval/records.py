@@ -1,0 +1,272 @@
+"""The typed shape of every result row written to disk: answers, judgments, sweep rows, package ids, run results.
+
+Every writer and reader of `answers.jsonl`, `judgments.jsonl` and `raw_results.jsonl` goes through these
+records, so a field is named once and a malformed row fails with one line naming its file, line and field.
+Records also answer `row["f1"]` and `row.get("f1")`, because tables and notebooks read them as the dict rows
+they replaced. Files written before the records existed still load: the one place that decodes the old packed
+strings (`union:<system>:<pruning>` methods, package ids without a `sample_id` field) is `SweepRow`'s
+validator below.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from memeval.errors import InputError
+from memeval.jsonl import JsonlWriter, read_rows
+
+R = TypeVar("R", bound="Record")
+Gold = str | int | float | None
+
+
+class Record(BaseModel):
+    """A row of a results file: fields checked on read and on write, unknown fields refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    optional_fields: ClassVar[frozenset[str]] = frozenset()  # left out of the row when None (older files lack them)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None) if name in type(self).model_fields else None
+        return default if value is None else value
+
+    def keys(self) -> Iterator[str]:
+        return iter(type(self).model_fields)
+
+    def to_row(self) -> dict:
+        row = self.model_dump(mode="json")
+        for name in self.optional_fields:
+            if row.get(name) is None:
+                row.pop(name, None)
+        return row
+
+    def replace(self: R, **changes: Any) -> R:
+        return type(self).model_validate({**self.to_row(), **changes})
+
+    @classmethod
+    def from_row(cls: type[R], row: Mapping, where: str = "row") -> R:
+        try:
+            return cls.model_validate(dict(row))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"]) or cls.__name__
+            raise InputError(where, field, error["msg"]) from None
+
+
+def read_records(path: str | Path, record: type[R]) -> list[R]:
+    """Every row of a JSONL results file as `record`; a torn last line is dropped as `read_rows` does."""
+    return [record.from_row(row, f"{path} line {n}") for n, row in enumerate(read_rows(path), start=1)]
+
+
+def write_records(writer: JsonlWriter, records: Iterable[Record]) -> int:
+    return writer.write(r.to_row() for r in records)
+
+
+def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
+    """The last record per key (a retried row supersedes the errored one), in first-seen key order."""
+    out: dict[tuple, R] = {}
+    for record in records:
+        out[key(record)] = record
+    return out
+
+
+class AnswerRow(Record):
+    """One (system, question) answer of a LoCoMo run (answers.jsonl)."""
+
+    sample_id: str
+    conversation_id: str
+    category: int
+    question: str
+    gold: Gold
+    prediction: str
+    system: str
+    answerer: str
+    k: int | None
+    f1: float | None
+    evidence_ids: list[str]
+    evidence_recall: float | None
+    recall_curve: list[float] | None
+    retrieved_ids: list[list[str]]
+    latency_search_s: float | None
+    latency_total_s: float | None
+    context_tokens: int | None
+    error: str | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.sample_id)
+
+    @property
+    def final(self) -> bool:
+        return self.error is None
+
+
+class JudgmentRow(Record):
+    """One judged (system, question, protocol): every run's score and their mean on 0–100 (judgments.jsonl)."""
+
+    sample_id: str
+    conversation_id: str
+    category: int
+    system: str
+    prompt_version: str
+    protocol: str
+    scores: list[float]
+    mean: float | None
+    std: float | None
+    run_count: int
+    warning: str | None
+    errors: list[str]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.system, self.sample_id, self.protocol)
+
+
+_NATURAL = re.compile(r"^locomo-natural-(?P<conversation>.+)-q(?P<question>\d+)$")
+_SMALL = re.compile(r"^small-(?P<distribution>.+)-s(?P<seed>\d+)$")
+
+
+class PackageId(Record):
+    """The parts a package id is made of; `str()` writes the id, `parse` reads an id written before packages
+    carried their parts in `meta`."""
+
+    kind: str  # "natural", "small" or "other"
+    conversation_id: str | None = None
+    question: int | None = None
+    distribution: str | None = None
+    seed: int | None = None
+    system: str | None = None  # union packages: the exported store's system
+    raw: str | None = None  # kind "other": the id as given
+
+    @classmethod
+    def natural(cls, sample_id: str, system: str | None = None) -> PackageId:
+        conversation, _, question = sample_id.rpartition(":q")
+        return cls(kind="natural", conversation_id=conversation, question=int(question), system=system)
+
+    @classmethod
+    def small(cls, distribution: str, seed: int) -> PackageId:
+        return cls(kind="small", distribution=distribution, seed=seed)
+
+    @classmethod
+    def parse(cls, package_id: str) -> PackageId:
+        base, _, system = package_id.partition("+")
+        if match := _NATURAL.match(base):
+            return cls(kind="natural", conversation_id=match["conversation"], question=int(match["question"]),
+                       system=system or None)
+        if match := _SMALL.match(base):
+            return cls(kind="small", distribution=match["distribution"], seed=int(match["seed"]),
+                       system=system or None)
+        return cls(kind="other", raw=package_id)
+
+    @property
+    def sample_id(self) -> str | None:
+        return f"{self.conversation_id}:q{self.question:04d}" if self.kind == "natural" else None
+
+    @property
+    def base(self) -> PackageId:
+        return self.model_copy(update={"system": None})
+
+    def __str__(self) -> str:
+        if self.kind == "natural":
+            text = f"locomo-natural-{self.conversation_id}-q{self.question:04d}"
+        elif self.kind == "small":
+            text = f"small-{self.distribution}-s{self.seed:04d}"
+        else:
+            return str(self.raw)
+        return text + (f"+{self.system}" if self.system else "")
+
+
+UNION_METHOD_PREFIX = "union:"
+
+
+def union_method(system: str, pruning: str) -> str:
+    """The method name union rows are grouped under in summaries (written, never parsed back: rows carry
+    `system` and `pruning`)."""
+    return f"{UNION_METHOD_PREFIX}{system}:{pruning}"
+
+
+class SweepRow(Record):
+    """One (package, budget, method) row of a MEMAUDIT sweep (raw_results.jsonl). Union rows (an exported
+    store beside a natural package) also carry the store's `system`, its `pruning` rule and the package OPT."""
+
+    optional_fields: ClassVar[frozenset[str]] = frozenset({
+        "certificate", "sample_id", "system", "pruning", "union_of", "opt_package", "package_ratio", "exported",
+        "exported_fitting"})
+
+    package_id: str
+    seed: int | None
+    distribution: str
+    budget: float
+    max_per_group: int
+    method: str
+    value: float
+    opt: float | None
+    ratio: float | None
+    certified: bool
+    invalidation_units_covered: float | None
+    cost: float
+    selected: list[str]
+    runtime_s: float | None
+    certificate: dict | None = None
+    sample_id: str | None = None  # natural packages: the LoCoMo question the package was built for
+    system: str | None = None
+    pruning: str | None = None
+    union_of: str | None = None
+    opt_package: float | None = None
+    package_ratio: float | None = None
+    exported: int | None = None
+    exported_fitting: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_rows(cls, data: Any) -> Any:
+        """Rows written before the fields existed: the only place an id or a method string is decoded."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        method = str(data.get("method", ""))
+        if method.startswith(UNION_METHOD_PREFIX) and data.get("pruning") is None:
+            _, system, pruning = method.split(":")
+            data.setdefault("system", system)
+            data["pruning"] = pruning
+        if data.get("sample_id") is None and isinstance(data.get("package_id"), str):
+            sample_id = PackageId.parse(data["package_id"]).sample_id
+            if sample_id is not None:
+                data["sample_id"] = sample_id
+        return data
+
+    @property
+    def key(self) -> tuple[str, float, str, int]:
+        return (self.package_id, float(self.budget), self.method, int(self.max_per_group or 1))
+
+    @property
+    def is_union(self) -> bool:
+        return self.pruning is not None
+
+
+class RunResult(Record):
+    """What `run_locomo` returns: where it wrote, the report, and the rows of this run's selection."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    out: str
+    report: str
+    answers: dict[str, list[AnswerRow]]  # system → rows
+    judgments: dict[str, dict[str, list[JudgmentRow]]]  # protocol → system → rows
+    answer_counts: dict
+    judge_counts: dict | None
+    notes: list[str]
+    llm: dict | None
+
+    def summary(self) -> dict:
+        return {"out": self.out, "answer_counts": self.answer_counts, "judge_counts": self.judge_counts,
+                "notes": self.notes, "llm": self.llm}
