@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from memeval.jsonl import read_rows
+from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
 from memeval.plotting import WIDTH_DOUBLE, color, style
 
 
@@ -50,16 +50,16 @@ def natural_summary(root: Path) -> dict:
     return read_input_json(root / "05_memaudit_natural87" / "sweep" / "summary.json", "05_memaudit_natural87")
 
 
-def natural_raw_rows(root: Path) -> list[dict]:
+def natural_raw_rows(root: Path) -> list[SweepRow]:
     path = root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl"
-    return list(read_rows(need_input(path, "05_memaudit_natural87")))
+    return read_records(need_input(path, "05_memaudit_natural87"), SweepRow)
 
 
 def graph_study_summary(root: Path) -> dict:
     return read_input_json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
 
 
-def _final_answers(path: Path) -> list[dict]:
+def _final_answers(path: Path) -> list[AnswerRow]:
     """answers.jsonl read once per version of the file (a full run's is tens of MB and every LoCoMo figure and
     table reads it)."""
     stat = path.stat()
@@ -67,7 +67,7 @@ def _final_answers(path: Path) -> list[dict]:
 
 
 @lru_cache(maxsize=4)
-def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[dict]:
+def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[AnswerRow]:
     from memeval.qa.answer_pass import load_answers
 
     return load_answers(Path(path))
@@ -77,29 +77,27 @@ def locomo_run_dir(root: Path) -> Path:
     """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
     run whose every call failed — no key and no cache — is no result to publish)."""
     judged = root / "02_full_run" / "run_claude"
-    if (judged / "answers.jsonl").exists() and any(not r.get("error")
-                                                   for r in _final_answers(judged / "answers.jsonl")):
+    if (judged / "answers.jsonl").exists() and any(r.final for r in _final_answers(judged / "answers.jsonl")):
         return judged
     return root / "02_full_run" / "run"
 
 
-def locomo_answers(run: Path) -> dict[str, list[dict]]:
-    """The final answer rows of a stored LoCoMo run, by system."""
-    by_system: dict[str, list[dict]] = {}
+def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
+    """The latest answer row per question of a stored LoCoMo run, by system."""
+    by_system: dict[str, list[AnswerRow]] = {}
     for row in _final_answers(need_input(run / "answers.jsonl", "02_full_run")):
-        by_system.setdefault(row["system"], []).append(row)
+        by_system.setdefault(row.system, []).append(row)
     return by_system
 
 
-def locomo_judgments(run: Path) -> dict[str, dict[str, list[dict]]]:
-    """protocol → system → the latest judgment per question (the run's judgments file is append-only, and a
-    run may hold graded and binary judgments side by side: they are never pooled)."""
-    from memeval.scoring.judge_pass import judgment_key
+def locomo_judgments(run: Path) -> dict[str, dict[str, list[JudgmentRow]]]:
+    """protocol → system → one judgment per question (a run may hold graded and binary judgments side by
+    side: they are never pooled)."""
+    from memeval.scoring.judge_pass import load_judgments
 
-    latest = {judgment_key(j): j for j in read_rows(run / "judgments.jsonl")}
-    out: dict[str, dict[str, list[dict]]] = {}
-    for (system, _, protocol), row in latest.items():
-        out.setdefault(protocol, {}).setdefault(system, []).append(row)
+    out: dict[str, dict[str, list[JudgmentRow]]] = {}
+    for row in load_judgments(run / "judgments.jsonl"):
+        out.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     return out
 
 
@@ -198,10 +196,9 @@ def natural_writers_figure(root: Path):
 
 def natural_stores_figure(root: Path):
     rows = natural_raw_rows(root)
-    df = pd.DataFrame([r for r in rows if str(r["method"]).startswith("union:") and r.get("ratio") is not None])
+    df = pd.DataFrame([r.to_row() for r in rows if r.is_union and r.ratio is not None])
     if df.empty:
         raise MissingResults("no union rows in the natural sweep: execute notebook 05_memaudit_natural87")
-    df["pruning"] = df["method"].str.rsplit(":", n=1).str[1]
     table = df.groupby(["system", "pruning", "budget"])["ratio"].mean().unstack("pruning")
     with style():
         fig, axes = plt.subplots(1, len(table.index.levels[0]), figsize=(WIDTH_DOUBLE, 2.8), sharey=True,

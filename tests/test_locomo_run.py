@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +201,22 @@ def test_judge_without_llm_says_so_and_writes_no_fake_scores(locomo_dir, tmp_pat
     assert result["judge_counts"]["skipped_no_llm"] == 4
     assert read_rows(tmp_path / "run" / "judgments.jsonl") == []
     assert any("J incomplete" in n for n in result["notes"])
+
+
+def test_a_run_directory_written_before_typed_records_still_loads_and_resumes(locomo_dir, tmp_path):
+    import shutil
+
+    from memeval.qa.answer_pass import load_answers
+    from memeval.scoring.judge_pass import load_judgments
+
+    fixture = Path(__file__).parent / "fixtures" / "v1" / "run"
+    answers, judgments = load_answers(fixture / "answers.jsonl"), load_judgments(fixture / "judgments.jsonl")
+    assert len(answers) == 6 and {a.system for a in answers} == {"rag_turns", "full_context"}
+    assert sorted({(j.protocol, j.mean) for j in judgments}) == [("binary", 100.0), ("graded", 70.0)]
+    run = tmp_path / "run"
+    shutil.copytree(fixture, run)
+    result = run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="3",
+                                        systems=["rag_turns", "full_context"], progress=False))
+    assert result.answer_counts == {"already_done": 6, "written": 0, "errors": 0}
+    assert "J against published baselines (graded judge)" in result.report
+    assert "J against published baselines (binary judge)" in result.report

@@ -6,8 +6,7 @@ from hypothesis import strategies as st
 from memeval.memaudit.generators import DISTRIBUTIONS, generate
 from memeval.memaudit.milp import MilpModel, solve_milp
 from memeval.memaudit.objective import is_feasible, objective
-from memeval.memaudit.solvers import solve_bnb, solve_exhaustive
-from memeval.memaudit.writers import solve_exact
+from memeval.memaudit.solvers import solve_bnb, solve_exact, solve_exhaustive
 from tests.memaudit_helpers import make_package
 
 
@@ -99,3 +98,22 @@ def test_auto_uses_milp_on_large_packages():
     assert res.method == "milp" and res.certified
     small = solve_exact(generate("base", 1).compiled, 8, method="auto")
     assert small.method == "bnb" and small.certified
+
+
+def test_milp_certifies_the_true_optimum_when_weights_are_tiny():
+    """HiGHS's default absolute gap (1e-6) let it stop at any store when the whole objective is below 1e-6 and
+    still report a zero gap; the MILP now solves on weights scaled to max 1 with a zero absolute gap."""
+    from dataclasses import replace
+
+    from memeval.memaudit.generators import generate
+    from memeval.memaudit.milp import MilpModel
+
+    for seed in range(12):
+        pkg = generate("base", seed)
+        tiny = replace(pkg, units=tuple(replace(u, weight=u.weight * 1e-7) for u in pkg.units)).compiled
+        for budget in (4, 8):
+            exact = solve_bnb(tiny, budget)
+            milp = MilpModel(tiny).solve(budget)
+            assert exact.certified and milp.certified, (seed, budget, milp.status)
+            assert milp.value == pytest.approx(exact.value, rel=1e-9, abs=0), (seed, budget)
+            assert milp.dual_bound == pytest.approx(exact.value, rel=1e-6, abs=0)

@@ -128,3 +128,23 @@ def test_solve_cli_json_and_errors(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "memeval", "solve", str(tmp_path / "missing.json"), "--budget", "4"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "missing.json" in bad.stderr
+
+
+def test_sweep_directories_written_before_typed_records_resume_unchanged(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures" / "v1"
+    shutil.copytree(fixtures / "sweep_small", tmp_path / "small")
+    old = json.loads((fixtures / "sweep_small" / "summary.json").read_text())
+    summary = run_sweep(_config(seeds=2, budgets=[4, 8], methods=["opt", "gvt", "greedy"]), tmp_path / "small",
+                        progress=False)
+    assert (summary["computed_rows"], summary["reused_rows"]) == (0, 12)
+    assert summary["rows"] == old["rows"]
+
+    rows = sweep_mod.load_sweep_rows(fixtures / "sweep_natural")
+    union = {r.method: (r.system, r.pruning) for r in rows if r.is_union}
+    assert union["union:rag_turns:upper"] == ("rag_turns", "upper")
+    summary = sweep_mod.summarize(rows, n_boot=200)
+    old = json.loads((fixtures / "sweep_natural" / "summary.json").read_text())["rows"]
+    assert [{k: v for k, v in r.items() if k not in ("system", "pruning")} for r in summary] == old

@@ -27,6 +27,7 @@ from memeval.natural.sensitivity import (
     with_cost_rule,
 )
 from memeval.records import SweepRow, read_records, union_method
+from tests.rows import answer_row, judgment_row
 from tests.scripted import ScriptedBackend
 
 FIXTURES = Path(__file__).parent / "fixtures" / "v1"
@@ -123,19 +124,6 @@ def test_llm_adjudicator_through_the_client(packages, tmp_path):
     assert labels == {} and all("unparseable" in r for r in reasons.values())
 
 
-def _answer_row(sid: str, system: str, f1: float, recall: float) -> dict:
-    return {"sample_id": sid, "conversation_id": sid.split(":")[0], "category": 1, "question": "q", "gold": "g",
-            "prediction": "p", "system": system, "answerer": "extractive", "k": 10, "f1": f1, "evidence_ids": [],
-            "evidence_recall": recall, "recall_curve": None, "retrieved_ids": [], "latency_search_s": 0.0,
-            "latency_total_s": 0.0, "context_tokens": 1, "error": None}
-
-
-def _judgment_row(sid: str, system: str, protocol: str, mean: float) -> dict:
-    return {"sample_id": sid, "conversation_id": sid.split(":")[0], "category": 1, "system": system,
-            "prompt_version": "v", "protocol": protocol, "scores": [mean], "mean": mean, "std": 0.0, "run_count": 1,
-            "warning": None, "errors": []}
-
-
 def _union_row(i: int) -> SweepRow:
     return SweepRow(package_id=f"locomo-natural-conv-26-q{i:04d}+observations", seed=None,
                     distribution="locomo-natural-union", budget=30.0, max_per_group=1,
@@ -150,9 +138,9 @@ def test_bridge_joins_union_rows_to_qa_outcomes_per_judge_protocol(tmp_path):
     answers, judgments = [], []
     for i in range(12):
         sid = f"conv-26:q{i:04d}"
-        answers.append(_answer_row(sid, "observations", i / 11, 1 - i / 11))
-        judgments.append(_judgment_row(sid, "observations", "graded", 10.0 * i))  # rises with the ratio
-        judgments.append(_judgment_row(sid, "observations", "binary", 100.0 * (i < 6)))  # falls with it
+        answers.append(answer_row(sid, system="observations", f1=i / 11, evidence_recall=1 - i / 11))
+        judgments.append(judgment_row(sid, system="observations", protocol="graded", mean=10.0 * i))  # rises with the ratio
+        judgments.append(judgment_row(sid, system="observations", protocol="binary", mean=100.0 * (i < 6)))  # falls with it
     (run / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
     (run / "judgments.jsonl").write_text("".join(json.dumps(j) + "\n" for j in judgments))
     pairs = bridge_pairs([_union_row(i) for i in range(12)], run)

@@ -2,6 +2,7 @@ import json
 
 from memeval.publication import locomo_figure
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from tests.rows import answer_row, judgment_row
 
 
 def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_path):
@@ -16,8 +17,8 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     published = dict(zip(labels, [b.get_width() for b in overall.patches], strict=True))
     assert published["RAG-observations (published)"] == 41.4
     def judgment(i, protocol, mean):
-        return {"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "protocol": protocol,
-                "scores": [mean], "mean": mean, "std": None, "run_count": 1}
+        return judgment_row(f"conv-26:q{i:04d}", system="rag_turns", protocol=protocol, scores=[mean], mean=mean,
+                            run_count=1)
 
     rows = ([judgment(0, "graded", 10.0)]  # superseded by the retried row below
             + [judgment(i, "graded", 50.0) for i in range(3)] + [judgment(i, "binary", 100.0) for i in range(3)])
@@ -87,8 +88,8 @@ def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
     from memeval.publication import locomo_run_dir
 
     def answer(i, error):
-        return {"sample_id": f"conv-26:q{i:04d}", "system": "rag_turns", "category": 4, "prediction": "",
-                "f1": None if error else 0.5, "error": error}
+        return answer_row(f"conv-26:q{i:04d}", system="rag_turns", prediction="", f1=None if error else 0.5,
+                          error=error)
 
     judged = tmp_path / "02_full_run" / "run_claude"
     judged.mkdir(parents=True)

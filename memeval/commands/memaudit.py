@@ -79,7 +79,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _solve(args: argparse.Namespace) -> int:
     from memeval.memaudit.package import load_package
-    from memeval.memaudit.writers import run_writer, solve_exact
+    from memeval.memaudit.solvers import solve_exact
+    from memeval.memaudit.writers import run_writer
 
     pkg = load_package(args.package)
     budget = args.budget if args.budget is not None else pkg.budget
@@ -136,8 +137,13 @@ def _sweep(args: argparse.Namespace) -> int:
         seed_start=args.seed_start, packages_dir=args.packages, max_per_group=args.max_per_group,
         certify=args.certify, facts=args.facts, updates=args.updates, count=args.count, n_jobs=args.jobs,
     )
+    scorer = None
+    if args.family == "natural":
+        from memeval.natural.sweep import UnionAwareScorer
+
+        scorer = UnionAwareScorer()
     try:
-        summary = run_sweep(config, args.out, progress=not args.quiet)
+        summary = run_sweep(config, args.out, progress=not args.quiet, scorer=scorer)
     except CertificationError as exc:
         print(f"memeval: CERTIFICATION FAILED: {exc}", file=sys.stderr)
         return 3

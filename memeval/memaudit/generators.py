@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable
 
 from memeval.memaudit.package import Candidate, Experience, Package, Unit
+from memeval.records import PackageId
 
 DISTRIBUTIONS = (
     "base", "update_chain", "temporal_interval", "density_trap", "scope_shift", "summary_tradeoff",
@@ -262,4 +263,4 @@ def generate(
             "updates": updates}
     if count is not None:
         meta["count"] = count
-    return builder.build(f"small-{distribution}-s{seed:04d}", meta)
+    return builder.build(str(PackageId.small(distribution, seed)), meta)

@@ -15,6 +15,7 @@ import numpy as np
 from memeval.memaudit.objective import objective, store_cost
 from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.solvers import SolveResult
+from memeval.memaudit.tolerance import HIGHS_FEASIBILITY, MILP_CERT_GAP
 
 HIGHS_THREADS = 1  # HiGHS fixes its thread pool at first use in a process: always pass the same value
 # cvxpy warm-starts HiGHS by default (setSolution with the previous budget's store); with highspy 1.16.0 that
@@ -80,7 +81,9 @@ class MilpModel:
             members = np.flatnonzero(groups == g)
             if len(members) > self.k:
                 constraints.append(cp_.sum(self.x[members]) <= self.k)
-        self.problem = cp_.Problem(cp_.Maximize(cp.weights[units] @ self.y), constraints)
+        weights = cp.weights[units]
+        self.scale = float(weights.max()) if len(units) else 1.0  # HiGHS's tolerances are absolute: solve on max 1
+        self.problem = cp_.Problem(cp_.Maximize((weights / self.scale) @ self.y), constraints)
 
     def solve(self, budget: float, time_limit: float = 60.0) -> SolveResult:
         start = time.perf_counter()
@@ -90,7 +93,8 @@ class MilpModel:
             return SolveResult("milp", 0.0, [], 0.0, "optimal", True, time.perf_counter() - start, 0, 0.0, 0.0, info)
         try:
             self.problem.solve(
-                solver="HIGHS", mip_rel_gap=0.0, time_limit=float(time_limit), threads=HIGHS_THREADS, output_flag=False,
+                solver="HIGHS", mip_rel_gap=0.0, mip_abs_gap=0.0, mip_feasibility_tolerance=HIGHS_FEASIBILITY,
+                primal_feasibility_tolerance=HIGHS_FEASIBILITY, time_limit=float(time_limit), threads=HIGHS_THREADS, output_flag=False,
                 warm_start=WARM_START,
                 verbose=False,
             )
@@ -105,10 +109,10 @@ class MilpModel:
         status = str(self.problem.status)
         x = self.x.value
         selected = sorted(int(self.index[i]) for i in np.flatnonzero(np.asarray(x) > 0.5)) if x is not None else []
-        optimal = status == "optimal" and gap is not None and (gap <= 1e-9 or not np.isfinite(gap) and nodes == 0)
-        if status == "optimal" and gap is not None and gap > 1e-9:
+        optimal = status == "optimal" and gap is not None and (gap <= MILP_CERT_GAP or not np.isfinite(gap) and nodes == 0)
+        if status == "optimal" and gap is not None and gap > MILP_CERT_GAP:
             status = "optimal_gap_nonzero"
-        info.update({"objective": self.problem.value, "cvxpy_status": str(self.problem.status)})
+        info.update({"objective": None if self.problem.value is None else self.problem.value * self.scale, "cvxpy_status": str(self.problem.status)})
         return SolveResult(
             method="milp",
             value=objective(self.cp, selected),
@@ -118,7 +122,7 @@ class MilpModel:
             certified=bool(optimal),
             runtime_s=time.perf_counter() - start,
             nodes=nodes,
-            dual_bound=None if dual_bound is None else float(dual_bound),
+            dual_bound=None if dual_bound is None else -float(dual_bound) * self.scale,  # HiGHS minimises -F
             gap=None if gap is None else float(gap),
             info=info,
         )

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from memeval.memaudit.package import CompiledPackage
-
-GAIN_EPS = 1e-12
+from memeval.memaudit.tolerance import COST_EPS
 
 
 def coverage_sums(cp: CompiledPackage, selected: Iterable[int]) -> np.ndarray:
@@ -61,7 +60,7 @@ class CoverageState:
         cp = self.cp
         return (
             ~self.chosen[candidates]
-            & (cp.costs[candidates] <= self.remaining + 1e-12)
+            & (cp.costs[candidates] <= self.remaining + COST_EPS)
             & (self.group_count[cp.group_of[candidates]] < self.k)
         )
 
@@ -89,4 +88,4 @@ def is_feasible(cp: CompiledPackage, selected: Sequence[int], budget: float, max
     if len(set(selected)) != len(selected):
         return False
     counts = np.bincount(cp.group_of[list(selected)], minlength=len(cp.groups)) if selected else np.zeros(1)
-    return store_cost(cp, selected) <= budget + 1e-9 and int(counts.max(initial=0)) <= k
+    return store_cost(cp, selected) <= budget + COST_EPS and int(counts.max(initial=0)) <= k

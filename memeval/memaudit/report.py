@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from memeval.memaudit.package import Package, package_from_dict
+from memeval.memaudit.tolerance import values_agree
 
 # The MEMAUDIT paper's published numbers (arXiv 2605.02199), for side-by-side tables only.
 PUBLISHED_BASE = {
@@ -66,7 +67,7 @@ def certification_table(raw_rows: Sequence[dict]) -> pd.DataFrame:
         if r["method"] != "opt" or "milp_value" not in cert:
             continue
         records.append({"budget": r["budget"], "diff": abs(r["value"] - cert["milp_value"]),
-                        "match": abs(r["value"] - cert["milp_value"]) <= 1e-9 * max(1.0, abs(r["value"])),
+                        "match": values_agree(r["value"], cert["milp_value"]),
                         "bnb_nodes": cert.get("opt_nodes"), "milp_nodes": cert.get("milp_nodes")})
     if not records:
         return pd.DataFrame(columns=["budget", "rows", "matches", "max_abs_difference", "mean_bnb_nodes"])

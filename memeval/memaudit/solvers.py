@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memeval.memaudit.objective import GAIN_EPS, objective, store_cost
+from memeval.memaudit.objective import objective, store_cost
 from memeval.memaudit.package import CompiledPackage
+from memeval.memaudit.tolerance import BOUND_RTOL, COST_EPS, GAIN_EPS, values_agree
 
-VALUE_RTOL = 1e-9  # B&B and MILP optima must agree within this, relative
+AUTO_BNB_MAX_GROUPS = 12  # `auto` solves up to this many groups by B&B, larger packages by the MILP
 _BOUND_BLOCK_CELLS = 4_000_000  # states x candidates x units per bound block (~32 MB of float64)
 
 
@@ -46,11 +47,11 @@ def group_options(
     mask = _allowed(cp, allowed)
     out = []
     for members in cp.groups:
-        members = [int(i) for i in members if mask[i] and cp.costs[i] <= budget + 1e-12]
+        members = [int(i) for i in members if mask[i] and cp.costs[i] <= budget + COST_EPS]
         subsets = [s for r in range(1, k + 1) for s in itertools.combinations(members, r)]
         costs = np.array([cp.costs[list(s)].sum() for s in subsets]) if subsets else np.zeros(0)
         rows = np.array([cp.coverage[list(s)].sum(axis=0) for s in subsets]) if subsets else np.zeros((0, len(cp.weights)))
-        keep = costs <= budget + 1e-12
+        keep = costs <= budget + COST_EPS
         out.append(([s for s, ok in zip(subsets, keep, strict=True) if ok], costs[keep], rows[keep]))
     return out
 
@@ -78,7 +79,7 @@ def _greedy_incumbent(cp: CompiledPackage, budget: float, k: int, mask: np.ndarr
         counts = np.zeros(len(cp.groups), dtype=np.int64)
         free = mask.copy()
         while True:
-            ok = free & (cp.costs <= budget - spent + 1e-12) & (counts[cp.group_of] < k)
+            ok = free & (cp.costs <= budget - spent + COST_EPS) & (counts[cp.group_of] < k)
             idx = np.flatnonzero(ok)
             if idx.size == 0:
                 break
@@ -123,7 +124,7 @@ def solve_bnb(
     n_units = len(w)
     options = group_options(cp, budget, k, mask)
     n_groups = len(options)
-    tol = 1e-10 * max(1.0, float(w.sum()))
+    tol = BOUND_RTOL * max(1.0, float(w.sum()))
 
     # suffix per-unit maxima of what the remaining groups could add (bound b)
     group_max = np.array([rows.max(axis=0) if len(rows) else np.zeros(n_units) for _, _, rows in options])
@@ -136,7 +137,7 @@ def solve_bnb(
     for g in range(n_groups):
         later, starts, mins = [], [], []
         for gg in range(g + 1, n_groups):
-            members = [int(i) for i in cp.groups[gg] if mask[i] and cp.costs[i] <= budget + 1e-12]
+            members = [int(i) for i in cp.groups[gg] if mask[i] and cp.costs[i] <= budget + COST_EPS]
             if members:
                 starts.append(len(later))
                 mins.append(min(cp.costs[members]))
@@ -157,7 +158,7 @@ def solve_bnb(
         if len(subsets):
             child_z = (z[:, None, :] + opt_rows[None, :, :]).reshape(-1, n_units)
             child_cost = (spent[:, None] + opt_costs[None, :]).reshape(-1)
-            fits = child_cost <= budget + 1e-12
+            fits = child_cost <= budget + COST_EPS
             parent = np.repeat(np.arange(len(z)), len(subsets))[fits]
             which = np.tile(np.arange(len(subsets)), len(z))[fits]
             child_choice = choice[parent].copy()
@@ -222,13 +223,42 @@ def solve_exhaustive(
     best_value, best_sel = 0.0, []
     for combo in itertools.product(*[[()] + subsets for subsets, _, _ in options]):
         sel = [i for part in combo for i in part]
-        if store_cost(cp, sel) <= budget + 1e-12:
+        if store_cost(cp, sel) <= budget + COST_EPS:
             value = objective(cp, sel)
-            if value > best_value + 1e-12:
+            if value > best_value + GAIN_EPS:
                 best_value, best_sel = value, sel
     return SolveResult("exhaustive", best_value, sorted(best_sel), store_cost(cp, best_sel), "optimal", True,
                        time.perf_counter() - start)
 
 
-def values_agree(a: float, b: float, rtol: float = VALUE_RTOL) -> bool:
-    return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
+def solve_exact(
+    cp: CompiledPackage,
+    budget: float,
+    max_per_group: int | None = None,
+    allowed: np.ndarray | None = None,
+    method: str = "bnb",
+    milp_model=None,
+    max_states: int = 200_000,
+) -> SolveResult:
+    """OPT by B&B (`bnb`), by MILP (`milp`), by both (`both`: certified only if they agree), or `auto`
+    (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to the MILP at its state limit; the MILP beyond)."""
+    if method == "auto" and len(cp.groups) > AUTO_BNB_MAX_GROUPS:
+        method = "milp"
+    if method in ("bnb", "auto", "both"):
+        result = solve_bnb(cp, budget, max_per_group, allowed, max_states=max_states)
+        if method == "bnb" or (method == "auto" and result.certified):
+            return result
+    from memeval.memaudit.milp import MilpModel
+
+    model = milp_model or MilpModel(cp, max_per_group, allowed)
+    milp = model.solve(budget)
+    if method in ("milp", "auto"):
+        return milp
+    agree = values_agree(result.value, milp.value)
+    result.certified = bool(result.certified and milp.certified and agree)
+    result.method = "bnb+milp"
+    result.info["milp"] = {"value": milp.value, "status": milp.status, "gap": milp.gap, "nodes": milp.nodes,
+                           "runtime_s": milp.runtime_s, "agree": agree}
+    if not agree:
+        result.status = "disagreement"
+    return result

@@ -9,20 +9,22 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from memeval.atomic import write_json_atomic
 from memeval.errors import InputError
-from memeval.jsonl import JsonlWriter, read_rows
+from memeval.jsonl import JsonlWriter
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
 from memeval.memaudit.objective import invalidation_covered
 from memeval.memaudit.package import Package, load_package
-from memeval.memaudit.solvers import values_agree
-from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer, solve_exact
+from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.tolerance import values_agree
+from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer
 from memeval.progress import progress_bar
-from memeval.records import SweepRow, read_records
+from memeval.records import PackageId, SweepRow, read_records, write_records
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -61,7 +63,7 @@ class SweepConfig:
     packages_dir: str | None = None
     max_per_group: int | None = None
     certify: str = "none"  # or "milp"
-    solver: str = "auto"  # B&B on small packages, MILP on large ones (writers.AUTO_BNB_MAX_GROUPS)
+    solver: str = "auto"  # B&B on small packages, MILP on large ones (solvers.AUTO_BNB_MAX_GROUPS)
     facts: int = 3
     updates: int = 2
     count: int | None = None
@@ -70,18 +72,28 @@ class SweepConfig:
     n_boot: int = 2000
 
 
-def row_key(row: dict) -> tuple:
-    return (row["package_id"], float(row["budget"]), row["method"], int(row.get("max_per_group") or 1))
+class PackageScorer(Protocol):
+    """Scores one package of a sweep: which (method, k) rows it owes, and those rows."""
+
+    def planned(self, pkg: Package, config: SweepConfig) -> tuple[list[str], int]: ...
+
+    def rows(self, pkg: Package, source: PackageSource, config: SweepConfig) -> list[SweepRow]: ...
 
 
-def package_rows(source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
-                 max_per_group: int | None, certify: str, solver: str = "auto") -> list[dict]:
+class WriterScorer:
+    """Every writer of the sweep's methods against the certified OPT (the MEMAUDIT-Small protocol)."""
+
+    def planned(self, pkg: Package, config: SweepConfig) -> tuple[list[str], int]:
+        return list(config.methods), config.max_per_group or pkg.max_per_group
+
+    def rows(self, pkg: Package, source: PackageSource, config: SweepConfig) -> list[SweepRow]:
+        return writer_rows(pkg, source, config.budgets, config.methods, config.max_per_group, config.certify,
+                           config.solver)
+
+
+def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
+                max_per_group: int | None, certify: str, solver: str = "auto") -> list[SweepRow]:
     """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
-    pkg = source.load()
-    if union_methods(pkg) is not None:
-        from memeval.natural.union import union_rows
-
-        return union_rows(pkg, budgets, solver)
     cp = pkg.compiled
     k = cp.max_per_group if max_per_group is None else max_per_group
     meta = pkg.meta or {}
@@ -113,61 +125,67 @@ def package_rows(source: PackageSource, budgets: Sequence[float], methods: Seque
                 res = run_writer(method, cp, budget, k, solver=solver)
                 selected, value, runtime, own_cert = res.selected, res.value, res.runtime_s, res.certified
             certified = opt_certified and (own_cert is None or bool(own_cert))
-            rows.append(
-                {
-                    "package_id": pkg.package_id,
-                    "seed": meta.get("seed", source.seed),
-                    "distribution": meta.get("distribution", source.distribution or "natural"),
-                    "budget": float(budget),
-                    "max_per_group": k,
-                    "method": method,
-                    "value": value,
-                    "opt": opt.value,
-                    "ratio": package_ratio(value, opt.value) if opt_certified else None,
-                    "certified": certified,
-                    "invalidation_units_covered": invalidation_covered(cp, selected),
-                    "cost": float(sum(cp.costs[i] for i in selected)),
-                    "selected": [cp.candidate_ids[i] for i in sorted(selected)],
-                    "runtime_s": runtime,
-                    **({"certificate": certificate} if method == "opt" else {}),
-                }
-            )
+            rows.append(SweepRow(
+                package_id=pkg.package_id,
+                seed=meta.get("seed", source.seed),
+                distribution=meta.get("distribution", source.distribution or "natural"),
+                budget=float(budget),
+                max_per_group=k,
+                method=method,
+                value=value,
+                opt=opt.value,
+                ratio=package_ratio(value, opt.value) if opt_certified else None,
+                certified=certified,
+                invalidation_units_covered=invalidation_covered(cp, selected),
+                cost=float(sum(cp.costs[i] for i in selected)),
+                selected=[cp.candidate_ids[i] for i in sorted(selected)],
+                runtime_s=runtime,
+                certificate=certificate if method == "opt" else None,
+                sample_id=meta.get("sample_id"),
+            ))
     return rows
 
 
-def _chunk_rows(sources: list[PackageSource], budgets, methods, k, certify, solver) -> list[dict]:
+def package_rows(source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
+                 max_per_group: int | None, certify: str, solver: str = "auto") -> list[SweepRow]:
+    return writer_rows(source.load(), source, budgets, methods, max_per_group, certify, solver)
+
+
+def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[SweepRow]:
     out = []
     for s in sources:
-        out.extend(package_rows(s, budgets, methods, k, certify, solver))
+        out.extend(scorer.rows(s.load(), s, config))
     return out
 
 
-def summarize(rows: Sequence[dict], n_boot: int = 2000) -> list[dict]:
+def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[dict]:
     """Mean ratio with a bootstrap 95% CI over packages, per (distribution, budget, method); rows whose
-    OPT is not certified are counted and excluded, never averaged."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    OPT is not certified are counted and excluded, never averaged. Union groups also name their store's
+    `system` and `pruning`."""
+    groups: dict[tuple, list[SweepRow]] = defaultdict(list)
     for row in rows:
-        groups[(row["distribution"], float(row["budget"]), row["method"])].append(row)
+        groups[(row.distribution, float(row.budget), row.method)].append(row)
     out = []
     for (dist, budget, method), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
-        members = sorted(members, key=lambda r: (r["package_id"], r.get("max_per_group") or 1))  # order-free
-        usable = [r for r in members if r["certified"] and r["ratio"] is not None]
-        ratios = [float(r["ratio"]) for r in usable]
+        members = sorted(members, key=lambda r: (r.package_id, r.max_per_group or 1))  # order-free
+        usable = [r for r in members if r.certified and r.ratio is not None]
+        ratios = [float(r.ratio) for r in usable]
         interval = bootstrap_mean(ratios, n_boot=n_boot, seed=0) if ratios else None
-        inv = [r["invalidation_units_covered"] for r in usable if r.get("invalidation_units_covered") is not None]
+        inv = [r.invalidation_units_covered for r in usable if r.invalidation_units_covered is not None]
         out.append(
             {
                 "distribution": dist,
                 "budget": budget,
                 "method": method,
+                **({"system": members[0].system, "pruning": members[0].pruning} if members[0].is_union else {}),
                 "mean_ratio": interval.estimate if interval else None,
                 "ci_low": interval.low if interval else None,
                 "ci_high": interval.high if interval else None,
                 "n": len(ratios),
-                "certified": sum(1 for r in members if r["certified"]),
+                "certified": sum(1 for r in members if r.certified),
                 "excluded_uncertified": len(members) - len(usable),
                 "mean_invalidation_covered": float(np.mean(inv)) if inv else None,
-                "mean_value": float(np.mean([r["value"] for r in usable])) if usable else None,
+                "mean_value": float(np.mean([r.value for r in usable])) if usable else None,
             }
         )
     return out
@@ -183,16 +201,6 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
     return [PackageSource(path=str(p)) for p in paths]
 
 
-def union_methods(pkg: Package) -> list[str] | None:
-    """Union packages (an exported store beside the package) are scored by pruning rule, not by writers."""
-    system = (pkg.meta or {}).get("external_system")
-    if not system:
-        return None
-    from memeval.natural.union import PRUNINGS
-
-    return [f"union:{system}:{p}" for p in PRUNINGS]
-
-
 def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
     path = Path(sweep_dir) / "raw_results.jsonl"
     if not path.is_file():
@@ -200,10 +208,13 @@ def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
     return read_records(path, SweepRow)
 
 
-def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
-    """Run (or resume) a sweep into out_dir; returns the summary document."""
+def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
+              scorer: PackageScorer | None = None) -> dict:
+    """Run (or resume) a sweep into out_dir; returns the summary document. `scorer` decides which rows each
+    package owes (default: the writers of `config.methods`; natural sweeps pass the union-aware scorer)."""
     from joblib import Parallel, delayed
 
+    scorer = scorer or WriterScorer()
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(ALL_WRITERS)}")
@@ -211,29 +222,23 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
     out.mkdir(parents=True, exist_ok=True)
     raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
-    existing = read_rows(raw_path)
-    done = {row_key(r) for r in existing}
+    done = {r.key for r in read_records(raw_path, SweepRow)}
     sources = _sources(config)
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
 
-    def expected_keys(package_id: str, k: int) -> set[tuple]:
-        return {(package_id, float(b), m, k) for b in config.budgets for m in config.methods}
-
     todo: list[PackageSource] = []
+    wanted_ids: set[str] = set()
     for s in sources:
-        methods = None
         if s.path:
             pkg = s.load()
-            pid, k = pkg.package_id, config.max_per_group or pkg.max_per_group
-            methods = union_methods(pkg)
-            if methods is not None:
-                k = 1
+            methods, k = scorer.planned(pkg, config)
+            pid = pkg.package_id
         else:
-            pid, k = f"small-{s.distribution}-s{s.seed:04d}", config.max_per_group or 1
-        wanted = expected_keys(pid, k) if methods is None else {(pid, float(b), m, k) for b in config.budgets
-                                                                for m in methods}
-        if not wanted <= done:
+            methods, k = list(config.methods), config.max_per_group or 1
+            pid = str(PackageId.small(s.distribution, s.seed))
+        wanted_ids.add(pid)
+        if not {(pid, float(b), m, k) for b in config.budgets for m in methods} <= done:
             todo.append(s)
     chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
     written = 0
@@ -241,37 +246,32 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -
         if chunks:
             bar = progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg", progress)
             jobs = Parallel(n_jobs=config.n_jobs if len(chunks) > 1 else 1, return_as="generator_unordered")(
-                delayed(_chunk_rows)(c, config.budgets, config.methods, config.max_per_group, config.certify,
-                                     config.solver)
-                for c in chunks
+                delayed(_chunk_rows)(c, config, scorer) for c in chunks
             )
             for rows in jobs:
-                fresh = [r for r in rows if row_key(r) not in done]
-                written += writer.write(fresh)
-                done.update(row_key(r) for r in fresh)
+                fresh = [r for r in rows if r.key not in done]
+                written += write_records(writer, fresh)
+                done.update(r.key for r in fresh)
                 if bar:
-                    bar.update(len({r["package_id"] for r in rows}))
+                    bar.update(len({r.package_id for r in rows}))
             if bar:
                 bar.close()
-    all_rows = read_rows(raw_path)
-    wanted_ids = None
-    if config.kind == "small":
-        wanted_ids = {f"small-{s.distribution}-s{s.seed:04d}" for s in sources}
-    selected = [r for r in all_rows if (wanted_ids is None or r["package_id"] in wanted_ids)
-                and float(r["budget"]) in {float(b) for b in config.budgets}
-                and (r["method"] in config.methods or r["method"].startswith("union:"))]
+    budgets = {float(b) for b in config.budgets}
+    selected = [r for r in read_records(raw_path, SweepRow)
+                if r.package_id in wanted_ids and float(r.budget) in budgets
+                and (r.method in config.methods or r.is_union)]
     summary_rows = summarize(selected, config.n_boot)
     elapsed = time.perf_counter() - start
-    opt_rows = [r for r in selected if r["method"] == "opt"]
-    union = [r for r in selected if r["method"].startswith("union:")]
+    opt_rows = [r for r in selected if r.method == "opt"]
+    union = [r for r in selected if r.is_union]
     summary = {
         "rows": summary_rows,
         "packages": len({r["package_id"] for r in selected}),
         "row_count": len(selected),
         "opt_rows": len(opt_rows),
-        "opt_certified": sum(1 for r in opt_rows if r["certified"]),
+        "opt_certified": sum(1 for r in opt_rows if r.certified),
         "union_rows": len(union),
-        "union_certified": sum(1 for r in union if r["certified"]),
+        "union_certified": sum(1 for r in union if r.certified),
         "certify": config.certify,
         "reused_rows": len(selected) - written,
         "computed_rows": written,

@@ -12,13 +12,13 @@ from typing import Protocol
 
 import numpy as np
 
-from memeval.memaudit.objective import GAIN_EPS, CoverageState, objective, store_cost
+from memeval.memaudit.objective import CoverageState, objective, store_cost
 from memeval.memaudit.package import CompiledPackage
-from memeval.memaudit.solvers import SolveResult, solve_bnb, values_agree
+from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.tolerance import COST_EPS, GAIN_EPS
 
 # benchmarks/bench_memaudit.py: B&B certifies base packages of 11 groups in < 0.05 s but needs ~1e6 states at
 # 16 groups and 20% budget, where a fresh MILP takes 0.02 s
-AUTO_BNB_MAX_GROUPS = 12
 EXACT_WRITERS = ("opt", "fact_only", "summary_only", "no_tombstone_opt")
 HEURISTIC_WRITERS = ("gvt", "estimated_gvt", "density_only", "greedy", "density_greedy", "recency_raw", "random")
 ALL_WRITERS = EXACT_WRITERS + HEURISTIC_WRITERS
@@ -48,39 +48,6 @@ def _result(method: str, cp: CompiledPackage, selected: list[int], start: float,
 
 
 # --- exact family ----------------------------------------------------------------------------------------
-def solve_exact(
-    cp: CompiledPackage,
-    budget: float,
-    max_per_group: int | None = None,
-    allowed: np.ndarray | None = None,
-    method: str = "bnb",
-    milp_model=None,
-    max_states: int = 200_000,
-) -> SolveResult:
-    """OPT by B&B (`bnb`), by MILP (`milp`), by both (`both`: certified only if they agree), or `auto`
-    (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to the MILP at its state limit; the MILP beyond)."""
-    if method == "auto" and len(cp.groups) > AUTO_BNB_MAX_GROUPS:
-        method = "milp"
-    if method in ("bnb", "auto", "both"):
-        result = solve_bnb(cp, budget, max_per_group, allowed, max_states=max_states)
-        if method == "bnb" or (method == "auto" and result.certified):
-            return result
-    from memeval.memaudit.milp import MilpModel
-
-    model = milp_model or MilpModel(cp, max_per_group, allowed)
-    milp = model.solve(budget)
-    if method in ("milp", "auto"):
-        return milp
-    agree = values_agree(result.value, milp.value)
-    result.certified = bool(result.certified and milp.certified and agree)
-    result.method = "bnb+milp"
-    result.info["milp"] = {"value": milp.value, "status": milp.status, "gap": milp.gap, "nodes": milp.nodes,
-                           "runtime_s": milp.runtime_s, "agree": agree}
-    if not agree:
-        result.status = "disagreement"
-    return result
-
-
 def kind_mask(cp: CompiledPackage, method: str) -> np.ndarray | None:
     keep = KIND_FILTERS.get(method)
     return None if keep is None else np.array([keep(k) for k in cp.kinds], dtype=bool)
@@ -136,7 +103,7 @@ def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
             continue
         rows, costs = cp.coverage[members], cp.costs[members]
         gains = (np.minimum(1.0, z[:, None, :] + rows[None, :, :]) - np.minimum(1.0, z)[:, None, :]) @ w
-        admissible = ((costs[None, :] <= (budget - spent)[:, None] + 1e-12) & (gains > GAIN_EPS)
+        admissible = ((costs[None, :] <= (budget - spent)[:, None] + COST_EPS) & (gains > GAIN_EPS)
                       & (gains / costs[None, :] >= lams[:, None]))
         chosen = np.argmax(np.where(admissible, gains, -np.inf), axis=1)
         has = admissible.any(axis=1)
@@ -144,7 +111,7 @@ def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
         spent[has] += costs[chosen[has]]
         picks[has, g] = members[chosen[has]]
     values = np.array([objective(cp, p[p >= 0]) for p in picks])
-    best = int(np.flatnonzero(values >= values.max() - 1e-12)[0])
+    best = int(np.flatnonzero(values >= values.max() - GAIN_EPS)[0])
     return _result("gvt", cp, [int(i) for i in picks[best] if i >= 0], start, info={"lambda": float(lams[best])})
 
 
@@ -269,7 +236,7 @@ def recency_raw(cp: CompiledPackage, budget: float, max_per_group: int | None = 
         if not raws:
             continue
         u = raws[0]
-        if spent + cp.costs[u] > budget + 1e-12:
+        if spent + cp.costs[u] > budget + COST_EPS:
             break
         selected.append(u)
         spent += cp.costs[u]

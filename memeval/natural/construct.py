@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from memeval.data.locomo import QA, Conversation, Session, Turn
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
-from memeval.memaudit.writers import solve_exact
+from memeval.memaudit.solvers import solve_exact
 from memeval.memory.render import turn_text
 from memeval.natural.rules import (
     COST_RULES,
@@ -23,6 +23,7 @@ from memeval.natural.rules import (
     states_date,
     summary_sentences,
 )
+from memeval.records import PackageId
 
 SAMPLE_SEED = 87
 TARGET_ACCEPTED = 87
@@ -72,7 +73,7 @@ def support_slice(conversation: Conversation, evidence_ids: Sequence[str], windo
 
 
 def package_id_for(sample_id: str) -> str:
-    return "locomo-natural-" + sample_id.replace(":", "-")
+    return str(PackageId.natural(sample_id))
 
 
 def build_package(conversation: Conversation, qa: QA, cost_rule: str = "words") -> Package:

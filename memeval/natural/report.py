@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from memeval.memaudit.report import ratio_table
+from memeval.records import SweepRow
 
 # The MEMAUDIT paper's natural packages (LongMemEval support slices, model-adjudicated): Estimated-GVT's
 # mean ratio to OPT. A different source and label process from ours: shown beside, never as a baseline row.
@@ -43,14 +44,14 @@ def paper_comparison(summary: dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("budget")
 
 
-def store_table(raw_rows: Sequence[dict]) -> pd.DataFrame:
+def store_table(raw_rows: Sequence[SweepRow]) -> pd.DataFrame:
     """Per exported store, pruning and budget: mean raw F(Y), package ratio (may exceed 1), union ratio."""
-    rows = [r for r in raw_rows if str(r.get("method", "")).startswith("union:") and r.get("certified")]
+    rows = [r for r in raw_rows if r.is_union and r.certified]
     if not rows:
         return pd.DataFrame()
-    df = pd.DataFrame([{"system": r["system"], "pruning": r["method"].rsplit(":", 1)[1], "budget": r["budget"],
-                        "raw_F": r["value"], "package_ratio": r["package_ratio"], "union_ratio": r["ratio"],
-                        "exported": r["exported"], "fitting": r.get("exported_fitting")} for r in rows])
+    df = pd.DataFrame([{"system": r.system, "pruning": r.pruning, "budget": r.budget,
+                        "raw_F": r.value, "package_ratio": r.package_ratio, "union_ratio": r.ratio,
+                        "exported": r.exported, "fitting": r.exported_fitting} for r in rows])
     return df.groupby(["system", "pruning", "budget"]).agg(
         packages=("raw_F", "size"), raw_F=("raw_F", "mean"), package_ratio=("package_ratio", "mean"),
         union_ratio=("union_ratio", "mean"), exported=("exported", "mean"),

@@ -15,7 +15,8 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from memeval.memaudit.package import Package
-from memeval.memaudit.writers import package_ratio, run_writer, solve_exact
+from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.writers import package_ratio, run_writer
 from memeval.natural.rules import COST_RULES
 
 NATURAL_WRITERS = ("opt", "gvt", "estimated_gvt", "density_only", "greedy", "recency_raw", "fact_only",

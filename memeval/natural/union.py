@@ -20,13 +20,17 @@ import numpy as np
 from memeval.data.locomo import Conversation
 from memeval.memaudit.objective import objective
 from memeval.memaudit.package import Candidate, Experience, Package
-from memeval.memaudit.writers import TfidfSalienceEstimator, solve_exact
+from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.tolerance import fits
+from memeval.memaudit.writers import TfidfSalienceEstimator
 from memeval.memory.base import MemoryItem
 from memeval.memory.render import observation_items, turn_items, turn_text
 from memeval.natural.rules import content_tokens, lexical_support, summary_sentences, word_cost
+from memeval.records import PackageId, SweepRow, union_method
 
 EXPORT_SYSTEMS = ("observations", "summaries", "rag_turns")
 PRUNINGS = ("recency", "salience", "upper")
+UNION_DISTRIBUTION = "locomo-natural-union"
 RAG_CHUNK_TOKENS = 128
 
 
@@ -92,7 +96,8 @@ def union_package(base: Package, conversation: Conversation, system: str,
                 coverage.append((cid, f"answer:{dia_id}", support))
             if item.time and f"time:{dia_id}" in unit_ids:
                 coverage.append((cid, f"time:{dia_id}", 1.0))
-    return replace(base, package_id=f"{base.package_id}+{system}", experiences=tuple(experiences),
+    union_id = PackageId.parse(base.package_id).model_copy(update={"system": system})
+    return replace(base, package_id=str(union_id), experiences=tuple(experiences),
                    candidates=tuple(candidates), coverage=tuple(coverage),
                    meta={**meta, "union_of": base.package_id, "external_system": system})
 
@@ -100,13 +105,13 @@ def union_package(base: Package, conversation: Conversation, system: str,
 def _prune_in_order(cp, order: Sequence[int], budget: float) -> list[int]:
     chosen, spent = [], 0.0
     for i in order:
-        if spent + cp.costs[i] <= budget + 1e-9:
+        if fits(spent + cp.costs[i], budget):
             chosen.append(int(i))
             spent += cp.costs[i]
     return chosen
 
 
-def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> list[dict]:
+def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> list[SweepRow]:
     """One row per budget × pruning: raw F(Y), package ratio (may exceed 1) and union ratio."""
     cp = pkg.compiled
     system = pkg.meta["external_system"]
@@ -128,18 +133,19 @@ def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> 
                 selected = _prune_in_order(cp, recency_order if pruning == "recency" else salience_order, budget)
                 own_certified = True
             value = objective(cp, np.array(selected, dtype=int))
-            rows.append({
-                "package_id": pkg.package_id, "union_of": pkg.meta["union_of"], "system": system,
-                "distribution": "locomo-natural-union", "seed": None, "budget": float(budget),
-                "max_per_group": 1, "method": f"union:{system}:{pruning}", "value": value,
-                "opt": opt_union.value, "opt_package": opt_package.value,
-                "ratio": value / opt_union.value if certified and opt_union.value > 0 else (
+            rows.append(SweepRow(
+                package_id=pkg.package_id, union_of=pkg.meta["union_of"], sample_id=pkg.meta.get("sample_id"),
+                system=system, pruning=pruning, distribution=UNION_DISTRIBUTION, seed=None, budget=float(budget),
+                max_per_group=1, method=union_method(system, pruning), value=value,
+                opt=opt_union.value, opt_package=opt_package.value,
+                ratio=value / opt_union.value if certified and opt_union.value > 0 else (
                     1.0 if certified and value <= 0 else None),
-                "package_ratio": value / opt_package.value if opt_package.value > 0 else None,
-                "certified": bool(certified and own_certified),
-                "invalidation_units_covered": None, "exported": int(own.size),
-                "exported_fitting": int(sum(1 for i in own if cp.costs[i] <= budget + 1e-9)),
-                "cost": float(sum(cp.costs[i] for i in selected)),
-                "selected": [cp.candidate_ids[i] for i in sorted(selected)], "runtime_s": None,
-            })
+                package_ratio=value / opt_package.value if opt_package.value > 0 else None,
+                certified=bool(certified and own_certified),
+                invalidation_units_covered=None, exported=int(own.size),
+                exported_fitting=int(sum(1 for i in own if fits(cp.costs[i], budget))),
+                cost=float(sum(cp.costs[i] for i in selected)),
+                selected=[cp.candidate_ids[i] for i in sorted(selected)], runtime_s=None,
+            ))
     return rows
+

@@ -16,7 +16,7 @@ from pathlib import Path
 from memeval.jsonl import JsonlWriter
 from memeval.llm.batch import run_batch
 from memeval.llm.client import CacheMiss, LLMClient
-from memeval.records import AnswerRow, JudgmentRow, read_records, write_records
+from memeval.records import AnswerRow, JudgmentRow, latest, read_records, write_records
 from memeval.scoring.judge import (
     GRADED_IN_FLIGHT,
     Judgment,
@@ -32,12 +32,8 @@ QUESTIONS_IN_FLIGHT = 3
 
 
 def load_judgments(path: Path) -> list[JudgmentRow]:
-    """One row per (system, question, protocol): the pass never writes a key twice, so the first row is kept
-    should a file have been concatenated by hand."""
-    out: dict[tuple, JudgmentRow] = {}
-    for row in read_records(path, JudgmentRow):
-        out.setdefault(row.key, row)
-    return list(out.values())
+    """The latest row per (system, question, protocol), as for answers."""
+    return list(latest(read_records(path, JudgmentRow), lambda r: r.key).values())
 
 
 def protocol_version(protocol: str) -> str:
