@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
 from memeval.plotting import WIDTH_DOUBLE, color, style
+from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
 
 
 class MissingResults(FileNotFoundError):

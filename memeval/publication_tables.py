@@ -338,7 +338,7 @@ def _graph_rows(root: Path) -> list[list[str]]:
 
     summary = graph_study_summary(root)
     overall = {r["system"]: r["score_mean"] for r in summary["rows"] if r["type"] == "all"}
-    graph = next((s for s in ("memory_graph[hops=1]", "memory_graph") if s in overall), None)
+    graph = next((s for s in ("memory_graph:hops=1", "memory_graph") if s in overall), None)
     if graph is None or "chunks" not in overall:
         return []
     def shown(value: float | None) -> str:

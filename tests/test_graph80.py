@@ -75,7 +75,7 @@ def test_run_offline_and_with_a_judge(tmp_path):
                                             "score_mean", "score_std", "n"}
     assert rows[("chunks", "all")]["n"] == 80 and rows[("chunks", "fact")]["n"] == 20
     assert rows[("no_memory", "all")]["path_recall"] == 0.0
-    assert rows[("memory_graph[hops=1]", "all")]["path_recall"] >= rows[("memory_graph[hops=0]", "all")][
+    assert rows[("memory_graph:hops=1", "all")]["path_recall"] >= rows[("memory_graph:hops=0", "all")][
         "path_recall"]
     assert summary["score_kind"] == "gold-answer containment (no judge)"
     per_type = [s for s in summary["stability"] if s["type"] == "fact"]

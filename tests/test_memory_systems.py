@@ -84,3 +84,39 @@ def test_evidence_recall_and_curve():
     assert evidence_recall([], [["D1:1"]]) is None
     assert evidence_recall(["D1:1"], []) == 0.0
     assert recall_curve(["D1:1", "D1:2"], [["D1:3"], ["D1:2"], ["D1:1"]], 5) == [0.0, 0.5, 1.0, 1.0, 1.0]
+
+
+def test_unknown_or_bad_system_parameters_are_one_line_errors_before_anything_is_written(locomo_dir, tmp_path,
+                                                                                        capsys):
+    from memeval.cli import main
+    from memeval.memory.registry import BUILTIN
+
+    assert set(BUILTIN) == set(system_names())
+    for spec, expected in (("memory_graph:hop=1", "unknown parameter hop for memory_graph; valid: top_k, hops"),
+                           ("memory_graph:hops=5", "hops must be 0, 1 or 2, not 5"),
+                           ("rag_turns:chunk=2", "unknown parameter chunk for rag_turns; valid: chunk_tokens"),
+                           ("no_memory:k=1", "valid: (none)")):
+        code = main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "2",
+                     "--systems", spec, "--out", str(tmp_path / "run"), "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and expected in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+    assert build_system("memory_graph:hops=2".partition(":")[0], hops=2).hops == 2
+    assert build_system(SystemConfig.parse("memory_graph:max_hops=0")).hops == 0  # the older spelling
+
+
+def test_graph80_echoes_the_system_spelling_and_checks_parameters(tmp_path, capsys):
+    import json
+
+    from memeval.cli import main
+
+    assert main(["graph80", "generate", "--seed", "0", "--out", str(tmp_path / "d")]) == 0
+    assert main(["graph80", "run", "--data", str(tmp_path / "d"), "--systems", "memory_graph:hops=2, chunks:k=3",
+                 "--repeats", "1", "--out", str(tmp_path / "r")]) == 0
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert {r["system"] for r in summary["rows"]} == {"memory_graph:hops=2", "chunks:k=3"}
+    capsys.readouterr()
+    assert main(["graph80", "run", "--data", str(tmp_path / "d"), "--systems", "memory_graph:hop=1",
+                 "--repeats", "1", "--out", str(tmp_path / "bad")]) == 2
+    assert "unknown parameter hop for memory_graph; valid: hops, top_k, aliases" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

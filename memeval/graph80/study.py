@@ -32,7 +32,24 @@ from memeval.memory.lexical import BM25Index
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
 
-SYSTEMS = ("memory_graph", "chunks", "full_context", "no_memory")
+SYSTEM_PARAMETERS = {"memory_graph": ("hops", "top_k", "aliases"), "chunks": ("k",), "full_context": (),
+                     "no_memory": ()}
+SYSTEMS = tuple(SYSTEM_PARAMETERS)
+
+
+def check_system(config: SystemConfig) -> SystemConfig:
+    """A graph80 system spelled right, with parameters it has (`max_hops` is the older name of `hops`)."""
+    if config.name not in SYSTEM_PARAMETERS:
+        raise InputError("--systems", config.shown, f"unknown graph80 system; known: {', '.join(SYSTEMS)}")
+    params = {("hops" if k == "max_hops" else k): v for k, v in config.params.items()}
+    valid = SYSTEM_PARAMETERS[config.name]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise InputError("--systems", config.shown, f"unknown parameter {', '.join(unknown)} for {config.name}; "
+                         f"valid: {', '.join(valid) or '(none)'}")
+    if params.get("hops", 1) not in (0, 1, 2):
+        raise InputError("--systems", config.shown, f"hops must be 0, 1 or 2, not {params['hops']}")
+    return SystemConfig(config.name, params, spelling=config.spelling)
 JUDGE_MODEL = ROLE_DEFAULTS["judge"]
 JUDGE_TEMPERATURE = 0.0
 MEANINGFUL_N = 30
@@ -194,7 +211,7 @@ def planned_requests(config: StudyConfig) -> list[LLMRequest]:
         requests += [extraction_request(chunk) for chunk in by_doc.values()]
         return requests
     for spec in config.systems:
-        system = Graph80System(SystemConfig.parse(spec), documents, triples, "gold")
+        system = Graph80System(check_system(SystemConfig.parse(spec)), documents, triples, "gold")
         for q in questions:
             if config.answerer == "claude":
                 items = system.search(q["question"])
@@ -210,13 +227,10 @@ def score_kind(config: StudyConfig) -> str:
 
 def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
     documents, questions, triples = load_graph80(config.data)
+    configs = [check_system(SystemConfig.parse(s)) for s in config.systems]
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    configs = [SystemConfig.parse(s) for s in config.systems]
-    for c in configs:
-        if c.name not in SYSTEMS:
-            raise InputError("--systems", c.label, f"unknown graph80 system; known: {', '.join(SYSTEMS)}")
-    systems = {c.label: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
+    systems = {c.shown: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
     rows = []
     for repeat in range(config.repeats):
         order = list(questions)

@@ -1,4 +1,4 @@
-"""The protocol every memory system follows, and the registry that builds one from plain config.
+"""The protocol every memory system follows, and the plain config a system is built from (memory/registry.py).
 
 A system ingests one conversation and answers `search(question, k)` with ranked items that carry the
 dia_ids they came from, so evidence recall is exact for every system, with or without an LLM.
@@ -6,7 +6,6 @@ dia_ids they came from, so evidence recall is exact for every system, with or wi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -52,6 +51,7 @@ class SystemConfig:
 
     name: str
     params: dict = field(default_factory=dict)
+    spelling: str | None = field(default=None, compare=False)  # as given on the command line, when parsed
 
     @property
     def label(self) -> str:
@@ -59,6 +59,11 @@ class SystemConfig:
         if not self.params:
             return self.name
         return self.name + "[" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items())) + "]"
+
+    @property
+    def shown(self) -> str:
+        """The name a study shows: the spelling the user gave (`memory_graph:hops=1`), else the label."""
+        return self.spelling or self.label
 
     def as_dict(self) -> dict:
         return {"name": self.name, "params": dict(self.params), "label": self.label}
@@ -73,7 +78,7 @@ class SystemConfig:
             if not sep:
                 raise ValueError(f"system parameter {part!r} in {spec!r}: expected key=value")
             params[key.strip()] = _parse_value(value.strip())
-        return cls(name, params)
+        return cls(name, params, spelling=spec.strip())
 
 
 def _parse_value(text: str):
@@ -83,40 +88,3 @@ def _parse_value(text: str):
         except ValueError:
             pass
     return {"true": True, "false": False, "none": None}.get(text.lower(), text)
-
-
-_REGISTRY: dict[str, Callable[..., MemorySystem]] = {}
-
-
-def register(name: str):
-    def wrap(factory):
-        _REGISTRY[name] = factory
-        return factory
-    return wrap
-
-
-def _load_builtin() -> None:
-    from memeval.memory import context, graph_system, lexical  # noqa: F401  (registers the systems)
-
-
-def system_names() -> list[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
-
-
-def build_system(config: SystemConfig | str, client=None, **params) -> MemorySystem:
-    """Systems that call an LLM (`needs_llm`) get the run's client, so their calls share its cache and budget."""
-    _load_builtin()
-    if isinstance(config, str):
-        config = SystemConfig(config, params)
-    if config.name not in _REGISTRY:
-        raise ValueError(f"unknown memory system {config.name!r}; known: {', '.join(system_names())}")
-    system = _REGISTRY[config.name](**config.params)
-    if getattr(system, "needs_llm", False) and client is not None:
-        system.client = client
-    return system
-
-
-def needs_llm(config: SystemConfig) -> bool:
-    _load_builtin()
-    return bool(getattr(_REGISTRY.get(config.name), "needs_llm", False))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from memeval.data.locomo import Conversation
-from memeval.memory.base import MemoryItem, register
+from memeval.memory.base import MemoryItem
 from memeval.memory.render import turn_items
 
 
-@register("full_context")
 class FullContext:
     """Every turn in conversation order; the upper-bound reader setting (k does not apply)."""
 
@@ -27,7 +26,6 @@ class FullContext:
         return list(self.items)
 
 
-@register("no_memory")
 class NoMemory:
     """Nothing: the zero-shot floor (how much is answerable from general knowledge alone)."""
 

@@ -1,12 +1,12 @@
 """`memory_graph` on LoCoMo: LLM-extracted triples per chunk of turns, TF-IDF recall of the top-k triples,
-`max_hops` expansion, and the source turns of every recalled triple handed to the reader beside it."""
+`hops` expansion, and the source turns of every recalled triple handed to the reader beside it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from memeval.data.locomo import Conversation
-from memeval.memory.base import MemoryItem, approx_tokens, register
+from memeval.memory.base import MemoryItem, approx_tokens
 from memeval.memory.extraction import EXTRACTION_MODEL, Source, extract_llm, extraction_request
 from memeval.memory.graph import MemoryGraph, Triple, sentence_transformer_embedder
 from memeval.memory.render import turn_text
@@ -56,18 +56,17 @@ def _triple_item(t: Triple) -> MemoryItem:
     return MemoryItem(text, 0.0, t.source_ids, t.time, "superseded" if t.superseded else "triple")
 
 
-@register("memory_graph")
 class MemoryGraphSystem:
     name = "memory_graph"
     ranked = False
     needs_llm = True
 
-    def __init__(self, top_k: int = 5, max_hops: int = 1, chunk_tokens: int = 512, model: str = EXTRACTION_MODEL,
+    def __init__(self, top_k: int = 5, hops: int = 1, chunk_tokens: int = 512, model: str = EXTRACTION_MODEL,
                  current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf"):
-        if max_hops not in (0, 1, 2):
-            raise ValueError(f"max_hops must be 0, 1 or 2, not {max_hops}")
+        if hops not in (0, 1, 2):
+            raise ValueError(f"hops must be 0, 1 or 2, not {hops}")
         self.top_k = self.fixed_k = top_k
-        self.max_hops = max_hops
+        self.hops = hops
         self.chunk_tokens = chunk_tokens
         self.model = model
         self.current_only = current_only
@@ -101,7 +100,7 @@ class MemoryGraphSystem:
                            self.sources[fact.source_id].time)
 
     def search(self, question: str, k: int) -> list[MemoryItem]:
-        return recall_items(self.graph, self.sources, question, self.top_k, self.max_hops, self.current_only)
+        return recall_items(self.graph, self.sources, question, self.top_k, self.hops, self.current_only)
 
     def export(self) -> list[MemoryItem]:
         return [_triple_item(t) for t in self.graph.triples()]

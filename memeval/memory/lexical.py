@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     from bm25s.stopwords import STOPWORDS_EN
 
 from memeval.data.locomo import Conversation
-from memeval.memory.base import MemoryItem, register
+from memeval.memory.base import MemoryItem
 from memeval.memory.render import observation_items, summary_items, turn_items
 from memeval.scoring.f1 import stem
 
@@ -76,7 +76,6 @@ class _LexicalSystem:
         return list(self.index.items)
 
 
-@register("rag_turns")
 class RagTurns(_LexicalSystem):
     """BM25 over turns rendered with speaker and session date; `chunk_tokens` packs consecutive turns."""
 
@@ -90,7 +89,6 @@ class RagTurns(_LexicalSystem):
         return turn_items(conversation, self.chunk_tokens)
 
 
-@register("observations")
 class Observations(_LexicalSystem):
     name = "observations"
 
@@ -98,7 +96,6 @@ class Observations(_LexicalSystem):
         return observation_items(conversation)
 
 
-@register("summaries")
 class Summaries(_LexicalSystem):
     name = "summaries"
 

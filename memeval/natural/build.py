@@ -35,7 +35,7 @@ def graph_conversation_ids(examined) -> list[str]:
 def graph_requests(data: str | None = None, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
                    seed: int = SAMPLE_SEED) -> list:
     """The extraction calls a `--with-graph` build would make (for its dry run); nothing is written."""
-    from memeval.memory.base import build_system
+    from memeval.memory.registry import build_system
 
     conversations = {c.sample_id: c for c in load_locomo(find_locomo(data))}
     examined = build_natural(list(conversations.values()), target, seed, cost_rule)

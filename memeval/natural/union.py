@@ -60,7 +60,7 @@ def exported_store(conversation: Conversation, system: str, slice_ids: set[str],
 def graph_exports(conversations: Sequence[Conversation], client) -> dict[str, list[MemoryItem]]:
     """The memory graph's triples per conversation, extracted through `client` (cache first). Raises the
     client's error (e.g. a replay cache miss) rather than exporting an empty graph."""
-    from memeval.memory.base import build_system
+    from memeval.memory.registry import build_system
 
     out = {}
     for conversation in conversations:

@@ -16,7 +16,8 @@ from pathlib import Path
 from memeval.data.locomo import QA, Conversation
 from memeval.jsonl import JsonlWriter
 from memeval.llm.client import LLMClient, LLMError
-from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, build_system
+from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens
+from memeval.memory.registry import build_system
 from memeval.qa.answer import (
     ANSWER_MODEL,
     EXTRACTIVE_LABEL,

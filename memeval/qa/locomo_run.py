@@ -18,8 +18,9 @@ from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import token_counter
 from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
-from memeval.memory.base import SystemConfig, build_system, needs_llm, system_names
+from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
+from memeval.memory.registry import build_system, needs_llm, system_names
 from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
@@ -75,11 +76,12 @@ class LocomoRunConfig:
             raise InputError("--k", str(self.k), "expected a positive integer")
         for spec in self.systems:
             try:
-                name = SystemConfig.parse(spec).name
+                config = SystemConfig.parse(spec)
             except ValueError as exc:
                 raise InputError("--systems", spec, str(exc)) from None
-            if name not in system_names():
+            if config.name not in system_names():
                 raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())}")
+            build_system(config)  # parameters and their values checked before anything is written
 
     @property
     def runs(self) -> int:
