@@ -5,11 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memeval.commands import data, doctor, graph80, locomo, memaudit, natural, publish, reproduce, score
+from memeval.commands import (
+    data,
+    doctor,
+    graph80,
+    inventory,
+    locomo,
+    memaudit,
+    natural,
+    publish,
+    reproduce,
+    score,
+)
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected
 
-COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, publish, reproduce]
+COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, publish, reproduce, inventory]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from memeval.invocation import set_cli_argv
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    set_cli_argv(argv)
+    try:
+        return _dispatch(build_parser().parse_args(argv))
+    finally:
+        set_cli_argv(None)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except (InputError, DataNotFoundError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -71,10 +71,3 @@ def _default(obj):
     except ImportError:  # pragma: no cover
         pass
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def index_rows(rows: Iterable[dict], key: Callable[[dict], tuple]) -> dict[tuple, dict]:
-    out: dict[tuple, dict] = {}
-    for row in rows:
-        out.setdefault(key(row), row)
-    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 
@@ -38,8 +39,13 @@ def package_versions(names=TRACKED_PACKAGES) -> dict[str, str | None]:
     return out
 
 
-def base_manifest(**extra) -> dict:
+def base_manifest(command_line: Sequence[str] | None = None, **extra) -> dict:
+    """`command_line`: the equivalent `memeval ...` invocation of the resolved configuration (recorded with
+    the process argv, see memeval/invocation.py)."""
+    from memeval.invocation import invocation
+
     return {
+        **(invocation(command_line) if command_line is not None else {}),
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "git_sha": git_sha(),
         "python": sys.version.split()[0],

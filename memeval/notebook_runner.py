@@ -11,6 +11,7 @@ from pathlib import Path
 
 from memeval.data.paths import project_root
 from memeval.errors import NotebookFailed
+from memeval.progress import progress_enabled
 
 KERNEL_ENVIRONMENT = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", "MEMEVAL_PROGRESS": "0"}
 
@@ -102,7 +103,7 @@ JUDGED_PARAMETERS = {
 
 
 def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | None = None,
-              judged: bool = False) -> list[dict]:
+              judged: bool = False, progress: bool = True) -> list[dict]:
     """Run every notebook on its offline defaults (or the judged configuration), in name order, rendering
     each as it finishes."""
     from papermill.exceptions import PapermillExecutionError
@@ -117,7 +118,7 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
         params = JUDGED_PARAMETERS.get(nb.stem, {}) if judged else {}
         executed = Path(out_dir) / nb.name
         try:
-            execute_notebook(nb, executed, params)
+            execute_notebook(nb, executed, params, progress=progress_enabled(progress))
         except PapermillExecutionError as exc:
             render_html(executed)
             raise NotebookFailed(nb.name, str(executed), f"{exc.ename} in cell {exc.exec_count}") from None

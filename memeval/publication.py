@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from memeval.categories import QA_CATEGORIES
 from memeval.plotting import WIDTH_DOUBLE, color, style
 from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
 
@@ -274,7 +275,7 @@ def locomo_figure(root: Path):
                       ["multi-hop", "temporal", "open", "single", "advers."], rotation=30, ha="right")
         ax.set_ylabel("F1 ×100 (locomo mode)")
         ax.legend()
-        overall = [(name, 100 * overall_mean([r for r in rows if r.get("category") in (1, 2, 3, 4)]))
+        overall = [(name, 100 * overall_mean([r for r in rows if r.get("category") in QA_CATEGORIES]))
                    for name, rows in systems.items()]
         labels = [name for name, _ in overall] + [f"{b.system} (published)" for b in published]
         ox.barh(labels, [v for _, v in overall] + [b.overall for b in published],
@@ -291,7 +292,7 @@ def locomo_figure(root: Path):
 
             cx = axes[3]
             names = list(judgments)
-            means = [pool_judgments([j for j in judgments[n] if j["category"] in (1, 2, 3, 4)]).mean for n in names]
+            means = [pool_judgments([j for j in judgments[n] if j["category"] in QA_CATEGORIES]).mean for n in names]
             cx.barh(names, means, color=[color(n) for n in names])
             for b in J_BASELINES:
                 if b.overall is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from memeval.categories import QA_CATEGORIES
 from memeval.publication import (
     MissingResults,
     locomo_answers,
@@ -303,7 +304,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     answered = f"; {failed} answers failed and are left out" if failed else ""
     rows = [[f"LoCoMo F1 ×100 (official scorer, categories 1–4, {questions} questions, {_reader(by_system)} "
              f"reader{answered}): {' / '.join(names)}",
-             " / ".join(f"{100 * overall_mean([r for r in by_system[n] if r['category'] in (1, 2, 3, 4)]):.2f}"
+             " / ".join(f"{100 * overall_mean([r for r in by_system[n] if r['category'] in QA_CATEGORIES]):.2f}"
                         for n in names), f"{published} (LLM readers)", command, commit]]
     ranked = [n for n in names if recall_curve_means(by_system[n])]
     if ranked:
@@ -313,7 +314,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     mem0_j = next(b.overall for b in J_BASELINES if b.system == "Mem0")
     if by_protocol:
         ours = "; ".join(
-            " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in (1, 2, 3, 4)]).mean:.2f}"
+            " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in QA_CATEGORIES]).mean:.2f}"
                        for n, rows in judgments.items()) + f" ({protocol} judge)"
             for protocol, judgments in sorted(by_protocol.items()))
     else:

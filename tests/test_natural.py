@@ -127,8 +127,15 @@ def test_build_cli_is_byte_identical_and_sweepable(locomo_dir, tmp_path, capsys)
     assert len([f for f in files if f.startswith("union/locomo-natural-")]) == 87 * 3
     assert {"rejected.jsonl", "examined.jsonl", "manifest.json"} <= set(files)
     for f in files:
-        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+        if f != "manifest.json":
+            assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    other = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    invocation = ("argv", "command_line")  # the one difference: each records its own --out
+    assert {k: v for k, v in manifest.items() if k not in invocation} == {
+        k: v for k, v in other.items() if k not in invocation}
+    assert manifest["argv"] == ["memeval", "natural", "build", "--data", str(locomo_dir), "--out", str(tmp_path / "a")]
+    assert manifest["command_line"].startswith("memeval natural build --data ")
     assert (manifest["examined"], manifest["accepted"], manifest["rejected"]) == (141, 87, 54)
     assert sum(manifest["rejected_by_reason"].values()) == 54
     pkg = load_package(tmp_path / "a" / next(f for f in files if f.startswith("locomo-natural-")))

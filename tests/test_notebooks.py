@@ -114,8 +114,8 @@ def test_memory_graph_study_notebook(workspace):
     metrics = _run("06_memory_graph_study", workspace)
     assert metrics["corpus"]["questions"] == 80
     assert metrics["n_by_type"] == {"all": 80, "fact": 20, "preference": 20, "relation": 20, "multi-hop": 20}
-    assert metrics["overall"]["no_memory"] == 0.0 < metrics["overall"]["memory_graph[hops=1]"]
-    assert metrics["path_recall"]["memory_graph[hops=1]"] > metrics["path_recall"]["no_memory"]
+    assert metrics["overall"]["no_memory"] == 0.0 < metrics["overall"]["memory_graph:hops=1"]
+    assert metrics["path_recall"]["memory_graph:hops=1"] > metrics["path_recall"]["no_memory"]
     assert metrics["score_kind"] == "gold-answer containment (no judge)"
     assert (workspace / "figures" / "06_profile_graph.png").stat().st_size > 10_000
 
@@ -229,7 +229,7 @@ def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the publication layer called a solver or an LLM")
 
-    for owner, attribute in ((cvxpy.Problem, "solve"), (solvers, "solve_bnb"), (writers, "solve_bnb"),
+    for owner, attribute in ((cvxpy.Problem, "solve"), (solvers, "solve_bnb"), (solvers, "solve_exact"), (writers, "solve_exact"),
                              (writers, "run_writer"), (llm_client.LLMClient, "complete"),
                              (llm_client.LLMClient, "complete_many")):
         monkeypatch.setattr(owner, attribute, forbidden)

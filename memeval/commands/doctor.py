@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 
+from memeval.commands.arguments import command
 from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.llm import profiles
 
@@ -17,7 +18,8 @@ PING = "Reply with the single word: ok"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doctor = subparsers.add_parser("doctor", help="check the key, models, API versions and sampling (< $0.01)")
+    doctor = command(subparsers, "doctor", "check the key, models, API versions and sampling (< $0.01)",
+                     "memeval doctor --judge-model claude-sonnet-4-6")
     add_llm_arguments(doctor)
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(handler=_doctor)

@@ -1,45 +1,49 @@
-"""`memeval locomo run|report`: the end-to-end LoCoMo QA evaluation (answers, judgments, report, manifest)."""
+"""`memeval locomo run`: the end-to-end LoCoMo QA evaluation (answers, judgments, report, manifest)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from memeval.commands.arguments import (
+    add_data,
+    add_out_dir,
+    add_progress,
+    add_systems,
+    command,
+    split_systems,
+)
 from memeval.commands.llm_options import add_llm_arguments, llm_options
-from memeval.qa.answer_pass import ANSWERERS
-from memeval.qa.locomo_run import JUDGE_CHOICES, LocomoRunConfig, estimate_run, run_locomo
+from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
+
+__all__ = ["register", "split_systems"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     locomo = subparsers.add_parser("locomo", help="end-to-end QA on LoCoMo")
     sub = locomo.add_subparsers(dest="locomo_command", required=True)
-    run = sub.add_parser("run", help="answer (and optionally judge) LoCoMo questions with memory systems")
-    run.add_argument("--data", help="LoCoMo file or directory (default: the documented search order)")
+    run = command(sub, "run", "answer (and optionally judge) LoCoMo questions with memory systems",
+                  "memeval locomo run --systems rag_turns,full_context --answerer claude --judge graded "
+                  "--out runs/claude")
+    add_data(run, "LoCoMo file or directory (default: the documented search order)")
     run.add_argument("--conversations", default="all", help="all, conv-26, or a comma-separated list")
     run.add_argument("--questions", default="all", help="prototype, all, or N (the first N per conversation)")
-    run.add_argument("--systems", default="rag_turns",
-                     help="comma-separated systems; parameters as name:key=value (e.g. rag_turns:chunk_tokens=256) "
-                          "— separate such systems with ';'")
+    add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
     run.add_argument("--answerer", choices=ANSWERERS, default="extractive")
     run.add_argument("--judge", choices=JUDGE_CHOICES, default="none")
     run.add_argument("--judge-runs", type=int, default=None, help="runs per question (graded 10, binary 1)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync")
     run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
     add_llm_arguments(run)
-    run.add_argument("--out", required=True, help="run directory (resumable: rerun to continue)")
-    run.add_argument("--no-progress", action="store_true")
+    add_out_dir(run, "run directory (resumable: rerun to continue)")
+    add_progress(run)
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
 
 
-def split_systems(spec: str) -> list[str]:
-    """`a,b` or, when parameters contain commas, `a:x=1,y=2;b`."""
-    if ";" in spec:
-        return [s.strip() for s in spec.split(";") if s.strip()]
-    return [s.strip() for s in spec.split(",") if s.strip()]
-
-
 def _run(args: argparse.Namespace) -> int:
+    from memeval.qa.locomo_run import LocomoRunConfig, estimate_run, run_locomo
+
     llm = llm_options(args)
     config = LocomoRunConfig(
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
@@ -52,8 +56,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     result = run_locomo(config)
     if args.json:
-        print(json.dumps({k: result[k] for k in ("out", "answer_counts", "judge_counts", "notes", "llm")}))
+        print(json.dumps(result.summary()))
     else:
-        print(result["report"])
-        print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+        print(result.report)
+        print(f"written to {result.out}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
     return 0

@@ -1,4 +1,5 @@
-"""`memeval validate | solve | generate | sweep` (the MEMAUDIT command line; flags are a public contract)."""
+"""`memeval memaudit validate | solve | generate | sweep` (the MEMAUDIT command line; flags are a public
+contract, and the first top-level spellings `memeval sweep ...` stay as aliases)."""
 
 from __future__ import annotations
 
@@ -6,32 +7,39 @@ import argparse
 import json
 import sys
 
+from memeval.commands.arguments import (
+    add_budgets,
+    add_n_seeds,
+    add_out_dir,
+    add_output_file,
+    add_progress,
+    command,
+    names,
+)
 from memeval.errors import InputError
 
 
-def _floats(text: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    if not values:
-        raise argparse.ArgumentTypeError("no budgets given")
-    return values
-
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from memeval.memaudit.generators import DISTRIBUTIONS
-    from memeval.memaudit.writers import ALL_WRITERS
+    group = subparsers.add_parser("memaudit", help="MEMAUDIT packages: validate, solve, generate, sweep",
+                                  description="MEMAUDIT write-time audit: packages, certified optima, sweeps.")
+    sub = group.add_subparsers(dest="memaudit_command", required=True)
+    for name, build in VERBS.items():
+        build(sub, name, "")
+    for name, build in VERBS.items():  # the first spellings, kept as aliases
+        build(subparsers, name, f" (alias of `memeval memaudit {name}`)")
 
-    val = subparsers.add_parser("validate", help="check a memaudit.package/v1 file")
+
+def _validate_parser(sub, name: str, alias: str) -> None:
+    val = command(sub, name, "check a memaudit.package/v1 file" + alias, "memeval memaudit validate package.json")
     val.add_argument("package")
     val.set_defaults(handler=_validate)
 
-    solve = subparsers.add_parser("solve", help="solve one package at a budget")
+
+def _solve_parser(sub, name: str, alias: str) -> None:
+    from memeval.memaudit.writers import ALL_WRITERS
+
+    solve = command(sub, name, "solve one package at a budget: the certified OPT or a writer" + alias,
+                    "memeval memaudit solve package.json --budget 6 --method both --json")
     solve.add_argument("package")
     solve.add_argument("--budget", type=float, default=None, help="default: the package's own budget")
     solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "both", *ALL_WRITERS[1:]])
@@ -39,33 +47,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solve.add_argument("--json", action="store_true")
     solve.set_defaults(handler=_solve)
 
-    gen = subparsers.add_parser("generate", help="generate a MEMAUDIT-Small or stress package")
+
+def _generate_parser(sub, name: str, alias: str) -> None:
+    from memeval.memaudit.generators import DISTRIBUTIONS
+
+    gen = command(sub, name, "generate a MEMAUDIT-Small or stress package" + alias,
+                  "memeval memaudit generate small --distribution base --seed 7 --output base-7.json")
     gen.add_argument("family", choices=["small"])
     gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS))
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=int, default=0, help="the one seed of this package")
     gen.add_argument("--facts", type=int, default=3)
     gen.add_argument("--updates", type=int, default=2)
     gen.add_argument("--count", type=int, default=None, help="override a stress distribution's item count")
-    gen.add_argument("--out", required=True)
+    add_output_file(gen, "the package file to write")
     gen.set_defaults(handler=_generate)
 
-    sweep = subparsers.add_parser("sweep", help="budget sweep with certified OPT denominators")
+
+def _sweep_parser(sub, name: str, alias: str) -> None:
+    from memeval.memaudit.generators import DISTRIBUTIONS
+
+    sweep = command(sub, name, "budget sweep of writers against certified OPT denominators" + alias,
+                    "memeval memaudit sweep small --distribution base --n-seeds 500 --budgets 2,4,6,8 "
+                    "--certify milp --out sweep_base")
     sweep.add_argument("family", choices=["small", "natural"])
     sweep.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS))
-    sweep.add_argument("--seeds", type=int, default=500)
-    sweep.add_argument("--seed-start", type=int, default=0)
+    add_n_seeds(sweep, 500)
     sweep.add_argument("--packages", default=None, help="directory of package files (natural)")
-    sweep.add_argument("--budgets", type=_floats, required=True)
-    sweep.add_argument("--methods", type=_names, default=None, help="comma-separated writers")
+    add_budgets(sweep)
+    sweep.add_argument("--methods", type=names, default=None, help="comma-separated writers")
     sweep.add_argument("--max-per-group", type=int, default=None)
     sweep.add_argument("--certify", choices=["none", "milp"], default="none")
     sweep.add_argument("--facts", type=int, default=3)
     sweep.add_argument("--updates", type=int, default=2)
     sweep.add_argument("--count", type=int, default=None)
     sweep.add_argument("--jobs", type=int, default=2, help="worker processes (joblib)")
-    sweep.add_argument("--out", required=True)
-    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_out_dir(sweep, "sweep directory (raw_results.jsonl, summary.json, manifest.json; rerun to resume)")
+    add_progress(sweep, old_quiet=True)
     sweep.set_defaults(handler=_sweep)
+
+
+VERBS = {"validate": _validate_parser, "solve": _solve_parser, "generate": _generate_parser,
+         "sweep": _sweep_parser}
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -118,7 +140,7 @@ def _generate(args: argparse.Namespace) -> int:
     from memeval.memaudit.generators import generate
 
     pkg = generate(args.distribution, args.seed, args.facts, args.updates, args.count)
-    path = pkg.write(args.out)
+    path = pkg.write(args.output)
     print(f"wrote {path} ({pkg.package_id}: {len(pkg.experiences)} groups, {len(pkg.candidates)} candidates)")
     return 0
 
@@ -133,7 +155,7 @@ def _sweep(args: argparse.Namespace) -> int:
                                 "summary_only", "random"])
     config = SweepConfig(
         kind=args.family, budgets=args.budgets, methods=methods,
-        distribution=args.distribution if args.family == "small" else None, seeds=args.seeds,
+        distribution=args.distribution if args.family == "small" else None, seeds=args.n_seeds,
         seed_start=args.seed_start, packages_dir=args.packages, max_per_group=args.max_per_group,
         certify=args.certify, facts=args.facts, updates=args.updates, count=args.count, n_jobs=args.jobs,
     )
@@ -143,7 +165,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
         scorer = UnionAwareScorer()
     try:
-        summary = run_sweep(config, args.out, progress=not args.quiet, scorer=scorer)
+        summary = run_sweep(config, args.out, progress=not args.no_progress, scorer=scorer)
     except CertificationError as exc:
         print(f"memeval: CERTIFICATION FAILED: {exc}", file=sys.stderr)
         return 3

@@ -5,73 +5,79 @@ from __future__ import annotations
 import argparse
 import json
 
+from memeval.commands.arguments import (
+    add_budgets,
+    add_data,
+    add_out_dir,
+    add_output_file,
+    add_progress,
+    command,
+)
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
-from memeval.natural.construct import SAMPLE_SEED, TARGET_ACCEPTED
+from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     natural = subparsers.add_parser("natural", help="LoCoMo natural MEMAUDIT packages")
     sub = natural.add_subparsers(dest="natural_command", required=True)
-    build = sub.add_parser("build", help="build the natural packages (one per accepted question)")
-    build.add_argument("--data", help="LoCoMo file or directory (default: the documented search order)")
-    build.add_argument("--out", required=True, help="directory for the package files, rejected.jsonl, manifest")
+    build = command(sub, "build", "build the natural packages (one per accepted question) and their union packages",
+                    "memeval natural build --out natural87")
+    add_data(build, "LoCoMo file or directory (default: the documented search order)")
+    add_out_dir(build, "directory for the package files, rejected.jsonl, manifest")
     build.add_argument("--cost", choices=["words", "bytes"], default="words",
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
-    build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help="packages to accept (87)")
-    build.add_argument("--seed", type=int, default=SAMPLE_SEED, help="examination-order seed (87)")
+    build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help=f"packages to accept ({TARGET_ACCEPTED})")
+    build.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"the examination-order seed ({SAMPLE_SEED})")
     build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
     build.add_argument("--with-graph", action="store_true",
                        help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
-                            "check the cost with `memeval locomo run --systems memory_graph --dry-run`)")
+                            "check the cost with --dry-run)")
+    add_progress(build)
     add_llm_arguments(build)
     build.set_defaults(handler=_build)
 
-    sens = sub.add_parser("sensitivity", help="k = 2, byte-overhead costs and label noise, as JSON")
-    sens.add_argument("--packages", required=True)
-    sens.add_argument("--budgets", default="30,60,100")
+    sens = command(sub, "sensitivity", "k = 2, byte-overhead costs and label noise, as JSON",
+                   "memeval natural sensitivity --packages natural87 --output sensitivity.json")
+    sens.add_argument("--packages", required=True, help="a `natural build` directory")
+    add_budgets(sens, required=False, default="30,60,100")
     sens.add_argument("--noise-rate", type=float, default=0.1)
-    sens.add_argument("--noise-seeds", type=int, default=3)
-    sens.add_argument("--out", required=True, help="JSON file")
+    sens.add_argument("--noise-seeds", type=int, default=3, help="how many label-noise seeds")
+    add_output_file(sens, "the JSON file to write")
     sens.set_defaults(handler=_sensitivity)
 
-    export = _frame_parser(sub, "audit-export", "write the human audit frame (CSV)", "CSV file")
+    export = _frame_parser(sub, "audit-export", "write the human audit frame (CSV)", "the CSV file to write",
+                           "memeval natural audit-export --packages natural87 --output frame.csv")
     export.set_defaults(handler=_audit_export)
 
     llm = _frame_parser(sub, "audit-llm", "label the audit-frame cells with Claude (cached; needs a key or cache)",
-                        "verdict CSV, usable as --labels of audit-compare")
+                        "the verdict CSV to write (usable as --labels of audit-compare)",
+                        "memeval natural audit-llm --packages natural87 --output llm_verdicts.csv --dry-run")
     add_llm_arguments(llm)
     llm.set_defaults(handler=_audit_llm)
 
-    compare = sub.add_parser("audit-compare", help="kappa, agreement and writer re-scoring: rule vs a filled frame")
-    compare.add_argument("--packages", required=True)
+    compare = command(sub, "audit-compare", "kappa, agreement and writer re-scoring: rule vs a filled frame",
+                      "memeval natural audit-compare --packages natural87 --labels frame_filled.csv")
+    compare.add_argument("--packages", required=True, help="a `natural build` directory")
     compare.add_argument("--labels", required=True, help="filled audit-frame CSV (verdict column)")
-    compare.add_argument("--budgets", default="30,60,100")
+    add_budgets(compare, required=False, default="30,60,100")
     compare.set_defaults(handler=_audit_compare)
 
-    bridge = sub.add_parser("bridge", help="union ratio vs QA outcomes (Spearman rho, bootstrap CI)")
-    bridge.add_argument("--sweep", required=True, help="a `sweep natural` output directory")
+    bridge = command(sub, "bridge", "union ratio vs QA outcomes (Spearman rho, bootstrap CI)",
+                     "memeval natural bridge --sweep natural_sweep --run runs/offline --output bridge.json")
+    bridge.add_argument("--sweep", required=True, help="a `memaudit sweep natural` output directory")
     bridge.add_argument("--run", required=True, help="a `locomo run` output directory")
-    bridge.add_argument("--out", default=None, help="JSON file (default: print)")
+    add_output_file(bridge, "JSON file to write (default: print)", required=False)
     bridge.set_defaults(handler=_bridge)
 
 
-def _frame_parser(sub, name: str, help_text: str, out_help: str) -> argparse.ArgumentParser:
+def _frame_parser(sub, name: str, help_text: str, out_help: str, example: str) -> argparse.ArgumentParser:
     """The audit frame's cells are chosen the same way by every command that uses them."""
-    parser = sub.add_parser(name, help=help_text)
-    parser.add_argument("--packages", required=True)
-    parser.add_argument("--out", required=True, help=out_help)
+    parser = command(sub, name, help_text, example)
+    parser.add_argument("--packages", required=True, help="a `natural build` directory")
+    add_output_file(parser, out_help)
     parser.add_argument("--zero-rate", type=float, default=0.2, help="share of zero cells sampled per kind")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the seed of the zero-cell sample")
     return parser
-
-
-def _budgets(text: str) -> list[float]:
-    from memeval.errors import InputError
-
-    try:
-        return [float(b) for b in text.split(",") if b.strip()]
-    except ValueError:
-        raise InputError("--budgets", text, "expected comma-separated numbers") from None
 
 
 def _sensitivity(args: argparse.Namespace) -> int:
@@ -79,10 +85,10 @@ def _sensitivity(args: argparse.Namespace) -> int:
     from memeval.natural.build import load_packages
     from memeval.natural.sensitivity import sensitivity
 
-    packages, budgets = load_packages(args.packages), _budgets(args.budgets)
+    packages, budgets = load_packages(args.packages), args.budgets
     result = sensitivity(packages, budgets, args.noise_rate, args.noise_seeds)
-    write_json_atomic(args.out, _stringify_keys(result))
-    print(f"sensitivity of {len(packages)} packages -> {args.out}")
+    write_json_atomic(args.output, _stringify_keys(result))
+    print(f"sensitivity of {len(packages)} packages -> {args.output}")
     return 0
 
 
@@ -99,8 +105,8 @@ def _audit_export(args: argparse.Namespace) -> int:
     from memeval.natural.audit import write_audit_frame
     from memeval.natural.build import load_packages
 
-    n = write_audit_frame(load_packages(args.packages), args.out, args.zero_rate, args.seed)
-    print(f"{n} cells -> {args.out} (fill the verdict column with 0, 0.5 or 1)")
+    n = write_audit_frame(load_packages(args.packages), args.output, args.zero_rate, args.seed)
+    print(f"{n} cells -> {args.output} (fill the verdict column with 0, 0.5 or 1)")
     return 0
 
 
@@ -126,8 +132,8 @@ def _audit_llm(args: argparse.Namespace) -> int:
         print(json.dumps(client.estimate(requests, expected_output_tokens=40, counter=token_counter(client))))
         return 0
     labels, reasons = llm_labels(client, packages, cells)
-    write_verdicts(args.out, labels, reasons)
-    print(f"{len(labels)} of {len(cells)} cells labelled by the LLM -> {args.out}"
+    write_verdicts(args.output, labels, reasons)
+    print(f"{len(labels)} of {len(cells)} cells labelled by the LLM -> {args.output}"
           + ("" if len(labels) == len(cells) else " (the rest failed or no LLM is configured; see `reason`)"))
     return 0
 
@@ -137,7 +143,7 @@ def _audit_compare(args: argparse.Namespace) -> int:
     from memeval.natural.build import load_packages
 
     packages = load_packages(args.packages)
-    result = compare_sources(packages, rule_labels(packages), read_verdicts(args.labels), _budgets(args.budgets))
+    result = compare_sources(packages, rule_labels(packages), read_verdicts(args.labels), args.budgets)
     print(json.dumps(_stringify_keys(result), indent=2))
     return 0
 
@@ -149,9 +155,9 @@ def _bridge(args: argparse.Namespace) -> int:
 
     pairs = bridge_pairs(load_sweep_rows(args.sweep), args.run)
     table = bridge_table(pairs)
-    if args.out:
-        write_json_atomic(args.out, {"pairs": len(pairs), "rows": table})
-        print(f"{len(pairs)} joined pairs -> {args.out}")
+    if args.output:
+        write_json_atomic(args.output, {"pairs": len(pairs), "rows": table})
+        print(f"{len(pairs)} joined pairs -> {args.output}")
     else:
         print(json.dumps({"pairs": len(pairs), "rows": table}, indent=2))
     return 0
@@ -176,7 +182,7 @@ def _build(args: argparse.Namespace) -> int:
                              indent=2))
             return 0
     manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
-                               graph_client=client)
+                               graph_client=client, progress=not args.no_progress)
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
                                                "accepted_by_category", "rule_version", "union_systems",
                                                "union_not_exported")}))

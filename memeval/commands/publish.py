@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from memeval.commands.arguments import command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    pub = subparsers.add_parser("publish", help="write every publication figure and table from stored results")
+    pub = command(subparsers, "publish", "write every publication figure and table from stored results",
+                  "memeval publish --artifacts reports/artifacts --figures figures")
     pub.add_argument("--artifacts", default=None, help="stored results (default: reports/artifacts)")
     pub.add_argument("--figures", default=None, help="where figures and tables go (default: figures/)")
     pub.add_argument("--json", action="store_true", help="print the metrics as JSON")

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.notebook_runner import kernel_environment, reproduce
+from memeval.commands.arguments import add_progress, command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    rep = subparsers.add_parser("reproduce", help="execute the notebooks with papermill and render HTML")
+    rep = command(subparsers, "reproduce", "execute the notebooks with papermill and render HTML",
+                  "memeval reproduce --only 03 05 --out reports")
     rep.add_argument("--notebooks", default="notebooks")
     rep.add_argument("--out", default="reports")
     rep.add_argument("--figures", default="figures", help="where notebooks write figures (they read MEMEVAL_FIGURES)")
     rep.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 00 03")
     rep.add_argument("--judged", action="store_true",
                      help="Claude reader and LLM judges (needs ANTHROPIC_API_KEY or a cache holding the calls)")
+    add_progress(rep)
     rep.set_defaults(handler=_reproduce)
 
 
@@ -24,13 +26,14 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     from memeval.atomic import write_json_atomic
     from memeval.manifest import base_manifest
+    from memeval.notebook_runner import kernel_environment, reproduce
 
     if args.judged:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
                  "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
     with kernel_environment(locations):
-        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged)
+        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged, progress=not args.no_progress)
     total = sum(r["seconds"] for r in results)
     manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
                                  base_manifest(command="reproduce", judged=args.judged, only=args.only,

@@ -7,15 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from memeval.data.locomo import CATEGORY_NAMES
+from memeval.categories import CATEGORY_NAMES, category_label
+from memeval.commands.arguments import command
 from memeval.errors import InputError
-from memeval.reports.tables import category_label, markdown_table
-from memeval.scoring.aggregate import by_category, overall_mean
-from memeval.scoring.f1 import score_f1
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    score = subparsers.add_parser("score", help="score a JSONL of predictions with token F1")
+    score = command(subparsers, "score", "score a JSONL of predictions with token F1 (per category)",
+                    "memeval score predictions.jsonl --mode mem0 --json")
     score.add_argument("predictions", help="JSONL rows with prediction, answer (or gold) and category")
     score.add_argument("--mode", choices=["locomo", "seed", "mem0"], default="locomo")
     score.add_argument("--json", action="store_true")
@@ -26,6 +25,9 @@ def score_rows(path: Path, mode: str) -> tuple[list[dict], list[dict]]:
     """Scored rows and bad rows (line number, reason); a bad row never stops the others."""
     if not path.is_file():
         raise InputError(path, "predictions", "no such file")
+
+    from memeval.scoring.f1 import score_f1
+
     scored, bad = [], []
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
@@ -57,6 +59,10 @@ def score_rows(path: Path, mode: str) -> tuple[list[dict], list[dict]]:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from memeval.reports.tables import markdown_table
+    from memeval.scoring.aggregate import by_category, overall_mean
+
+
     scored, bad = score_rows(Path(args.predictions), args.mode)
     for b in bad:
         print(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)", file=sys.stderr)

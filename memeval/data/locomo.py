@@ -19,16 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memeval.categories import CATEGORY_NAMES
 from memeval.errors import InputError
-
-# The integers of the file as the official code and the question counts imply them.
-CATEGORY_NAMES: dict[int, str] = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-    5: "adversarial",
-}
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE_KEY = re.compile(r"session_(\d+)_date_time")
@@ -50,13 +42,6 @@ class Turn:
     img_url: tuple[str, ...] = ()
     blip_caption: str | None = None
     query: str | None = None
-
-    @property
-    def shared_text(self) -> str:
-        """The text plus the image caption: the caption is part of what was shared."""
-        if self.blip_caption:
-            return f"{self.text} [shared {self.blip_caption}]"
-        return self.text
 
 
 @dataclass(frozen=True)

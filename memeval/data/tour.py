@@ -6,7 +6,8 @@ from collections import Counter
 
 import pandas as pd
 
-from memeval.data.locomo import CATEGORY_NAMES, Conversation, LoadReport
+from memeval.categories import CATEGORY_NAMES
+from memeval.data.locomo import Conversation, LoadReport
 
 
 def category_table(conversations: list[Conversation]) -> pd.DataFrame:

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from memeval.atomic import write_jsonl_atomic
 
 FIRST = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Gustavo", "Hana", "Ivan", "Jia", "Kofi", "Lena",
          "Marco", "Nadia", "Omar", "Priya", "Quentin", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara"]
@@ -236,3 +239,12 @@ def _questions(rng, people, projects, names, tool_creator) -> list[Question]:
             entities = (p["tool"], creator, db)
         out.append(Question(f"multi-hop-{n:02d}", "multi-hop", text, answer, entities, path))
     return out
+
+
+def write_corpus(out: str | Path, seed: int) -> dict:
+    documents, questions, triples = generate_graph80(seed)
+    out = Path(out)
+    write_jsonl_atomic(out / "documents.jsonl", [d.as_row() for d in documents])
+    write_jsonl_atomic(out / "questions.jsonl", [q.as_row() for q in questions])
+    write_jsonl_atomic(out / "triples.jsonl", [vars(t) for t in triples])
+    return {"seed": seed, "documents": len(documents), "questions": len(questions), "triples": len(triples)}

@@ -12,14 +12,15 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
-from memeval.atomic import write_json_atomic
+from memeval.atomic import write_json_atomic, write_text_atomic
 from memeval.errors import InputError
+from memeval.invocation import flag_args, path_text
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.manifest import base_manifest
@@ -29,6 +30,7 @@ from memeval.memory.extraction import Source, extract_llm
 from memeval.memory.graph import MemoryGraph
 from memeval.memory.graph_system import recall_items
 from memeval.memory.lexical import BM25Index
+from memeval.progress import progress_bar
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
 
@@ -179,6 +181,19 @@ class StudyConfig:
     answerer: str = "extractive"
     judge: str = "none"  # or three_dim
     repeats: int = 3
+    progress: bool = True
+
+    def public(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "progress"}
+
+    def command_line(self) -> list[str]:
+        """This configuration as a `memeval graph80 run` command."""
+        values = {**asdict(self), "systems": (";" if any("," in s for s in self.systems) else ",").join(self.systems)}
+        defaults = {**asdict(StudyConfig("", "", [])), "systems": None}
+        flags = {"data": "--data", "systems": "--systems", "extractor": "--extractor", "answerer": "--answerer",
+                 "judge": "--judge", "repeats": "--repeats"}
+        values["data"], defaults["data"] = path_text(self.data), None
+        return ["memeval", "graph80", "run", *flag_args(values, defaults, flags), "--out", path_text(self.out)]
 
 
 def role_temperatures(config: StudyConfig) -> dict:
@@ -232,10 +247,13 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     systems = {c.shown: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
     rows = []
+    bar = progress_bar(config.repeats * len(systems) * len(questions), "graph80", "q", config.progress)
     for repeat in range(config.repeats):
         order = list(questions)
         random.Random(repeat).shuffle(order)
         for label, system in systems.items():
+            if bar:
+                bar.update(len(order))
             for q in order:
                 items = system.search(q["question"])
                 memories = [Memory(i.text, i.time, i.source_ids) for i in items]
@@ -260,15 +278,18 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
                              "score": score, "score_kind": score_kind(config), "error": error,
                              "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
                              **diagnostics(q, items, triples)})
-    (out / "rows.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
-    summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": vars(config),
+    if bar:
+        bar.close()
+    write_text_atomic(out / "rows.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": config.public(),
                "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},
                "score_kind": score_kind(config), "failed_rows": sum(1 for r in rows if r["error"]),
                "published_reference": PUBLISHED}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json_atomic(out / "summary.json", summary)
     from memeval.llm.manifest import llm_manifest
 
-    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", config=vars(config),
+    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", command_line=config.command_line(),
+                                                           config=config.public(),
                                                            llm=llm_manifest(client, role_temperatures(config))))
     return summary
 

@@ -67,10 +67,6 @@ class ResponseCache:
         self._conn().execute("INSERT OR REPLACE INTO batches (name, batch_id, custom_ids) VALUES (?, ?, ?)",
                              (name, batch_id, json.dumps(custom_ids)))
 
-    def load_batch(self, name: str) -> tuple[str, list[str]] | None:
-        row = self._conn().execute("SELECT batch_id, custom_ids FROM batches WHERE name = ?", (name,)).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
-
     def list_batches(self, prefix: str) -> list[tuple[str, str, list[str]]]:
         """Saved batches whose name starts with `prefix#`: (name, batch_id, custom_ids)."""
         rows = self._conn().execute("SELECT name, batch_id, custom_ids FROM batches WHERE substr(name, 1, ?) = ? "
@@ -79,6 +75,33 @@ class ResponseCache:
 
     def forget_batch(self, name: str) -> None:
         self._conn().execute("DELETE FROM batches WHERE name = ?", (name,))
+
+    def stats(self) -> dict:
+        conn = self._conn()
+        by_model: dict[str, int] = {}
+        for (model,) in conn.execute("SELECT json_extract(request, '$.model') FROM responses"):
+            by_model[str(model)] = by_model.get(str(model), 0) + 1
+        size = sum(p.stat().st_size for p in self.directory.glob("responses.sqlite*"))
+        return {"path": str(self.path), "responses": len(self),
+                "token_counts": int(conn.execute("SELECT COUNT(*) FROM token_counts").fetchone()[0]),
+                "batches": int(conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0]),
+                "by_model": dict(sorted(by_model.items())), "bytes": size}
+
+    def prune(self, older_than_days: float | None = None, model: str | None = None, dry_run: bool = False) -> int:
+        """Delete responses older than `older_than_days` and/or of `model`; returns how many (would) go."""
+        where, params = [], []
+        if older_than_days is not None:
+            where.append("created < datetime('now', ?)")
+            params.append(f"-{float(older_than_days)} days")
+        if model is not None:
+            where.append("json_extract(request, '$.model') = ?")
+            params.append(model)
+        clause = " AND ".join(where) or "1"
+        conn = self._conn()
+        n = int(conn.execute(f"SELECT COUNT(*) FROM responses WHERE {clause}", params).fetchone()[0])
+        if not dry_run and n:
+            conn.execute(f"DELETE FROM responses WHERE {clause}", params)
+        return n
 
     def all_text(self) -> str:
         """Everything stored, as text (tests check no secret ever lands here)."""

@@ -148,7 +148,7 @@ def _temporal_interval(b: _Builder, seed: int, facts: int, updates: int, count: 
 
 def _density_trap(b: _Builder, seed: int, facts: int, updates: int, count: int | None) -> None:
     rng = salted_rng(seed, SALTS["density_trap"])
-    m = count if count is not None else clamp(5, 4, 6)
+    m = count if count is not None else 5
     lure = b.unit("lure", 2.2, "fact", "shared lure")
     for i in range(m):
         specific = b.unit(f"specific:{i}", 1.45 + 0.15 * rng.randrange(3), "fact", f"item {i} specific")
@@ -186,7 +186,7 @@ def _scope_shift(b: _Builder, seed: int, facts: int, updates: int, count: int | 
 
 def _summary_tradeoff(b: _Builder, seed: int, facts: int, updates: int, count: int | None) -> None:
     rng = salted_rng(seed, SALTS["summary_tradeoff"])
-    n = count if count is not None else clamp(5, 3, 5)
+    n = count if count is not None else 5
     for i in range(n):
         primary = b.unit(f"primary:{i}", 1.35 + 0.15 * rng.randrange(3), "fact", f"episode {i} primary")
         secondary = b.unit(f"secondary:{i}", 1.0 + 0.1 * rng.randrange(2), "fact", f"episode {i} secondary")
@@ -201,7 +201,7 @@ def _summary_tradeoff(b: _Builder, seed: int, facts: int, updates: int, count: i
 
 def _redundancy_heavy(b: _Builder, seed: int, facts: int, updates: int, count: int | None) -> None:
     rng = salted_rng(seed, SALTS["redundancy_heavy"])
-    n = count if count is not None else clamp(5, 4, 6)
+    n = count if count is not None else 5
     core = b.unit("core", 2.4, "fact", "core fact repeated everywhere")
     for i in range(n):
         tail = b.unit(f"tail:{i}", 1.0 + 0.15 * rng.randrange(3), "fact", f"item {i} tail")
@@ -215,7 +215,7 @@ def _redundancy_heavy(b: _Builder, seed: int, facts: int, updates: int, count: i
 
 def _abstention_hard(b: _Builder, seed: int, facts: int, updates: int, count: int | None) -> None:
     rng = salted_rng(seed, SALTS["abstention_hard"])
-    n = count if count is not None else clamp(5, 3, 5)
+    n = count if count is not None else 5
     for i in range(n):
         if i % 2 == 0:
             abstain = b.unit(f"abstain:{i}", 2.0 + 0.15 * rng.randrange(3), "abstention", f"item {i} is ambiguous")

@@ -15,6 +15,7 @@ import numpy as np
 
 from memeval.atomic import write_json_atomic
 from memeval.errors import InputError
+from memeval.invocation import flag_args, path_text
 from memeval.jsonl import JsonlWriter
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
@@ -70,6 +71,20 @@ class SweepConfig:
     n_jobs: int = 2
     chunk: int = 25
     n_boot: int = 2000
+
+    def command_line(self, out: str | Path) -> list[str]:
+        """This configuration as a `memeval memaudit sweep` command writing into `out`."""
+        values = {**asdict(self), "distribution": self.distribution if self.kind == "small" else None}
+        defaults = {**asdict(SweepConfig(kind=self.kind, budgets=[])), "methods": None, "seeds": 500,
+                    "distribution": "base" if self.kind == "small" else None}
+        if self.kind == "natural":
+            values["seeds"] = defaults["seeds"]
+        flags = {"distribution": "--distribution", "seeds": "--n-seeds", "seed_start": "--seed-start",
+                 "packages_dir": "--packages", "budgets": "--budgets", "methods": "--methods",
+                 "max_per_group": "--max-per-group", "certify": "--certify", "facts": "--facts",
+                 "updates": "--updates", "count": "--count", "n_jobs": "--jobs"}
+        return ["memeval", "memaudit", "sweep", self.kind,
+                *flag_args(values, defaults, flags, paths=("packages_dir",)), "--out", path_text(out)]
 
 
 class PackageScorer(Protocol):
@@ -283,6 +298,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
         out / "manifest.json",
         base_manifest(
             command="sweep",
+            command_line=config.command_line(out),
             config=asdict(config),
             generator=GENERATOR_VERSION if config.kind == "small" else None,
             solver_versions=solver_versions(),

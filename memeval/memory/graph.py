@@ -12,7 +12,7 @@ Semantics (each tested):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -179,8 +179,3 @@ class MemoryGraph:
         if current_only:
             chosen = [t for t in chosen if not t.superseded]
         return chosen
-
-
-def add_all(graph: MemoryGraph, facts: Iterable[tuple[str, str, str, str, str]]) -> int:
-    """Add (subject, relation, object, source_id, time) facts; returns how many were accepted."""
-    return sum(graph.add(*fact) for fact in facts)

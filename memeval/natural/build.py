@@ -14,6 +14,7 @@ from memeval.atomic import write_text_atomic
 from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
+from memeval.invocation import flag_args, invocation, path_text
 from memeval.llm.client import LLMError
 from memeval.manifest import git_sha, package_versions
 from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
@@ -45,15 +46,24 @@ def graph_requests(data: str | None = None, cost_rule: str = "words", target: in
 
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
                     target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True,
-                    graph_client=None) -> dict:
+                    graph_client=None, progress: bool = False) -> dict:
     """`graph_client`: an LLM client whose extractions (cached or live) give the memory graph's union
     packages; without one the graph is not exported and the manifest says why."""
     data_path = find_locomo(data)
     conversations = {c.sample_id: c for c in load_locomo(data_path)}
-    examined = build_natural(list(conversations.values()), target, seed, cost_rule)
+    examined = build_natural(list(conversations.values()), target, seed, cost_rule, progress)
     accepted = [e for e in examined if e.accepted]
     rejected = [e for e in examined if not e.accepted]
+    line = ["memeval", "natural", "build", *flag_args(
+        {"data": data, "cost": cost_rule, "target": target, "seed": seed, "no_union": not union,
+         "with_graph": graph_client is not None},
+        {"data": None, "cost": "words", "target": TARGET_ACCEPTED, "seed": SAMPLE_SEED, "no_union": False,
+         "with_graph": False},
+        {"data": "--data", "cost": "--cost", "target": "--target", "seed": "--seed", "no_union": "--no-union",
+         "with_graph": "--with-graph"}, paths=("data",)), "--out", path_text(out)]
     manifest = {
+        **invocation(line),
+        "command": "natural build",
         "source": SOURCE_LABEL,
         "examined": len(examined),
         "accepted": len(accepted),

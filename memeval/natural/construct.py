@@ -10,10 +10,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memeval.categories import QA_CATEGORIES
 from memeval.data.locomo import QA, Conversation, Session, Turn
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
 from memeval.memaudit.solvers import solve_exact
 from memeval.memory.render import turn_text
+from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
 from memeval.natural.rules import (
     COST_RULES,
     RULE_VERSION,
@@ -25,8 +27,6 @@ from memeval.natural.rules import (
 )
 from memeval.records import PackageId
 
-SAMPLE_SEED = 87
-TARGET_ACCEPTED = 87
 WINDOW = 4
 ACCEPT_BUDGET = 100.0
 SOURCE_LABEL = "LoCoMo-Natural-87, rule-adjudicated"
@@ -47,7 +47,7 @@ class Examined:
 def eligible_questions(conversations: Sequence[Conversation]) -> list[tuple[Conversation, QA]]:
     """Categories 1–4 whose evidence ids all resolve to turns (in file order)."""
     return [(c, qa) for c in conversations for qa in c.qa
-            if qa.category in (1, 2, 3, 4) and qa.evidence_ids and not qa.unresolved_evidence]
+            if qa.category in QA_CATEGORIES and qa.evidence_ids and not qa.unresolved_evidence]
 
 
 def examination_order(conversations: Sequence[Conversation], seed: int = SAMPLE_SEED):
@@ -166,13 +166,20 @@ def examine(conversation: Conversation, qa: QA, cost_rule: str = "words") -> Exa
 
 
 def build_natural(conversations: Sequence[Conversation], target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED,
-                  cost_rule: str = "words") -> list[Examined]:
+                  cost_rule: str = "words", progress: bool = False) -> list[Examined]:
     """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
+    from memeval.progress import progress_bar
+
     examined, accepted = [], 0
+    bar = progress_bar(target, "natural packages", "pkg", progress)
     for conversation, qa in examination_order(conversations, seed):
         if accepted >= target:
             break
         result = examine(conversation, qa, cost_rule)
         examined.append(result)
         accepted += result.accepted
+        if bar and result.accepted:
+            bar.update(1)
+    if bar:
+        bar.close()
     return examined

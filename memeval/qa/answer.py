@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memeval.llm.client import LLMClient, LLMRequest
+from memeval.llm.client import LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import format_split, prompt_hash
 from memeval.scoring.f1 import stem
@@ -76,7 +76,3 @@ def answer_request(question: str, memories: Sequence[Memory], cache_context: boo
     return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64,
                       temperature=ANSWER_TEMPERATURE, template_version=prompt_hash("answer_memory"), role="answer",
                       cache_prefix_chars=prefix if cache_context else 0)
-
-
-def claude_answer(client: LLMClient, question: str, memories: Sequence[Memory]) -> str:
-    return client.complete(answer_request(question, memories)).text.strip()

@@ -26,13 +26,12 @@ from memeval.qa.answer import (
     extractive_answer,
     render_memories,
 )
+from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.qa.official import official_prediction, official_request, render_official_context
 from memeval.records import AnswerRow, latest, read_records, write_records
 from memeval.scoring.f1 import score_f1
 
-ANSWERERS = ("extractive", "claude", "claude_official")
-LLM_ANSWERERS = ("claude", "claude_official")  # claude_official: the LoCoMo paper's prompt (qa/official.py)
 RECALL_K_MAX = 50
 
 

@@ -6,6 +6,7 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.errors import InputError
+from memeval.invocation import flag_args, path_text
 from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import token_counter
 from memeval.llm.manifest import llm_manifest
@@ -25,8 +27,6 @@ from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
-    ANSWERERS,
-    LLM_ANSWERERS,
     AnswerSettings,
     answer_requests,
     load_answers,
@@ -34,13 +34,13 @@ from memeval.qa.answer_pass import (
     retrieve,
     run_answer_pass,
 )
+from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
-from memeval.scoring.judge_pass import PROTOCOLS, judge_requests, judgeable, load_judgments, run_judge_pass
+from memeval.scoring.judge_pass import judge_requests, judgeable, load_judgments, run_judge_pass
 
-JUDGE_CHOICES = ("none", *PROTOCOLS)
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
 NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (or `binary`) and "
                  "ANTHROPIC_API_KEY set, or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
@@ -82,6 +82,19 @@ class LocomoRunConfig:
             if config.name not in system_names():
                 raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())}")
             build_system(config)  # parameters and their values checked before anything is written
+
+    def command_line(self) -> list[str]:
+        """This configuration as a `memeval locomo run` command."""
+        values = asdict(self)
+        values["systems"] = (";" if any("," in s for s in self.systems) else ",").join(self.systems)
+        defaults = {**asdict(LocomoRunConfig(out="")), "systems": "rag_turns"}
+        flags = {"data": "--data", "conversations": "--conversations", "questions": "--questions",
+                 "systems": "--systems", "answerer": "--answerer", "judge": "--judge", "judge_runs": "--judge-runs",
+                 "judge_mode": "--judge-mode", "k": "--k", "llm_backend": "--llm", "budget_usd": "--budget-usd",
+                 "sampling": "--sampling"}
+        models = [arg for role, model in sorted(self.models.items()) for arg in (f"--{role}-model", model)]
+        return ["memeval", "locomo", "run", *flag_args(values, defaults, flags, paths=("data",)), *models,
+                "--out", path_text(self.out)]
 
     @property
     def runs(self) -> int:
@@ -200,9 +213,10 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
 
     summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,
                "llm": _client_summary(client)}
-    invocation = {"config": _public_config(config), **summary}
+    invocation = {"config": _public_config(config), "command_line": shlex.join(config.command_line()), **summary}
     manifest = base_manifest(
         command="memeval locomo run",
+        command_line=config.command_line(),
         config=_public_config(config),
         systems=[s.as_dict() for s in systems],
         data={"path": str(data_path), "sha256": data_hashes(data_path)},

@@ -8,8 +8,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from memeval.categories import category_label
 from memeval.reports.run_report import recall_curve_means
-from memeval.reports.tables import category_label
 from memeval.scoring.aggregate import by_category
 
 CATEGORIES = (1, 2, 3, 4, 5)

@@ -9,7 +9,8 @@ from itertools import combinations
 import numpy as np
 
 from memeval.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
-from memeval.reports.tables import QA_CATEGORIES, category_label, full_report, markdown_table
+from memeval.categories import QA_CATEGORIES, category_label
+from memeval.reports.tables import full_report, markdown_table
 from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap, paired_difference
 from memeval.scoring.f1 import score_f1
 

@@ -17,10 +17,9 @@ from memeval.baselines import (
     RELABELLING_FOOTNOTE,
     f1_baselines,
 )
-from memeval.data.locomo import CATEGORY_NAMES
+from memeval.categories import QA_CATEGORIES, category_label
 from memeval.scoring.aggregate import by_category, judge_by_category, overall_mean
 
-QA_CATEGORIES = (1, 2, 3, 4)
 Rows = Sequence[Mapping]
 
 
@@ -31,10 +30,6 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def category_label(category: int) -> str:
-    return f"{CATEGORY_NAMES[category]} ({category})"
 
 
 def _pct(value: float | None) -> str:

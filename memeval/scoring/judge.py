@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from memeval.data.locomo import CATEGORY_NAMES
+from memeval.categories import category_label
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
@@ -57,7 +57,7 @@ def binary_version() -> str:
 
 def graded_request(question: str, gold: str, prediction: str, category: int, repeat_index: int = 0) -> LLMRequest:
     user = load_prompt("judge_graded_user").format(
-        category_name=f"{CATEGORY_NAMES[category]} ({category})", category_guidance=CATEGORY_GUIDANCE[category],
+        category_name=category_label(category), category_guidance=CATEGORY_GUIDANCE[category],
         question=question, gold=gold, prediction=prediction,
     )
     return LLMRequest(model=GRADED_MODEL, system=load_prompt("judge_graded_system"), messages=(("user", user),),

@@ -16,6 +16,7 @@ from pathlib import Path
 from memeval.jsonl import JsonlWriter
 from memeval.llm.batch import run_batch
 from memeval.llm.client import CacheMiss, LLMClient
+from memeval.qa.choices import JUDGE_PROTOCOLS
 from memeval.records import AnswerRow, JudgmentRow, latest, read_records, write_records
 from memeval.scoring.judge import (
     GRADED_IN_FLIGHT,
@@ -27,7 +28,7 @@ from memeval.scoring.judge import (
     judgment_from_outcomes,
 )
 
-PROTOCOLS = ("graded", "binary")
+PROTOCOLS = JUDGE_PROTOCOLS
 QUESTIONS_IN_FLIGHT = 3
 
 

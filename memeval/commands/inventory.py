@@ -1,0 +1,81 @@
+"""`memeval ls` and `memeval cache stats|prune`: what results and cached calls are on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from memeval.commands.arguments import command
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    ls = command(subparsers, "ls", "list the runs and sweeps under a directory, with their manifests' commit and "
+                 "command", "memeval ls reports/artifacts")
+    ls.add_argument("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=_ls)
+
+    cache = subparsers.add_parser("cache", help="the LLM response cache: stats and pruning")
+    sub = cache.add_subparsers(dest="cache_command", required=True)
+    stats = command(sub, "stats", "entries, models and size of the response cache", "memeval cache stats --json")
+    stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(handler=_cache_stats)
+    prune = command(sub, "prune", "delete cached responses by age and/or model",
+                    "memeval cache prune --model claude-opus-4-6 --older-than 30 --dry-run")
+    prune.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
+    prune.add_argument("--older-than", type=float, default=None, metavar="DAYS")
+    prune.add_argument("--model", default=None, help="only this model's responses")
+    prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
+    prune.set_defaults(handler=_cache_prune)
+
+
+def _ls(args: argparse.Namespace) -> int:
+    from memeval.artifacts import artifacts_root
+    from memeval.invocation import list_results
+    from memeval.reports.tables import markdown_table
+
+    roots = args.roots or [str(artifacts_root())]
+    found = list_results(roots)
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    if not found:
+        print(f"no results (no manifest.json) under {', '.join(roots)}")
+        return 0
+    print(markdown_table(["directory", "what", "commit", "created (UTC)", "command"],
+                         [[r["directory"], r["kind"], r["commit"] or "–", r["created_utc"] or "–",
+                           r["command_line"] or "–"] for r in found]))
+    return 0
+
+
+def _cache_stats(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memeval.llm.cache import ResponseCache, default_cache_dir
+
+    directory = Path(args.dir) if args.dir else default_cache_dir()
+    if not (directory / "responses.sqlite").exists():
+        print(f"no cache at {directory}")
+        return 0
+    stats = ResponseCache(directory).stats()
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(f"{stats['path']}: {stats['responses']} responses, {stats['token_counts']} token counts, "
+              f"{stats['batches']} saved batches, {stats['bytes'] / 1e6:.1f} MB")
+        for model, n in stats["by_model"].items():
+            print(f"  {model}: {n}")
+    return 0
+
+
+def _cache_prune(args: argparse.Namespace) -> int:
+    from memeval.errors import InputError
+    from memeval.llm.cache import ResponseCache
+
+    if args.older_than is None and args.model is None:
+        raise InputError("cache prune", "--older-than/--model", "say what to prune (both may be given)")
+    cache = ResponseCache(args.dir)
+    n = cache.prune(older_than_days=args.older_than, model=args.model, dry_run=args.dry_run)
+    print(f"{n} cached responses {'would be' if args.dry_run else 'were'} deleted from {cache.path}")
+    return 0

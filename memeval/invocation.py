@@ -1,0 +1,87 @@
+"""What produced a results directory, as a command a reader can rerun: the process argv when the CLI ran it,
+and always the equivalent `memeval ...` command line built from the resolved configuration at run time.
+
+Tables that cite a command print the recorded line (never one rebuilt later from folder names or summaries),
+and `memeval ls` lists every manifest under a directory with its commit and command.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+_cli_argv: list[str] | None = None
+
+
+def set_cli_argv(argv: Sequence[str] | None) -> None:
+    """Called by `memeval.cli.main` with the arguments it parses (None outside the CLI)."""
+    global _cli_argv
+    _cli_argv = None if argv is None else ["memeval", *argv]
+
+
+def invocation(command_line: Sequence[str]) -> dict:
+    return {"argv": _cli_argv, "command_line": shlex.join(command_line), "via": "cli" if _cli_argv else "python"}
+
+
+def path_text(path: str | Path) -> str:
+    """A path as a rerunnable argument: relative to the project root when inside it (so recorded commands read
+    the same on every clone), else absolute."""
+    from memeval.data.paths import project_root
+
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(project_root().resolve()))
+    except ValueError:
+        return str(resolved)
+
+
+def flag_args(values: dict, defaults: dict, flags: dict[str, str], paths: Iterable[str] = ()) -> list[str]:
+    """`--flag value` for each setting that differs from its default, in the order of `flags`."""
+    out: list[str] = []
+    paths = set(paths)
+    for name, flag in flags.items():
+        value = values.get(name)
+        if value == defaults.get(name):
+            continue
+        if name in paths and value is not None:
+            out += [flag, path_text(value)]
+        elif isinstance(value, bool):
+            out += [flag] if value else []
+        elif isinstance(value, (list, tuple)):
+            out += [flag, ",".join(_text(v) for v in value)]
+        elif value is not None:
+            out += [flag, _text(value)]
+    return out
+
+
+def _text(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def recorded_commands(directory: str | Path) -> list[str]:
+    """The command lines recorded in a directory's manifest, oldest first, each once."""
+    path = Path(directory) / "manifest.json"
+    if not path.is_file():
+        return []
+    manifest = json.loads(path.read_text())
+    lines = [i.get("command_line") for i in manifest.get("invocations", [])] or [manifest.get("command_line")]
+    return list(dict.fromkeys(line for line in lines if line))
+
+
+def list_results(roots: Iterable[str | Path]) -> list[dict]:
+    out = []
+    for root in roots:
+        for path in sorted(Path(root).rglob("manifest.json")):
+            try:
+                manifest = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            sha = manifest.get("git_sha")
+            commands = recorded_commands(path.parent)
+            out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
+                        "commit": sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None,
+                        "created_utc": manifest.get("created_utc"),
+                        "command_line": commands[-1] if commands else None, "commands": commands})
+    return out
