@@ -39,12 +39,17 @@ def base_sweep_summary(root: Path) -> dict:
 
 
 def stress_summaries(root: Path) -> dict[str, dict]:
-    """Notebook 04's sweep summaries by distribution name."""
+    """Notebook 04's sweep summaries by the distribution their manifests record (each with its `directory`)."""
     base = root / "04_memaudit_validity"
-    dirs = sorted(need_input(base, "04_memaudit_validity").glob("sweep_*"))
+    dirs = sorted(p.parent for p in need_input(base, "04_memaudit_validity").glob("*/manifest.json")
+                  if (p.parent / "summary.json").is_file())
     if not dirs:
-        raise MissingResults(f"no sweep_* under {base}: execute notebook 04_memaudit_validity first")
-    return {d.name.removeprefix("sweep_"): json.loads((d / "summary.json").read_text()) for d in dirs}
+        raise MissingResults(f"no sweep under {base}: execute notebook 04_memaudit_validity first")
+    out = {}
+    for d in dirs:
+        config = json.loads((d / "manifest.json").read_text()).get("config", {})
+        out[config.get("distribution")] = {**json.loads((d / "summary.json").read_text()), "directory": d}
+    return out
 
 
 def natural_summary(root: Path) -> dict:

@@ -211,9 +211,14 @@ def _ratio(summary: dict, method: str, budget: float) -> str:
     return "–" if row is None or row["mean_ratio"] is None else f"{row['mean_ratio']:.3f}"
 
 
-def _certify_flag(summary: dict) -> str:
-    """The sweep's own `--certify` flag, as the command that produced the row."""
-    return f" --certify {summary['certify']}" if summary.get("certify") not in (None, "none") else ""
+def _recorded(directory: Path, notebook: str) -> str:
+    """The command lines recorded in the directory's manifest when the results were made (never rebuilt)."""
+    from memeval.invocation import recorded_commands
+
+    lines = recorded_commands(directory)
+    if not lines:
+        return f"– (no command recorded: rerun notebook {notebook})"
+    return "; ".join(f"`{line}`" for line in lines) + f" (notebook {notebook})"
 
 
 def _section(root: Path, build: Callable[[Path], list[list[str]]]) -> list[list[str]]:
@@ -233,9 +238,7 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
 
     base = base_sweep_summary(root)
     commit = _commit(root / "03_memaudit_small" / "sweep")
-    budgets_run = ",".join(f"{b:g}" for b in sorted({float(r["budget"]) for r in base["rows"]}))
-    command = (f"`memeval sweep small --distribution base --seeds {base['packages']} --budgets {budgets_run}"
-               f"{_certify_flag(base)}` (notebook 03)")
+    command = _recorded(root / "03_memaudit_small" / "sweep", "03")
     rows = []
     for method, published in PUBLISHED_BASE.items():
         budgets = list(published)
@@ -253,9 +256,7 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
         rows.append([f"MEMAUDIT stress, no_tombstone_opt / OPT at B = 6 ({', '.join(names)}; {packages} packages)",
                      ", ".join(_ratio(stress[d], "no_tombstone_opt", 6) for d in names),
                      ", ".join(f"{PUBLISHED_STRESS_NO_TOMBSTONE_B6[d]:.3f}" for d in names),
-                     f"`memeval sweep small --distribution NAME --seeds {packages} --budgets 6"
-                     f"{_certify_flag(stress[names[0]])}` (notebook 04)",
-                     _commit(root / "04_memaudit_validity" / f"sweep_{names[0]}")])
+                     _recorded(stress[names[0]]["directory"], "04"), _commit(stress[names[0]]["directory"])])
     return rows
 
 
@@ -272,13 +273,15 @@ def _natural_rows(root: Path) -> list[list[str]]:
              ", ".join(_ratio(summary, "estimated_gvt", b) for b in budgets),
              ", ".join(f"{PAPER_NATURAL_ESTIMATED_GVT[int(b)]:.2f}" if int(b) in PAPER_NATURAL_ESTIMATED_GVT
                        else "–" for b in budgets) + " (LongMemEval, model labels: not the same quantity)",
-             f"`memeval natural build` + `memeval sweep natural{_certify_flag(summary)}` (notebook 05)", commit]]
-    stores = sorted({r["method"] for r in summary["rows"] if str(r["method"]).endswith(":salience")})
+             _recorded(root / "05_memaudit_natural87" / "packages", "05").removesuffix(" (notebook 05)") + "; "
+             + _recorded(root / "05_memaudit_natural87" / "sweep", "05"), commit]]
+    stores = sorted((r["system"], r["method"]) for r in summary["rows"]
+                    if r.get("pruning") == "salience" and float(r["budget"]) == budgets[-1])
     if stores:
         top = budgets[-1]
         rows.append([f"Exported stores, union ratio, salience-pruned at B = {top:g}: "
-                     + " / ".join(m.split(":")[1] for m in stores),
-                     " / ".join(_ratio(summary, m, top) for m in stores), "— (not published)",
+                     + " / ".join(system for system, _ in stores),
+                     " / ".join(_ratio(summary, method, top) for _, method in stores), "— (not published)",
                      "same (union packages)", commit])
     return rows
 
@@ -294,10 +297,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     names = list(by_system)
     questions = len(next(iter(by_system.values()), []))
     by_protocol = locomo_judgments(run)
-    protocols = sorted(by_protocol)
-    flags = "" if run.name == "run" else f" --answerer {run.name.removeprefix('run_')}"
-    flags += "".join(f" --judge {p}" for p in protocols)
-    command = f"`memeval locomo run --systems {','.join(names)}{flags}` (notebook 02)"
+    command = _recorded(run, "02")
     published = ", ".join(f"{b.system} {b.overall:.1f}" for b in f1_baselines("locomo")
                           if b.overall is not None and b.system != "Human")
     failed = sum(1 for rows in by_system.values() for r in rows if r.get("error"))
@@ -319,7 +319,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
             for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
-        command = "`memeval locomo run --answerer claude --judge graded`"
+        command = "`memeval locomo run --answerer claude --judge graded` (not run)"
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])
     proto = root / "01_prototype_scoring" / "run"
@@ -328,8 +328,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
         if rag:
             rows.append([f"LoCoMo prototype (20 questions of conv-26), rag_turns mean F1, {_reader({'r': rag})} "
                          "reader", f"{overall_mean(rag):.3f}", f"claude-mem ≈ {PROTOTYPE_BASELINE_F1:.2f}",
-                         "`memeval locomo run --conversations conv-26 --questions prototype` (notebook 01)",
-                         _commit(proto)])
+                         _recorded(proto, "01"), _commit(proto)])
     return rows
 
 
@@ -348,7 +347,7 @@ def _graph_rows(root: Path) -> list[list[str]]:
     return [[f"graph80: {graph} vs chunks, {summary['score_kind']}", f"{shown(overall[graph])} vs "
              f"{shown(overall['chunks'])}",
              f"{PUBLISHED['graph']['overall']:.3f} vs {PUBLISHED['summary']['overall']:.3f} (the published study's "
-             "own data and judge)", "`memeval graph80 run` (notebook 06)",
+             "own data and judge)", _recorded(root / "06_memory_graph_study" / "run", "06"),
              _commit(root / "06_memory_graph_study" / "run")]]
 
 

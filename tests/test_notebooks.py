@@ -337,7 +337,9 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
         j_table = locomo_j_table(root / "artifacts").markdown
         assert "| rag_turns | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" in j_table
         headline = headline_table(root / "artifacts").markdown
-        command = "`memeval locomo run --systems rag_turns --answerer claude --judge graded` (notebook 02)"
+        command = ("`memeval locomo run --conversations conv-26 --questions 3 --answerer claude "
+                   f"--judge graded --judge-runs 2 --out {root / 'artifacts' / '02_full_run' / 'run_claude'}` "
+                   "(notebook 02)")
         assert "| LoCoMo J (categories 1–4) | rag_turns 80.00 (graded judge) | Mem0 66.88" in headline
         assert "3 questions, claude reader" in headline and command in headline
     for path in tmp_path.rglob("*"):
