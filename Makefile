@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.memeval-installed
 
-.PHONY: setup test reproduce lint clean-reports
+.PHONY: setup test test-fast reproduce lint clean-reports
 
 setup: $(STAMP)
 
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 
 test: setup
 	$(BIN)/python -m pytest
+
+# Everything but notebook executions and process-killing tests: the loop while editing (CI runs `make test`).
+test-fast: setup
+	$(BIN)/python -m pytest -m "not notebook and not slow"
 
 reproduce: setup
 	$(BIN)/memeval reproduce --notebooks notebooks --out reports --figures figures \

@@ -32,3 +32,31 @@ def fake(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         yield server
+
+
+@pytest.fixture()
+def cli(capsys):
+    """`memeval ARGS...` in this process (stdout, stderr, exit code), for tests that do not test the process
+    boundary itself; `check=True` fails on a non-zero exit like subprocess.run(check=True)."""
+    from dataclasses import dataclass
+
+    from memeval.cli import main
+
+    @dataclass
+    class Result:
+        returncode: int
+        stdout: str
+        stderr: str
+
+    def run(*argv, check: bool = False) -> Result:
+        capsys.readouterr()
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse rejects its own arguments this way
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        if check and code != 0:
+            pytest.fail(f"memeval {' '.join(map(str, argv))} exited {code}: {err}")
+        return Result(code, out, err)
+
+    return run

@@ -1,7 +1,5 @@
 import json
 import shutil
-import subprocess
-import sys
 import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -92,21 +90,20 @@ def test_turn_and_session_records(conversations):
         ('"just a string"', "json"),
     ],
 )
-def test_malformed_files_name_file_and_field(tmp_path, content, field):
+def test_malformed_files_name_file_and_field(tmp_path, content, field, cli):
     path = tmp_path / "locomo10.json"
     path.write_text(content)
     with pytest.raises(InputError) as err:
         load_locomo(path)
     assert str(path) in str(err.value) and field in str(err.value)
-    proc = subprocess.run([sys.executable, "-m", "memeval", "data", "stats", str(path)], capture_output=True, text=True)
+    proc = cli("data", "stats", str(path))
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and field in proc.stderr
 
 
-def test_stats_cli_json(locomo_dir):
-    proc = subprocess.run([sys.executable, "-m", "memeval", "data", "stats", str(locomo_dir), "--json"],
-                          capture_output=True, text=True, check=True)
+def test_stats_cli_json(locomo_dir, cli):
+    proc = cli("data", "stats", str(locomo_dir), "--json", check=True)
     result = json.loads(proc.stdout)
     assert result["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
     assert result["turns"] == 5882 and result["sessions"] == 272
@@ -173,7 +170,6 @@ def test_fetch_rejects_bad_content_even_with_matching_hash(tmp_path):
     assert not (tmp_path / "dest" / "locomo10.json").exists()
 
 
-def test_fetch_cli_error_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "memeval", "data", "fetch", "locomo", "--dest", str(tmp_path / "x"),
-                           "--source", str(tmp_path / "nope.json")], capture_output=True, text=True)
+def test_fetch_cli_error_is_one_line(tmp_path, cli):
+    proc = cli("data", "fetch", "locomo", "--dest", tmp_path / "x", "--source", tmp_path / "nope.json")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nope.json" in proc.stderr

@@ -90,6 +90,7 @@ def test_torn_last_line_is_repaired_and_the_row_recomputed(locomo_dir, tmp_path)
     assert _stable(read_rows(path)) == _stable(reference)
 
 
+@pytest.mark.slow
 def test_sigkill_at_any_point_then_resume_gives_the_uninterrupted_rows(locomo_dir, tmp_path):
     base = [sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir), "--conversations",
             "conv-26,conv-30,conv-41", "--systems", "full_context,rag_turns,observations", "--no-progress", "--json"]

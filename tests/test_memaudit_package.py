@@ -1,7 +1,5 @@
 import copy
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -53,13 +51,13 @@ def test_round_trip_is_byte_identical(tmp_path):
     assert again == pkg and again.to_json() == pkg.to_json()
 
 
-def test_validate_cli(tmp_path):
+def test_validate_cli(tmp_path, cli):
     good = generate("base", 1).write(tmp_path / "good.json")
-    ok = subprocess.run([sys.executable, "-m", "memeval", "validate", str(good)], capture_output=True, text=True)
+    ok = cli("validate", str(good))
     assert ok.returncode == 0 and "valid small-base-s0001" in ok.stdout
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_mutate(lambda d: d["coverage"][0].update(value=2))))
-    proc = subprocess.run([sys.executable, "-m", "memeval", "validate", str(bad)], capture_output=True, text=True)
+    proc = cli("validate", str(bad))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "coverage[0].value" in proc.stderr
 

@@ -1,6 +1,4 @@
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -47,12 +45,14 @@ def test_resume_reuses_rows_and_survives_a_torn_line(tmp_path):
     reference = _keys(read_rows(path))
     again = run_sweep(_config(), tmp_path, progress=False)
     assert again["computed_rows"] == 0
-    # simulate a kill mid-write: drop the last 30 rows and leave half a line
+    # simulate a kill mid-write: drop the last 30 rows and leave half a line. A package is recomputed whole
+    # when any of its rows is missing, and only its missing rows are written again.
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-30]) + lines[-30][: len(lines[-30]) // 2])
     resumed = run_sweep(_config(), tmp_path, progress=False)
     rows = read_rows(path)
-    assert _keys(rows) == reference and resumed["computed_rows"] >= 30
+    assert _keys(rows) == reference and resumed["computed_rows"] == 30
+    assert len(rows) == len(reference)
     # more seeds extend the same directory
     bigger = run_sweep(_config(seeds=14), tmp_path, progress=False)
     assert bigger["packages"] == 14 and bigger["computed_rows"] == 2 * 2 * len(METHODS)
@@ -103,30 +103,27 @@ def test_uncertified_opt_rows_are_excluded(tmp_path, monkeypatch):
     assert summary["opt_certified"] == 3
 
 
-def test_sweep_natural_over_a_directory(tmp_path):
+def test_sweep_natural_over_a_directory(tmp_path, cli):
     pkgs = tmp_path / "pkgs"
     for seed in range(3):
         generate("density_trap", seed).write(pkgs / f"p{seed}.json")
-    proc = subprocess.run([sys.executable, "-m", "memeval", "sweep", "natural", "--packages", str(pkgs), "--budgets",
-                           "3,6", "--methods", "opt,gvt,estimated_gvt", "--out", str(tmp_path / "out"), "--quiet",
-                           "--jobs", "1"], capture_output=True, text=True)
+    proc = cli("sweep", "natural", "--packages", pkgs, "--budgets", "3,6", "--methods", "opt,gvt,estimated_gvt",
+               "--out", tmp_path / "out", "--quiet", "--jobs", "1")  # the first spellings: alias and --quiet
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["opt_certified"] == 6 and {r["distribution"] for r in summary["rows"]} == {"density_trap"}
 
 
-def test_solve_cli_json_and_errors(tmp_path):
+def test_solve_cli_json_and_errors(tmp_path, cli):
     path = generate("base", 7).write(tmp_path / "p.json")
-    out = subprocess.run([sys.executable, "-m", "memeval", "solve", str(path), "--budget", "4", "--json"],
-                         capture_output=True, text=True, check=True)
+    out = cli("solve", str(path), "--budget", "4", "--json", check=True)
     doc = json.loads(out.stdout)
     assert set(doc) >= {"package_id", "budget", "method", "value", "certified", "status", "selected", "cost", "runtime_s"}
     assert doc["certified"] is True and doc["value"] == pytest.approx(7.25)
-    milp = json.loads(subprocess.run([sys.executable, "-m", "memeval", "solve", str(path), "--budget", "4", "--method",
-                                      "milp", "--json"], capture_output=True, text=True, check=True).stdout)
+    milp = json.loads(cli("memaudit", "solve", path, "--budget", "4", "--method", "milp", "--json",
+                          check=True).stdout)
     assert milp["value"] == pytest.approx(doc["value"]) and milp["gap"] == 0.0
-    bad = subprocess.run([sys.executable, "-m", "memeval", "solve", str(tmp_path / "missing.json"), "--budget", "4"],
-                         capture_output=True, text=True)
+    bad = cli("solve", str(tmp_path / "missing.json"), "--budget", "4")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "missing.json" in bad.stderr
 
 

@@ -5,6 +5,7 @@ import json
 import os
 
 import nbformat
+import pytest
 
 from memeval.cli import main
 
@@ -17,6 +18,7 @@ def _notebook(path, source):
     nbformat.write(nb, str(path))
 
 
+@pytest.mark.notebook
 def test_reproduce_renders_html_with_and_without_code_and_writes_a_manifest(tmp_path, capsys):
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
@@ -41,6 +43,7 @@ def test_reproduce_renders_html_with_and_without_code_and_writes_a_manifest(tmp_
     assert (out / "artifacts" / "00_first").is_dir() and "MEMEVAL_ARTIFACTS" not in os.environ
 
 
+@pytest.mark.notebook
 def test_reproduce_names_the_failed_notebook_and_keeps_its_executed_copy(tmp_path, capsys):
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()

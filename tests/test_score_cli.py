@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 
-def test_score_reports_bad_rows_and_scores_the_rest(tmp_path):
+def test_score_reports_bad_rows_and_scores_the_rest(tmp_path, cli):
     path = tmp_path / "predictions.jsonl"
     rows = [
         {"prediction": "the cat sat", "answer": "the cat sat", "category": 4},
@@ -14,7 +14,7 @@ def test_score_reports_bad_rows_and_scores_the_rest(tmp_path):
         {"prediction": "not mentioned", "category": 5},
     ]
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "memeval", "score", str(path), "--json"], capture_output=True, text=True)
+    proc = cli("score", str(path), "--json")
     assert proc.returncode == 0
     result = json.loads(proc.stdout)
     assert [b["line"] for b in result["bad_rows"]] == [2, 4]
@@ -23,12 +23,12 @@ def test_score_reports_bad_rows_and_scores_the_rest(tmp_path):
     assert abs(result["by_category"]["1"]["mean_f1"] - 2 / 3) < 1e-12
     assert abs(result["overall"] - (1 + 0 + 2 / 3 + 1) / 4) < 1e-12
     assert f"{path}:2:" in proc.stderr and f"{path}:4:" in proc.stderr
-    text = subprocess.run([sys.executable, "-m", "memeval", "score", str(path), "--mode", "seed"],
-                          capture_output=True, text=True)
+    text = cli("score", str(path), "--mode", "seed")
     assert "F1 mode: seed" in text.stdout and "single-hop (4)" in text.stdout
 
 
-def test_score_missing_file_is_one_line(tmp_path):
+def test_score_missing_file_is_one_line_across_the_process_boundary(tmp_path):
+    """The one test that runs `python -m memeval` as a process: exit code and stderr as a shell sees them."""
     proc = subprocess.run([sys.executable, "-m", "memeval", "score", str(tmp_path / "none.jsonl")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "none.jsonl" in proc.stderr

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import add_progress, command
+from memeval.commands.arguments import add_out_dir, add_progress, command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     rep = command(subparsers, "reproduce", "execute the notebooks with papermill and render HTML",
                   "memeval reproduce --only 03 05 --out reports")
     rep.add_argument("--notebooks", default="notebooks")
-    rep.add_argument("--out", default="reports")
+    add_out_dir(rep, "where executed notebooks, HTML and artifacts/ go (default reports)", required=False,
+                default="reports")
     rep.add_argument("--figures", default="figures", help="where notebooks write figures (they read MEMEVAL_FIGURES)")
     rep.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 00 03")
     rep.add_argument("--judged", action="store_true",

@@ -1,0 +1,93 @@
+"""The command line as a whole: grouped verbs and their aliases, shared flags, examples, inventory commands."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memeval.cli import build_parser
+
+
+def _commands(parser, prefix=()):
+    """Every leaf command of the parser, as (path, parser)."""
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield prefix, parser
+        return
+    for name, child in subs[0].choices.items():
+        yield from _commands(child, (*prefix, name))
+
+
+def test_every_command_shows_an_example_and_long_ones_take_no_progress():
+    leaves = dict(_commands(build_parser()))
+    assert ("memaudit", "sweep") in leaves and ("sweep",) in leaves and ("cache", "prune") in leaves
+    for path, parser in leaves.items():
+        assert "example:\n  memeval " in (parser.epilog or ""), path
+    for path in (("locomo", "run"), ("memaudit", "sweep"), ("sweep",), ("natural", "build"), ("graph80", "run"),
+                 ("reproduce",)):
+        assert any("--no-progress" in a.option_strings for a in leaves[path]._actions), path
+    for path, parser in leaves.items():  # --out is a directory everywhere; one file is --output
+        for action in parser._actions:
+            if "--out" in action.option_strings and "--output" not in action.option_strings:
+                assert action.metavar == "DIR", path
+
+
+def test_cli_start_imports_no_heavy_module():
+    code = ("import sys, memeval.cli; memeval.cli.build_parser(); "
+            "print(sorted(m for m in ('nltk', 'anthropic', 'scipy', 'cvxpy', 'pandas', 'sklearn', 'matplotlib') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_aliases_and_grouped_verbs_do_the_same(tmp_path, cli):
+    cli("memaudit", "generate", "small", "--seed", "3", "--output", tmp_path / "p.json", check=True)
+    grouped = json.loads(cli("memaudit", "solve", tmp_path / "p.json", "--budget", "4", "--json", check=True).stdout)
+    alias = json.loads(cli("solve", tmp_path / "p.json", "--budget", "4", "--json", check=True).stdout)
+    assert {k: v for k, v in grouped.items() if k != "runtime_s"} == {k: v for k, v in alias.items()
+                                                                     if k != "runtime_s"}
+    a = cli("memaudit", "sweep", "small", "--n-seeds", "3", "--budgets", "4", "--methods", "opt,gvt", "--jobs", "1",
+            "--out", tmp_path / "a", "--no-progress", check=True)
+    b = cli("sweep", "small", "--seeds", "3", "--budgets", "4", "--methods", "opt,gvt", "--jobs", "1",
+            "--out", tmp_path / "b", "--quiet", check=True)
+    assert a.stdout.replace(str(tmp_path / "a"), "X") == b.stdout.replace(str(tmp_path / "b"), "X")
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["argv"][:4] == ["memeval", "memaudit", "sweep", "small"]
+    assert manifest["command_line"].startswith(
+        "memeval memaudit sweep small --n-seeds 3 --budgets 4 --methods opt,gvt --jobs 1 --out ")
+
+
+def test_ls_lists_results_with_their_recorded_commands(tmp_path, cli):
+    cli("memaudit", "sweep", "small", "--n-seeds", "2", "--budgets", "4", "--methods", "opt", "--jobs", "1",
+        "--out", tmp_path / "sweeps" / "one", "--no-progress", check=True)
+    listed = json.loads(cli("ls", tmp_path / "sweeps", "--json", check=True).stdout)
+    assert [r["directory"] for r in listed] == [str(tmp_path / "sweeps" / "one")]
+    assert listed[0]["kind"] == "sweep" and listed[0]["command_line"].startswith("memeval memaudit sweep small")
+    assert "memeval memaudit sweep small" in cli("ls", tmp_path / "sweeps", check=True).stdout
+    assert "no results" in cli("ls", tmp_path / "empty", check=True).stdout
+
+
+def test_cache_stats_and_prune(tmp_path, cli):
+    from memeval.llm.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "c")
+    for i, model in enumerate(["claude-opus-4-6", "claude-opus-4-6", "claude-sonnet-4-6"]):
+        cache.put(f"k{i}", {"model": model, "messages": [i]}, {"text": "x"})
+    stats = json.loads(cli("cache", "stats", "--dir", tmp_path / "c", "--json", check=True).stdout)
+    assert stats["responses"] == 3 and stats["by_model"] == {"claude-opus-4-6": 2, "claude-sonnet-4-6": 1}
+    dry = cli("cache", "prune", "--dir", tmp_path / "c", "--model", "claude-opus-4-6", "--dry-run", check=True)
+    assert "2 cached responses would be deleted" in dry.stdout and len(ResponseCache(tmp_path / "c")) == 3
+    assert cli("cache", "prune", "--dir", tmp_path / "c", "--older-than", "1").stdout.startswith("0 cached")
+    cli("cache", "prune", "--dir", tmp_path / "c", "--model", "claude-opus-4-6", check=True)
+    assert len(ResponseCache(tmp_path / "c")) == 1
+    refused = cli("cache", "prune", "--dir", tmp_path / "c")
+    assert refused.returncode == 2 and "say what to prune" in refused.stderr
+
+
+@pytest.mark.parametrize("argv", [["sweep", "small", "--budgets", "x"], ["memaudit", "nope"]])
+def test_bad_arguments_exit_2_without_a_traceback(argv, cli):
+    result = cli(*argv)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
