@@ -1,6 +1,6 @@
 import json
 
-from memeval.publication import locomo_figure
+from memeval.publication.figures import FIGURES
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 from tests.rows import answer_row, judgment_row
 
@@ -9,7 +9,7 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     run = tmp_path / "02_full_run" / "run"
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
-    fig, caption = locomo_figure(tmp_path)
+    fig, caption = FIGURES["fig_locomo"](tmp_path)
     assert len(fig.axes) == 3 and "1 conversations, 20 answers" in caption
     overall = fig.axes[1]
     labels = [t.get_text() for t in overall.get_yticklabels()]
@@ -23,13 +23,14 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     rows = ([judgment(0, "graded", 10.0)]  # superseded by the retried row below
             + [judgment(i, "graded", 50.0) for i in range(3)] + [judgment(i, "binary", 100.0) for i in range(3)])
     (run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    fig, _ = locomo_figure(tmp_path)
+    fig, _ = FIGURES["fig_locomo"](tmp_path)
     assert len(fig.axes) == 4
     bars = fig.axes[3].patches
     assert [round(b.get_width(), 6) for b in bars] == [50.0], "graded only, latest row per question"
     assert "graded judge" in fig.axes[3].get_xlabel()
 
-    from memeval.publication_tables import headline_table, locomo_j_table
+    from memeval.publication.headline import headline_table
+    from memeval.publication.tables import locomo_j_table
 
     j_tables = locomo_j_table(tmp_path).markdown
     assert j_tables.index("**binary judge**") < j_tables.index("**graded judge**")
@@ -41,7 +42,7 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
 def test_locomo_tables_score_both_f1_modes_and_refuse_j_without_judgments(locomo_dir, tmp_path):
     import pytest
 
-    from memeval.publication_tables import NotMeasured, locomo_f1_table, locomo_j_table
+    from memeval.publication.tables import NotMeasured, locomo_f1_table, locomo_j_table
     from memeval.qa.answer_pass import load_answers
     from memeval.scoring.f1 import score_f1
 
@@ -64,7 +65,8 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
     import pytest
 
     from memeval.publication import MissingResults
-    from memeval.publication_tables import TABLES, PublishedTable, frame_markdown, save_table
+    from memeval.publication.publish import ALL_TABLES as TABLES
+    from memeval.publication.tables import PublishedTable, frame_markdown, save_table
 
     for name, build in TABLES.items():
         if name == "tab_headline":
@@ -85,7 +87,7 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
 
 
 def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
-    from memeval.publication import locomo_run_dir
+    from memeval.publication.readers import locomo_run_dir
 
     def answer(i, error):
         return answer_row(f"conv-26:q{i:04d}", system="rag_turns", prediction="", f1=None if error else 0.5,

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _publish(args: argparse.Namespace) -> int:
     from memeval.artifacts import artifacts_dir, artifacts_root, figures_dir
     from memeval.atomic import write_json_atomic
-    from memeval.publish import publication_metrics, publish_all
+    from memeval.publication.publish import publication_metrics, publish_all
 
     root = artifacts_root(args.artifacts)
     results = publish_all(root, figures_dir(args.figures))

@@ -76,26 +76,6 @@ def certification_table(raw_rows: Sequence[dict]) -> pd.DataFrame:
                                     mean_bnb_nodes=("bnb_nodes", "mean"), mean_milp_nodes=("milp_nodes", "mean"))
 
 
-def plot_ratio_curves(summary: dict, methods: Sequence[str], ax=None, title: str = ""):
-    import matplotlib.pyplot as plt
-
-    df = summary_frame(summary)
-    ax = ax or plt.subplots(figsize=(7, 4.2))[1]
-    for method in methods:
-        part = df[df["method"] == method].sort_values("budget")
-        if part.empty or part["mean_ratio"].isna().all():
-            continue
-        ax.plot(part["budget"], part["mean_ratio"], marker="o", label=method)
-        ax.fill_between(part["budget"], part["ci_low"], part["ci_high"], alpha=0.2)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("budget B")
-    ax.set_ylabel("F(X) / OPT (bootstrap 95% band)")
-    ax.set_ylim(0, 1.05)
-    ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
-    return ax
-
-
 def heatmap_frame(summaries: dict[str, dict], budget: float) -> pd.DataFrame:
     rows = []
     for dist, summary in summaries.items():
@@ -115,23 +95,6 @@ def frontier_gap(summaries: dict[str, dict], budget: float) -> pd.DataFrame:
                          "frontier_gap": 1 - nt[0]["mean_ratio"],
                          "paper_no_tombstone_opt": PUBLISHED_STRESS_NO_TOMBSTONE_B6.get(dist)})
     return pd.DataFrame(rows).set_index("distribution")
-
-
-def plot_heatmap(frame: pd.DataFrame, ax=None, title: str = ""):
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.subplots(figsize=(9, 4))[1]
-    image = ax.imshow(frame.values.astype(float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(frame.shape[1]), frame.columns, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(frame.shape[0]), frame.index, fontsize=8)
-    for i in range(frame.shape[0]):
-        for j in range(frame.shape[1]):
-            v = frame.values[i, j]
-            if v == v:
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black")
-    ax.figure.colorbar(image, ax=ax, label="F / OPT")
-    ax.set_title(title)
-    return ax
 
 
 def vegetarian_package() -> Package:

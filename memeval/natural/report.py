@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -105,17 +104,3 @@ def bridge_frame(rows: Sequence[dict]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame({"note": ["no question of the sweep was found in the QA run"]})
     return pd.DataFrame(rows).set_index(["system", "pruning", "budget", "outcome"]).round(3)
-
-
-def bridge_figure(pairs: Sequence[dict], pruning: str = "salience", budget: float = 100.0, outcome: str = "f1"):
-    chosen = [p for p in pairs if p["pruning"] == pruning and p["budget"] == budget and p.get(outcome) is not None]
-    systems = sorted({p["system"] for p in chosen})
-    fig, axes = plt.subplots(1, max(1, len(systems)), figsize=(4 * max(1, len(systems)), 3.4), squeeze=False)
-    for ax, system in zip(axes[0], systems, strict=False):
-        mine = [p for p in chosen if p["system"] == system]
-        ax.scatter([p["union_ratio"] for p in mine], [p[outcome] for p in mine], s=12, alpha=0.6)
-        ax.set_title(f"{system} ({pruning}, B={budget:g})", fontsize=9)
-        ax.set_xlabel("union ratio (write time)")
-        ax.set_ylabel(f"QA {outcome}")
-    fig.tight_layout()
-    return fig

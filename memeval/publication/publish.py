@@ -7,9 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.plotting import save
-from memeval.publication import FIGURES, MissingResults
-from memeval.publication_tables import TABLES, NotMeasured, save_table
+import matplotlib.pyplot as plt
+
+from memeval.publication.figures import FIGURES
+from memeval.publication.headline import headline_table
+from memeval.publication.readers import MissingResults
+from memeval.publication.style import save_figure
+from memeval.publication.tables import TABLES, NotMeasured, save_table
 
 
 @dataclass
@@ -27,13 +31,17 @@ def publish_figure(name: str, root: Path, out: Path) -> Published:
         fig, caption = FIGURES[name](root)
     except MissingResults as exc:
         return Published(name, "missing", str(exc))
-    paths = save(fig, name, out)
+    paths = save_figure(fig, name, out)
+    plt.close(fig)
     return Published(name, "written", caption=caption, paths=[str(p) for p in paths])
+
+
+ALL_TABLES = {**TABLES, "tab_headline": headline_table}
 
 
 def publish_table(name: str, root: Path, out: Path) -> Published:
     try:
-        table = TABLES[name](root)
+        table = ALL_TABLES[name](root)
     except NotMeasured as exc:
         return Published(name, "not_measured", str(exc))
     except MissingResults as exc:
@@ -45,14 +53,14 @@ def publish_table(name: str, root: Path, out: Path) -> Published:
 
 def publish_all(root: Path, out: Path) -> list[Published]:
     return ([publish_figure(name, root, out) for name in FIGURES]
-            + [publish_table(name, root, out) for name in TABLES])
+            + [publish_table(name, root, out) for name in ALL_TABLES])
 
 
 def publication_metrics(results: list[Published]) -> dict:
     """The publication's metrics.json: files per figure and table, captions, and what was not drawn."""
     written = [r for r in results if r.status == "written"]
     return {"figures": {r.name: r.paths for r in written if r.name in FIGURES},
-            "tables": {r.name: r.paths for r in written if r.name in TABLES},
+            "tables": {r.name: r.paths for r in written if r.name in ALL_TABLES},
             "missing": {r.name: r.message for r in results if r.status == "missing"},
             "not_measured": {r.name: r.message for r in results if r.status == "not_measured"},
             "captions": {r.name: r.caption for r in written}}

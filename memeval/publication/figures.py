@@ -1,14 +1,14 @@
-"""Publication figures, built only from stored results under reports/artifacts (never a solver or an API).
+"""Publication figures: each takes results already read (so notebooks 01–06 draw the same figures from what
+they just computed) and returns (figure, caption); `FIGURES` builds each from the stored results under
+reports/artifacts for notebook 07 and `memeval publish` (never a solver or an API call).
 
-Each builder returns (figure, caption); a missing input raises MissingResults naming the notebook that
-produces it, so the publication notebook can say what to run instead of inventing a figure.
+A caption says what the figure shows and what it does not; a missing input raises MissingResults naming the
+notebook that produces it.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -16,101 +16,19 @@ import numpy as np
 import pandas as pd
 
 from memeval.categories import QA_CATEGORIES
-from memeval.plotting import WIDTH_DOUBLE, color, style
-from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
+from memeval.publication import readers
+from memeval.publication.readers import MissingResults
+from memeval.publication.style import WIDTH_DOUBLE, color, style
+from memeval.records import AnswerRow, SweepRow
+
+__all__ = ["FIGURES", "MissingResults", "budget_sweep", "bridge", "graph_study", "locomo", "natural_stores",
+           "natural_writers", "validity"]
 
 
-class MissingResults(FileNotFoundError):
-    pass
-
-
-def need_input(path: Path, notebook: str) -> Path:
-    if not path.exists():
-        raise MissingResults(f"{path} is missing: execute notebook {notebook} first (make reproduce)")
-    return path
-
-
-def read_input_json(path: Path, notebook: str) -> dict:
-    return json.loads(need_input(path, notebook).read_text())
-
-
-def base_sweep_summary(root: Path) -> dict:
-    return read_input_json(root / "03_memaudit_small" / "sweep" / "summary.json", "03_memaudit_small")
-
-
-def stress_summaries(root: Path) -> dict[str, dict]:
-    """Notebook 04's sweep summaries by the distribution their manifests record (each with its `directory`)."""
-    base = root / "04_memaudit_validity"
-    dirs = sorted(p.parent for p in need_input(base, "04_memaudit_validity").glob("*/manifest.json")
-                  if (p.parent / "summary.json").is_file())
-    if not dirs:
-        raise MissingResults(f"no sweep under {base}: execute notebook 04_memaudit_validity first")
-    out = {}
-    for d in dirs:
-        config = json.loads((d / "manifest.json").read_text()).get("config", {})
-        out[config.get("distribution")] = {**json.loads((d / "summary.json").read_text()), "directory": d}
-    return out
-
-
-def natural_summary(root: Path) -> dict:
-    return read_input_json(root / "05_memaudit_natural87" / "sweep" / "summary.json", "05_memaudit_natural87")
-
-
-def natural_raw_rows(root: Path) -> list[SweepRow]:
-    path = root / "05_memaudit_natural87" / "sweep" / "raw_results.jsonl"
-    return read_records(need_input(path, "05_memaudit_natural87"), SweepRow)
-
-
-def graph_study_summary(root: Path) -> dict:
-    return read_input_json(root / "06_memory_graph_study" / "run" / "summary.json", "06_memory_graph_study")
-
-
-def _final_answers(path: Path) -> list[AnswerRow]:
-    """answers.jsonl read once per version of the file (a full run's is tens of MB and every LoCoMo figure and
-    table reads it)."""
-    stat = path.stat()
-    return _final_answers_cached(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=4)
-def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[AnswerRow]:
-    from memeval.qa.answer_pass import load_answers
-
-    return load_answers(Path(path))
-
-
-def locomo_run_dir(root: Path) -> Path:
-    """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
-    run whose every call failed — no key and no cache — is no result to publish)."""
-    judged = root / "02_full_run" / "run_claude"
-    if (judged / "answers.jsonl").exists() and any(r.final for r in _final_answers(judged / "answers.jsonl")):
-        return judged
-    return root / "02_full_run" / "run"
-
-
-def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
-    """The latest answer row per question of a stored LoCoMo run, by system."""
-    by_system: dict[str, list[AnswerRow]] = {}
-    for row in _final_answers(need_input(run / "answers.jsonl", "02_full_run")):
-        by_system.setdefault(row.system, []).append(row)
-    return by_system
-
-
-def locomo_judgments(run: Path) -> dict[str, dict[str, list[JudgmentRow]]]:
-    """protocol → system → one judgment per question (a run may hold graded and binary judgments side by
-    side: they are never pooled)."""
-    from memeval.scoring.judge_pass import load_judgments
-
-    out: dict[str, dict[str, list[JudgmentRow]]] = {}
-    for row in load_judgments(run / "judgments.jsonl"):
-        out.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
-    return out
-
-
-def sweep_figure(root: Path):
+def budget_sweep(summary: dict):
+    """Writers' mean ratio to OPT against the budget, bootstrap bands, the paper's points (notebooks 03, 07)."""
     from memeval.memaudit.report import PUBLISHED_BASE
 
-    summary = base_sweep_summary(root)
     df = pd.DataFrame(summary["rows"])
     with style():
         fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE * 0.7, 3.2))
@@ -134,10 +52,11 @@ def sweep_figure(root: Path):
     return fig, caption
 
 
-def validity_figure(root: Path):
+def validity(summaries: dict[str, dict]):
+    """Stress suite: writer × distribution heatmap and the frontier gap (notebooks 04, 07)."""
     from memeval.memaudit.report import PUBLISHED_STRESS_NO_TOMBSTONE_B6
 
-    df = pd.DataFrame([{"distribution": name, **r} for name, summary in stress_summaries(root).items()
+    df = pd.DataFrame([{"distribution": name, **r} for name, summary in summaries.items()
                        for r in summary["rows"]])
     budget = float(df["budget"].max())
     heat = df[(df["budget"] == budget) & (df["method"] != "opt")].pivot_table(
@@ -171,11 +90,11 @@ def validity_figure(root: Path):
     return fig, caption
 
 
-def natural_writers_figure(root: Path):
+def natural_writers(summary: dict):
+    """Natural packages: writer ratios by budget beside the paper's Estimated-GVT (notebooks 05, 07)."""
     from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
 
-    df = pd.DataFrame(natural_summary(root)["rows"])
-    df = df[~df["method"].str.startswith("union:") & (df["method"] != "opt")]
+    df = pd.DataFrame([r for r in summary["rows"] if "pruning" not in r and r["method"] != "opt"])
     budgets = sorted(df["budget"].unique())
     methods = sorted(df["method"].unique())
     with style():
@@ -200,8 +119,8 @@ def natural_writers_figure(root: Path):
     return fig, caption
 
 
-def natural_stores_figure(root: Path):
-    rows = natural_raw_rows(root)
+def natural_stores(rows: Sequence[SweepRow]):
+    """Exported stores as union packages: union ratio by pruning and budget (notebooks 05, 07)."""
     df = pd.DataFrame([r.to_row() for r in rows if r.is_union and r.ratio is not None])
     if df.empty:
         raise MissingResults("no union rows in the natural sweep: execute notebook 05_memaudit_natural87")
@@ -224,12 +143,10 @@ def natural_stores_figure(root: Path):
     return fig, caption
 
 
-def bridge_figure(root: Path):
-    from memeval.natural.bridge import bridge_pairs, bridge_table
+def bridge(pairs: Sequence[dict]):
+    """Union ratio at write time against evidence recall in the QA run, per store (notebooks 05, 07)."""
+    from memeval.natural.bridge import bridge_table
 
-    rows = natural_raw_rows(root)
-    run = need_input(root / "05_memaudit_natural87" / "qa_run", "05_memaudit_natural87")
-    pairs = bridge_pairs(rows, run)
     budget = max((p["budget"] for p in pairs), default=0.0)
     chosen = [p for p in pairs if p["pruning"] == "salience" and p["budget"] == budget]
     stats = {r["system"]: r for r in bridge_table(chosen, n_boot=1000) if r["outcome"] == "evidence_recall"}
@@ -251,15 +168,14 @@ def bridge_figure(root: Path):
     return fig, caption
 
 
-def locomo_figure(root: Path):
+def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str, Mapping[str, Sequence]]):
+    """F1 by category, overall F1 beside the published rows, recall@k, and J when judged (notebooks 01, 02,
+    07). `by_protocol`: protocol → system → judgment rows (the graded judge is drawn when present)."""
     from memeval.baselines import f1_baselines
     from memeval.reports.run_report import recall_curve_means
     from memeval.scoring.aggregate import by_category, overall_mean
 
-    run = locomo_run_dir(root)
-    systems = locomo_answers(run)
     answers = [r for rows in systems.values() for r in rows]
-    by_protocol = locomo_judgments(run)
     protocol = "graded" if "graded" in by_protocol else next(iter(sorted(by_protocol)), None)
     judgments = by_protocol.get(protocol, {})
     published = [b for b in f1_baselines("locomo") if b.overall is not None]
@@ -317,8 +233,8 @@ def locomo_figure(root: Path):
     return fig, caption
 
 
-def graph_study_figure(root: Path):
-    summary = graph_study_summary(root)
+def graph_study(summary: dict):
+    """graph80: score and gold-path recall by question type per system (notebooks 06, 07)."""
     df = pd.DataFrame(summary["rows"])
     types = ["fact", "preference", "relation", "multi-hop", "all"]
     systems = sorted(df["system"].unique())
@@ -344,12 +260,19 @@ def graph_study_figure(root: Path):
     return fig, caption
 
 
-FIGURES: dict[str, Callable] = {
-    "fig_budget_sweep": sweep_figure,
-    "fig_validity": validity_figure,
-    "fig_natural_writers": natural_writers_figure,
-    "fig_natural_stores": natural_stores_figure,
-    "fig_bridge": bridge_figure,
-    "fig_locomo": locomo_figure,
-    "fig_graph_study": graph_study_figure,
+FIGURES: dict[str, Callable[[Path], tuple]] = {
+    "fig_budget_sweep": lambda root: budget_sweep(readers.base_sweep_summary(root)),
+    "fig_validity": lambda root: validity(readers.stress_summaries(root)),
+    "fig_natural_writers": lambda root: natural_writers(readers.natural_summary(root)),
+    "fig_natural_stores": lambda root: natural_stores(readers.natural_raw_rows(root)),
+    "fig_bridge": lambda root: bridge(_bridge_pairs(root)),
+    "fig_locomo": lambda root: locomo(readers.locomo_answers(readers.locomo_run_dir(root)),
+                                      readers.locomo_judgments(readers.locomo_run_dir(root))),
+    "fig_graph_study": lambda root: graph_study(readers.graph_study_summary(root)),
 }
+
+
+def _bridge_pairs(root: Path) -> list[dict]:
+    from memeval.natural.bridge import bridge_pairs
+
+    return bridge_pairs(readers.natural_raw_rows(root), readers.natural_qa_run(root))
