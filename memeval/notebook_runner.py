@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from memeval.atomic import write_text_atomic
 from memeval.data.paths import project_root
 from memeval.errors import NotebookFailed
 from memeval.progress import progress_enabled
@@ -45,7 +46,7 @@ def strip_outputs(nb_path: str | Path) -> bool:
         cell["outputs"] = []
         cell["execution_count"] = None
     if changed:
-        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text_atomic(path, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return changed
 
 
@@ -89,7 +90,7 @@ def render_html(executed: str | Path, no_input: bool = False) -> Path:
         exporter.exclude_output_prompt = True
     body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
     target = executed.with_name(executed.stem + (".no-input.html" if no_input else ".html"))
-    target.write_text(body, encoding="utf-8")
+    write_text_atomic(target, body)
     return target
 
 

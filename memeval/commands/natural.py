@@ -1,4 +1,5 @@
-"""`memeval natural build`: LoCoMo natural MEMAUDIT packages (rule-adjudicated, deterministic)."""
+"""`memeval natural build | sensitivity | audit-export | audit-llm | audit-compare | bridge`: LoCoMo natural
+MEMAUDIT packages (rule-adjudicated, deterministic) and their analyses."""
 
 from __future__ import annotations
 

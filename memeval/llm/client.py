@@ -1,5 +1,5 @@
-"""Model calls: a request record, backends (the real Anthropic SDK, cache-only replay, a scripted fake for
-unit tests), and a client that resolves each request against its model profile (model per role, API
+"""Model calls: a request record, backends (the real Anthropic SDK, cache-only replay; tests add a scripted
+one), and a client that resolves each request against its model profile (model per role, API
 version, sampling actually sent), looks in the cache before anything else, then retries transient failures
 with backoff under a concurrency limit and a run-level dollar budget. A deterministic rejection stops the
 client: no further call is sent by it."""

@@ -1,4 +1,5 @@
-"""Tables and figures for the MEMAUDIT notebooks, built from sweep outputs (summary.json, raw rows)."""
+"""Tables for the MEMAUDIT notebooks, built from sweep outputs (summary.json, raw rows); their figures are in
+memeval/publication/figures.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Exact optima of a package at a budget: branch and bound (vectorised), a MILP through cvxpy + HiGHS, and
-exhaustive enumeration for tests. A result is *certified* only when the solver proved optimality."""
+"""Exact optima of a package at a budget: branch and bound (vectorised), exhaustive enumeration for tests, and
+`solve_exact`, which picks B&B or the MILP (memaudit/milp.py) or checks one against the other. A result is
+*certified* only when the solver proved optimality (tolerances: memaudit/tolerance.py)."""
 
 from __future__ import annotations
 

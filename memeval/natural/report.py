@@ -1,4 +1,4 @@
-"""Tables and figures for notebook 05 (LoCoMo-Natural-87), built from build, sweep and analysis outputs."""
+"""Tables for notebook 05 (LoCoMo-Natural-87), built from build, sweep and analysis outputs."""
 
 from __future__ import annotations
 

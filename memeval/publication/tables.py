@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from memeval.atomic import write_text_atomic
 from memeval.publication.readers import (
     MissingResults,
     base_sweep_summary,
@@ -209,8 +210,8 @@ def save_table(table: PublishedTable, name: str, directory: str | Path) -> list[
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.md"]
-    paths[0].write_text(f"{table.caption}\n\n{table.markdown}\n", encoding="utf-8")
+    write_text_atomic(paths[0], f"{table.caption}\n\n{table.markdown}\n")
     if table.frame is not None:
         paths.append(directory / f"{name}.csv")
-        table.frame.to_csv(paths[1])
+        write_text_atomic(paths[1], table.frame.to_csv())
     return paths
