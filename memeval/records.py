@@ -36,8 +36,7 @@ class Record(BaseModel):
         return getattr(self, name)
 
     def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, None) if name in type(self).model_fields else None
-        return default if value is None else value
+        return getattr(self, name) if name in type(self).model_fields else default
 
     def keys(self) -> Iterator[str]:
         return iter(type(self).model_fields)
@@ -255,8 +254,6 @@ class SweepRow(Record):
 
 class RunResult(Record):
     """What `run_locomo` returns: where it wrote, the report, and the rows of this run's selection."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     out: str
     report: str
