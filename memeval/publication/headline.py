@@ -37,14 +37,18 @@ def _ratio(summary: dict, method: str, budget: float) -> str:
     return "–" if row is None or row["mean_ratio"] is None else f"{row['mean_ratio']:.3f}"
 
 
-def _recorded(directory: Path, notebook: str) -> str:
+def _recorded_lines(directory: Path) -> str:
     """The command lines recorded in the directory's manifest when the results were made (never rebuilt)."""
     from memeval.invocation import recorded_commands
 
-    lines = recorded_commands(directory)
+    return "; ".join(f"`{line}`" for line in recorded_commands(directory))
+
+
+def _recorded(directory: Path, notebook: str, note: str = "") -> str:
+    lines = _recorded_lines(directory)
     if not lines:
         return f"– (no command recorded: rerun notebook {notebook})"
-    return "; ".join(f"`{line}`" for line in lines) + f" (notebook {notebook})"
+    return f"{lines} ({note}notebook {notebook})"
 
 
 def _section(root: Path, build: Callable[[Path], list[list[str]]]) -> list[list[str]]:
@@ -81,7 +85,8 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
         rows.append([f"MEMAUDIT stress, no_tombstone_opt / OPT at B = 6 ({', '.join(names)}; {packages} packages)",
                      ", ".join(_ratio(stress[d], "no_tombstone_opt", 6) for d in names),
                      ", ".join(f"{PUBLISHED_STRESS_NO_TOMBSTONE_B6[d]:.3f}" for d in names),
-                     _recorded(stress[names[0]]["directory"], "04"), _commit(stress[names[0]]["directory"])])
+                     _recorded(stress[names[0]]["directory"], "04", "and the same for each distribution; "),
+                     _commit(stress[names[0]]["directory"])])
     return rows
 
 
@@ -97,8 +102,8 @@ def _natural_rows(root: Path) -> list[list[str]]:
              ", ".join(_ratio(summary, "estimated_gvt", b) for b in budgets),
              ", ".join(f"{PAPER_NATURAL_ESTIMATED_GVT[int(b)]:.2f}" if int(b) in PAPER_NATURAL_ESTIMATED_GVT
                        else "–" for b in budgets) + " (LongMemEval, model labels: not the same quantity)",
-             _recorded(stored("natural_packages", root), "05").removesuffix(" (notebook 05)") + "; "
-             + _recorded(stored("natural_sweep", root), "05"), commit]]
+             _recorded_lines(stored("natural_packages", root)) + "; " + _recorded(stored("natural_sweep", root), "05"),
+             commit]]
     stores = sorted((r["system"], r["method"]) for r in summary["rows"]
                     if r.get("pruning") == "salience" and float(r["budget"]) == budgets[-1])
     if stores:
