@@ -65,7 +65,7 @@ def test_ls_lists_results_with_their_recorded_commands(tmp_path, cli):
         "--out", tmp_path / "sweeps" / "one", "--no-progress", check=True)
     listed = json.loads(cli("ls", tmp_path / "sweeps", "--json", check=True).stdout)
     assert [r["directory"] for r in listed] == [str(tmp_path / "sweeps" / "one")]
-    assert listed[0]["kind"] == "sweep" and listed[0]["command_line"].startswith("memeval memaudit sweep small")
+    assert listed[0]["kind"] == "memaudit sweep" and listed[0]["command_line"].startswith("memeval memaudit sweep small")
     assert "memeval memaudit sweep small" in cli("ls", tmp_path / "sweeps", check=True).stdout
     assert "no results" in cli("ls", tmp_path / "empty", check=True).stdout
 

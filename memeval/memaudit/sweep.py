@@ -297,7 +297,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     write_json_atomic(
         out / "manifest.json",
         base_manifest(
-            command="sweep",
+            command="memaudit sweep",
             command_line=config.command_line(out),
             config=asdict(config),
             generator=GENERATOR_VERSION if config.kind == "small" else None,

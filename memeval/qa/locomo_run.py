@@ -215,7 +215,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
                "llm": _client_summary(client)}
     invocation = {"config": _public_config(config), "command_line": shlex.join(config.command_line()), **summary}
     manifest = base_manifest(
-        command="memeval locomo run",
+        command="locomo run",
         command_line=config.command_line(),
         config=_public_config(config),
         systems=[s.as_dict() for s in systems],
