@@ -29,8 +29,8 @@ from memeval.memaudit.solvers import solve_bnb  # noqa: E402
 
 def timed_cli_sweep(certify: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
-    cmd = [sys.executable, "-m", "memeval", "sweep", "small", "--distribution", "base", "--seeds", "500",
-           "--budgets", "1,2,4,8,16", "--out", str(out), "--certify", certify, "--quiet"]
+    cmd = [sys.executable, "-m", "memeval", "memaudit", "sweep", "small", "--distribution", "base", "--n-seeds", "500",
+           "--budgets", "1,2,4,8,16", "--out", str(out), "--certify", certify, "--no-progress"]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
     wall = time.perf_counter() - start

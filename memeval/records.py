@@ -243,9 +243,14 @@ class SweepRow(Record):
                 data["sample_id"] = sample_id
         return data
 
+    @staticmethod
+    def key_of(row: Mapping) -> tuple[str, float, str, int]:
+        """A row's identity in a sweep file, from the record or from its written form."""
+        return (row["package_id"], float(row["budget"]), row["method"], int(row["max_per_group"] or 1))
+
     @property
     def key(self) -> tuple[str, float, str, int]:
-        return (self.package_id, float(self.budget), self.method, int(self.max_per_group or 1))
+        return self.key_of(self)
 
     @property
     def is_union(self) -> bool:

@@ -25,7 +25,7 @@ from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import values_agree
 from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer
 from memeval.progress import progress_bar
-from memeval.records import PackageId, SweepRow, read_records, write_records
+from memeval.records import PackageId, SweepRow, read_records
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -166,11 +166,10 @@ def package_rows(source: PackageSource, budgets: Sequence[float], methods: Seque
     return writer_rows(source.load(), source, budgets, methods, max_per_group, certify, solver)
 
 
-def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[SweepRow]:
-    out = []
-    for s in sources:
-        out.extend(scorer.rows(s.load(), s, config))
-    return out
+def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[dict]:
+    """Rows built (and checked) as records in the worker, sent back as plain rows: pickling 25,000 pydantic
+    objects costs the main process more than building them did."""
+    return [row.to_row() for s in sources for row in scorer.rows(s.load(), s, config)]
 
 
 def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[dict]:
@@ -237,7 +236,8 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     out.mkdir(parents=True, exist_ok=True)
     raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
-    done = {r.key for r in read_records(raw_path, SweepRow)}
+    rows_on_disk = read_records(raw_path, SweepRow)
+    done = {r.key for r in rows_on_disk}
     sources = _sources(config)
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
@@ -264,15 +264,16 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
                 delayed(_chunk_rows)(c, config, scorer) for c in chunks
             )
             for rows in jobs:
-                fresh = [r for r in rows if r.key not in done]
-                written += write_records(writer, fresh)
-                done.update(r.key for r in fresh)
+                fresh = [r for r in rows if SweepRow.key_of(r) not in done]
+                written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
+                rows_on_disk.extend(SweepRow.from_row(r, str(raw_path)) for r in fresh)
+                done.update(SweepRow.key_of(r) for r in fresh)
                 if bar:
                     bar.update(len({r.package_id for r in rows}))
             if bar:
                 bar.close()
     budgets = {float(b) for b in config.budgets}
-    selected = [r for r in read_records(raw_path, SweepRow)
+    selected = [r for r in rows_on_disk
                 if r.package_id in wanted_ids and float(r.budget) in budgets
                 and (r.method in config.methods or r.is_union)]
     summary_rows = summarize(selected, config.n_boot)
