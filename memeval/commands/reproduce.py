@@ -37,10 +37,21 @@ def _reproduce(args: argparse.Namespace) -> int:
         results = reproduce(args.notebooks, args.out, args.only, judged=args.judged, progress=not args.no_progress)
     total = sum(r["seconds"] for r in results)
     manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
-                                 base_manifest(command="reproduce", judged=args.judged, only=args.only,
+                                 base_manifest(command="reproduce", command_line=_command_line(args),
+                                               judged=args.judged, only=args.only,
                                                notebooks=results, notebook_seconds=total))
     print(f"{len(results)} notebook(s) executed in {total:.1f} s; reports in {args.out}/ ({manifest.name})")
     headline = Path(args.figures) / "tab_headline.md"
     if headline.exists():
         print(f"headline results (the README's Results table): {headline}")
     return 0
+
+
+def _command_line(args: argparse.Namespace) -> list[str]:
+    from memeval.invocation import path_text
+
+    line = ["memeval", "reproduce", "--notebooks", path_text(args.notebooks), "--out", path_text(args.out),
+            "--figures", path_text(args.figures)]
+    if args.only:
+        line += ["--only", *args.only]
+    return line + (["--judged"] if args.judged else [])
