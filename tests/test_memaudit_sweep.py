@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from memeval.errors import InputError
 from memeval.jsonl import read_rows
 from memeval.memaudit import sweep as sweep_mod
 from memeval.memaudit.generators import generate
@@ -53,9 +54,11 @@ def test_resume_reuses_rows_and_survives_a_torn_line(tmp_path):
     rows = read_rows(path)
     assert _keys(rows) == reference and resumed["computed_rows"] == 30
     assert len(rows) == len(reference)
-    # more seeds extend the same directory
-    bigger = run_sweep(_config(seeds=14), tmp_path, progress=False)
-    assert bigger["packages"] == 14 and bigger["computed_rows"] == 2 * 2 * len(METHODS)
+    # another configuration (more seeds) is refused: its rows would mix with these
+    with pytest.raises(InputError, match=r"manifest.json: config.seeds: this directory holds a sweep with seeds=12, "
+                                         r"not 14; use another --out"):
+        run_sweep(_config(seeds=14), tmp_path, progress=False)
+    assert _keys(read_rows(path)) == reference
 
 
 def test_parallel_equals_serial(tmp_path):
@@ -145,3 +148,35 @@ def test_sweep_directories_written_before_typed_records_resume_unchanged(tmp_pat
     summary = sweep_mod.summarize(rows, n_boot=200)
     old = json.loads((fixtures / "sweep_natural" / "summary.json").read_text())["rows"]
     assert [{k: v for k, v in r.items() if k not in ("system", "pruning")} for r in summary] == old
+
+
+def test_a_sweep_directory_holds_one_configuration(tmp_path, cli):
+    """Reuse with other parameters is refused in one line; a killed first run (rows, manifest not yet complete)
+    resumes; refused arguments leave no directory behind."""
+    first = cli("memaudit", "sweep", "small", "--n-seeds", "3", "--budgets", "2,4", "--methods", "opt,gvt", "--jobs",
+                "1", "--out", tmp_path / "s", "--no-progress", check=True)
+    assert "12 rows (12 computed, 0 reused)" in first.stdout
+    base = {"--n-seeds": "3", "--budgets": "2,4", "--methods": "opt,gvt"}
+    for change in ({"--distribution": "update_chain"}, {"--n-seeds": "2"}, {"--budgets": "2"}, {"--methods": "opt"},
+                   {"--certify": "milp"}):
+        argv = [x for kv in {**base, **change}.items() for x in kv]
+        refused = cli("memaudit", "sweep", "small", *argv, "--jobs", "1", "--out", tmp_path / "s", "--no-progress")
+        assert refused.returncode == 2 and "use another --out" in refused.stderr, change
+        assert len(refused.stderr.strip().splitlines()) == 1
+    same = cli("memaudit", "sweep", "small", "--n-seeds", "3", "--budgets", "4,2", "--methods", "gvt,opt", "--jobs", "2",
+               "--out", tmp_path / "s", "--no-progress", check=True)  # order and worker count are not identity
+    assert "12 rows (0 computed, 12 reused)" in same.stdout
+
+    killed = tmp_path / "killed"
+    run_sweep(_config(seeds=3, budgets=[2]), killed, progress=False)
+    manifest = json.loads((killed / "manifest.json").read_text())
+    (killed / "manifest.json").write_text(json.dumps({**manifest, "complete": False}))
+    lines = (killed / "raw_results.jsonl").read_text().splitlines(keepends=True)
+    (killed / "raw_results.jsonl").write_text("".join(lines[:4]))
+    resumed = run_sweep(_config(seeds=3, budgets=[2]), killed, progress=False)
+    assert resumed["computed_rows"] == len(lines) - 4
+    assert json.loads((killed / "manifest.json").read_text())["complete"] is True
+
+    missing = cli("memaudit", "sweep", "natural", "--packages", tmp_path / "none", "--budgets", "30",
+                  "--out", tmp_path / "never")
+    assert missing.returncode == 2 and not (tmp_path / "never").exists()

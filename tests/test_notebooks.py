@@ -358,3 +358,20 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert TEST_SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.notebook
+def test_a_notebook_rerun_with_other_parameters_shows_only_its_own_configuration(tmp_path):
+    """Notebook 03 rerun into the same artifacts with fewer seeds: every number is that configuration's (the
+    first run's rows are not mixed in, as they were when the sweep directory simply grew)."""
+    artifacts = tmp_path / "artifacts" / "03_memaudit_small"
+    for seeds in (6, 3):
+        params = {**SMALL_PARAMETERS["03_memaudit_small"], "seeds": seeds, "artifacts_dir": str(artifacts),
+                  "figures_dir": str(tmp_path / "figures")}
+        execute_notebook(NOTEBOOKS / "03_memaudit_small.ipynb", tmp_path / f"03_{seeds}.ipynb", params,
+                         progress=False)
+    metrics = json.loads((artifacts / "metrics.json").read_text())
+    assert metrics["packages"] == 3 and metrics["opt_rows"] == 3 * 3
+    assert metrics["certification_rows"] == 3 * 3
+    manifest = json.loads((artifacts / "sweep" / "manifest.json").read_text())
+    assert manifest["config"]["seeds"] == 3 and manifest["complete"] is True

@@ -169,6 +169,8 @@ def _sweep(args: argparse.Namespace) -> int:
     except CertificationError as exc:
         print(f"memeval: CERTIFICATION FAILED: {exc}", file=sys.stderr)
         return 3
+    except InputError:
+        raise
     except ValueError as exc:
         raise InputError("sweep", "arguments", str(exc)) from None
     print(f"{summary['row_count']} rows ({summary['computed_rows']} computed, {summary['reused_rows']} reused); "

@@ -4,6 +4,7 @@ each), so `joblib.parallel_config(backend="dask"|"ray")` moves a sweep past one 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -223,24 +224,37 @@ def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
-              scorer: PackageScorer | None = None) -> dict:
+              scorer: PackageScorer | None = None, other_configuration: str = "refuse") -> dict:
     """Run (or resume) a sweep into out_dir; returns the summary document. `scorer` decides which rows each
-    package owes (default: the writers of `config.methods`; natural sweeps pass the union-aware scorer)."""
+    package owes (default: the writers of `config.methods`; natural sweeps pass the union-aware scorer).
+    A directory holding another configuration is refused (`other_configuration="refuse"`, the CLI) or emptied
+    of that sweep's files first (`"restart"`: a notebook rerun with other parameters owns its directory)."""
     from joblib import Parallel, delayed
 
     scorer = scorer or WriterScorer()
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(ALL_WRITERS)}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    raw_path = out / "raw_results.jsonl"
-    start = time.perf_counter()
-    rows_on_disk = read_records(raw_path, SweepRow)
-    done = {r.key for r in rows_on_disk}
     sources = _sources(config)
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
+    out = Path(out_dir)
+    try:
+        check_same_configuration(out, config)
+    except InputError:
+        if other_configuration != "restart":
+            raise
+        for name in SWEEP_FILES:
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    raw_path = out / "raw_results.jsonl"
+    if not (out / "manifest.json").is_file():  # claim the directory for this configuration before any row
+        write_json_atomic(out / "manifest.json", base_manifest(command="memaudit sweep",
+                                                               command_line=config.command_line(out),
+                                                               config=asdict(config), complete=False))
+    start = time.perf_counter()
+    rows_on_disk = read_records(raw_path, SweepRow)
+    done = {r.key for r in rows_on_disk}
 
     todo: list[PackageSource] = []
     wanted_ids: set[str] = set()
@@ -306,6 +320,40 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
             wall_time_s=elapsed,
             rows_written=written,
             rows_total=len(selected),
+            complete=True,
         ),
     )
     return summary
+
+
+SWEEP_FILES = ("raw_results.jsonl", "summary.json", "manifest.json")
+IDENTITY = ("kind", "distribution", "seeds", "seed_start", "packages_dir", "budgets", "methods", "max_per_group",
+            "certify", "solver", "facts", "updates", "count")  # what the rows depend on; n_jobs, chunk, n_boot do not
+
+
+def _identity(config: dict) -> dict:
+    out = {k: config.get(k) for k in IDENTITY if k in config}
+    if out.get("budgets") is not None:
+        out["budgets"] = sorted(float(b) for b in out["budgets"])
+    if out.get("methods") is not None:
+        out["methods"] = sorted(out["methods"])
+    if out.get("packages_dir"):
+        out["packages_dir"] = str(Path(out["packages_dir"]).resolve())
+    return out
+
+
+def check_same_configuration(out: Path, config: SweepConfig) -> None:
+    """A sweep directory holds one configuration: resuming it continues, another configuration is refused
+    (its rows would mix with these while summary.json described only the last call)."""
+    path = out / "manifest.json"
+    if not path.is_file():
+        return
+    try:
+        recorded = json.loads(path.read_text()).get("config") or {}
+    except json.JSONDecodeError:
+        raise InputError(path, "manifest", "not valid JSON; move the sweep directory aside") from None
+    mine, theirs = _identity(asdict(config)), _identity(recorded)
+    for key in IDENTITY:
+        if key in theirs and theirs[key] != mine[key]:
+            raise InputError(path, f"config.{key}", f"this directory holds a sweep with {key}={recorded.get(key)!r}, "
+                             f"not {getattr(config, key)!r}; use another --out")

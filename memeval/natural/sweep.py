@@ -27,5 +27,6 @@ class UnionAwareScorer(WriterScorer):
         return union_rows(pkg, config.budgets, config.solver)
 
 
-def run_natural_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True) -> dict:
-    return run_sweep(config, out_dir, progress, scorer=UnionAwareScorer())
+def run_natural_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
+                      other_configuration: str = "refuse") -> dict:
+    return run_sweep(config, out_dir, progress, scorer=UnionAwareScorer(), other_configuration=other_configuration)
