@@ -25,10 +25,20 @@ COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, publ
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memeval", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"memeval {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:
         module.register(subparsers)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memeval")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,6 +74,9 @@ def execute_notebook(
             progress_bar=progress,
             kernel_name="python3",
             execution_timeout=timeout,
+            # the kernel app's own start-up warnings (a local kernel "running over TCP without encryption") are
+            # noise in a reproduce log; the notebook's warnings still land in its outputs
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
         )
     return output
 

@@ -91,3 +91,10 @@ def test_cache_stats_and_prune(tmp_path, cli):
 def test_bad_arguments_exit_2_without_a_traceback(argv, cli):
     result = cli(*argv)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_version(cli):
+    from importlib.metadata import version
+
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"memeval {version('memeval')}"
