@@ -7,32 +7,37 @@ import json
 import sys
 from pathlib import Path
 
-from memeval.categories import CATEGORY_NAMES, category_label
+from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.commands.arguments import command
 from memeval.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    score = command(subparsers, "score", "score a JSONL of predictions with token F1 (per category)",
-                    "memeval score predictions.jsonl --mode mem0 --json")
-    score.add_argument("predictions", help="JSONL rows with prediction, answer (or gold) and category")
+    score = command(subparsers, "score", "score a JSONL of predictions with token F1, by category or by system",
+                    "memeval score predictions.jsonl --mode mem0 --by system")
+    score.add_argument("predictions", help="JSONL rows with prediction, answer (or gold), category (and system)")
     score.add_argument("--mode", choices=["locomo", "seed", "mem0"], default="locomo")
+    score.add_argument("--by", choices=["category", "system"], default="category",
+                       help="category: one row per category; system: one row per `system` field, categories as "
+                            "columns")
     score.add_argument("--json", action="store_true")
     score.set_defaults(handler=_score)
 
 
-def score_rows(path: Path, mode: str) -> tuple[list[dict], list[dict]]:
-    """Scored rows and bad rows (line number, reason); a bad row never stops the others."""
+def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[dict], list[dict]]:
+    """Scored rows and bad rows (line number, reason); a bad row never stops the others. An empty file is an
+    input error: there is nothing to score."""
     if not path.is_file():
         raise InputError(path, "predictions", "no such file")
 
     from memeval.scoring.f1 import score_f1
 
-    scored, bad = [], []
+    scored, bad, seen = [], [], 0
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
+            seen += 1
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -41,53 +46,94 @@ def score_rows(path: Path, mode: str) -> tuple[list[dict], list[dict]]:
             if not isinstance(row, dict):
                 bad.append({"line": line_no, "error": "not a JSON object"})
                 continue
+            problem = _row_problem(row, by)
+            if problem:
+                bad.append({"line": line_no, "error": problem})
+                continue
             answer = row.get("answer", row.get("gold"))
-            category = row.get("category")
-            prediction = row.get("prediction")
-            if not isinstance(category, int) or isinstance(category, bool) or category not in CATEGORY_NAMES:
-                bad.append({"line": line_no, "error": f"category: expected 1-5, got {category!r}"})
-                continue
-            if not isinstance(prediction, str):
-                bad.append({"line": line_no, "error": f"prediction: expected string, got {type(prediction).__name__}"})
-                continue
-            if answer is None and category != 5:
-                bad.append({"line": line_no, "error": "answer: missing"})
-                continue
-            value = score_f1(prediction, answer, category, mode)
-            scored.append({**row, "category": category, "f1": value, "line": line_no})
+            value = score_f1(row["prediction"], answer, row["category"], mode)
+            scored.append({**row, "f1": value, "line": line_no})
+    if not seen:
+        raise InputError(path, "predictions", "empty file: no rows to score")
     return scored, bad
+
+
+def _row_problem(row: dict, by: str) -> str | None:
+    category = row.get("category")
+    if "category" not in row:
+        return "category: missing"
+    if not isinstance(category, int) or isinstance(category, bool) or category not in CATEGORY_NAMES:
+        return f"category: expected 1-5, got {category!r}"
+    if "prediction" not in row:
+        return "prediction: missing"
+    if not isinstance(row["prediction"], str):
+        return f"prediction: expected string, got {type(row['prediction']).__name__}"
+    if row.get("answer", row.get("gold")) is None and category != ADVERSARIAL:
+        return "answer: missing (or gold)"
+    if by == "system" and not isinstance(row.get("system"), str):
+        return "system: missing" if "system" not in row else "system: expected string"
+    return None
+
+
+def _summary(rows: list[dict]) -> dict:
+    from memeval.scoring.aggregate import by_category, overall_mean
+
+    stats = by_category(rows)
+    qa = [r for r in rows if r["category"] in QA_CATEGORIES]
+
+    def mean(selected: list[dict]) -> float | None:
+        value = overall_mean(selected)
+        return None if value != value else value
+
+    return {"by_category": {str(c): {"name": CATEGORY_NAMES[c], "mean_f1": s.mean, "count": s.count,
+                                     "min_f1": s.min, "max_f1": s.max} for c, s in stats.items()},
+            "overall_1_4": mean(qa), "overall_1_5": mean(rows) if ADVERSARIAL in stats else None,
+            "scored": sum(s.count for s in stats.values())}
+
+
+def _x100(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}"
 
 
 def _score(args: argparse.Namespace) -> int:
     from memeval.reports.tables import markdown_table
-    from memeval.scoring.aggregate import by_category, overall_mean
+    from memeval.scoring.aggregate import overall_mean
 
-
-    scored, bad = score_rows(Path(args.predictions), args.mode)
+    scored, bad = score_rows(Path(args.predictions), args.mode, args.by)
     for b in bad:
         print(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)", file=sys.stderr)
-    stats = by_category(scored)
+    groups: dict[str, list[dict]] = {}
+    if args.by == "system":
+        for row in scored:
+            groups.setdefault(row["system"], []).append(row)
+    overall = _summary(scored)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "mode": args.mode,
-                    "scored": sum(s.count for s in stats.values()),
-                    "overall": overall_mean(scored),
-                    "by_category": {
-                        str(c): {"name": CATEGORY_NAMES[c], "mean_f1": s.mean, "count": s.count,
-                                 "min_f1": s.min, "max_f1": s.max}
-                        for c, s in stats.items()
-                    },
-                    "bad_rows": bad,
-                }
-            )
-        )
+        doc = {"mode": args.mode, "scale": "0-1", "scored": overall["scored"], "overall": overall_mean(scored),
+               "overall_1_4": overall["overall_1_4"], "overall_1_5": overall["overall_1_5"],
+               "by_category": overall["by_category"], "bad_rows": bad}
+        if args.by == "system":
+            doc["by_system"] = {name: _summary(rows) for name, rows in groups.items()}
+        print(json.dumps(doc))
+        return 0 if scored or not bad else 1
+    unscored = " (category 5 is not scored in this mode)" if args.mode == "mem0" else ""
+    print(f"F1 mode: {args.mode}; values ×100{unscored}; overall (1–4) averages questions of categories 1–4, "
+          "overall (1–5) every question (as the LoCoMo paper's overall row)")
+    if args.by == "system":
+        headers = ["system", *[category_label(c) for c in CATEGORY_NAMES], "overall (1–4)", "overall (1–5)", "n"]
+        body = []
+        for name, rows in groups.items():
+            summary = _summary(rows)
+            cells = [summary["by_category"].get(str(c)) for c in CATEGORY_NAMES]
+            body.append([name, *[_x100(c["mean_f1"]) if c else "–" for c in cells], _x100(summary["overall_1_4"]),
+                         _x100(summary["overall_1_5"]), summary["scored"]])
+        print(markdown_table(headers, body))
     else:
-        rows = [[category_label(c), f"{s.mean:.4f}", s.count, f"{s.min:.4f}", f"{s.max:.4f}"] for c, s in stats.items()]
-        rows.append(["overall", f"{overall_mean(scored):.4f}", sum(s.count for s in stats.values()), "", ""])
-        print(f"F1 mode: {args.mode}")
-        print(markdown_table(["category", "mean F1", "count", "min", "max"], rows))
-        if bad:
-            print(f"{len(bad)} bad row(s) skipped; see stderr")
+        rows = [[category_label(int(c)), _x100(s["mean_f1"]), s["count"], _x100(s["min_f1"]), _x100(s["max_f1"])]
+                for c, s in overall["by_category"].items()]
+        rows.append(["overall (1–4)", _x100(overall["overall_1_4"]),
+                     sum(s["count"] for c, s in overall["by_category"].items() if int(c) in QA_CATEGORIES), "", ""])
+        rows.append(["overall (1–5)", _x100(overall["overall_1_5"]), overall["scored"], "", ""])
+        print(markdown_table(["category", "mean F1 ×100", "count", "min", "max"], rows))
+    if bad:
+        print(f"{len(bad)} bad row(s) skipped; see stderr")
     return 0 if scored or not bad else 1
