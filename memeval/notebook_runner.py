@@ -106,10 +106,23 @@ JUDGED_PARAMETERS = {
 }
 
 
+# `memeval reproduce --quick`: every notebook end to end on small parameters (a smoke run of the whole pipeline
+# in well under a minute; its numbers are not the published ones). The notebook tests run these too.
+QUICK_PARAMETERS = {
+    "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
+    "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
+                    "systems": ["rag_turns", "observations", "full_context"]},
+    "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
+    "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
+    "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
+    "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
+}
+
+
 def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | None = None,
-              judged: bool = False, progress: bool = True) -> list[dict]:
-    """Run every notebook on its offline defaults (or the judged configuration), in name order, rendering
-    each as it finishes."""
+              judged: bool = False, progress: bool = True, quick: bool = False) -> list[dict]:
+    """Run every notebook on its offline defaults (or the judged configuration, or the quick parameters), in
+    name order, rendering each as it finishes."""
     from papermill.exceptions import PapermillExecutionError
 
     notebooks = sorted(Path(notebooks_dir).glob("[0-9]*.ipynb"))
@@ -119,7 +132,8 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
     for i, nb in enumerate(notebooks, start=1):
         start = time.perf_counter()
         print(f"[{i}/{len(notebooks)}] {nb.name} ...", flush=True)
-        params = JUDGED_PARAMETERS.get(nb.stem, {}) if judged else {}
+        params = {**(QUICK_PARAMETERS.get(nb.stem, {}) if quick else {}),
+                  **(JUDGED_PARAMETERS.get(nb.stem, {}) if judged else {})}
         executed = Path(out_dir) / nb.name
         try:
             execute_notebook(nb, executed, params, progress=progress_enabled(progress))

@@ -5,22 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from memeval.notebook_runner import execute_notebook
+from memeval.notebook_runner import QUICK_PARAMETERS, execute_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 # Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
-SMALL_PARAMETERS = {
-    "00_data_tour": {},
-    "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
-    "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
-                    "systems": ["rag_turns", "observations", "full_context"]},
-    "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
-    "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
-    "07_publication": {},
-    "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
-    "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
-}
+SMALL_PARAMETERS = {"00_data_tour": {}, **QUICK_PARAMETERS, "07_publication": {}}
 
 
 def test_committed_notebooks_have_no_outputs():

@@ -56,3 +56,14 @@ def test_reproduce_names_the_failed_notebook_and_keeps_its_executed_copy(tmp_pat
     assert "00_breaks.ipynb failed (ValueError in cell" in err and str(out / "00_breaks.ipynb") in err
     assert "bad parameter" in (out / "00_breaks.html").read_text()
     assert not (out / "01_never.ipynb").exists() and not (out / "reproduce_manifest.json").exists()
+
+
+@pytest.mark.notebook
+def test_reproduce_quick_runs_a_notebook_on_small_parameters(tmp_path, capsys):
+    out = tmp_path / "reports"
+    assert main(["reproduce", "--only", "03", "--quick", "--out", str(out), "--figures", str(tmp_path / "figures"),
+                 "--no-progress"]) == 0
+    metrics = json.loads((out / "artifacts" / "03_memaudit_small" / "metrics.json").read_text())
+    assert metrics["packages"] == 6 and metrics["opt_rows"] == 6 * 3
+    manifest = json.loads((out / "reproduce_manifest.json").read_text())
+    assert manifest["quick"] is True and manifest["command_line"].endswith("--only 03 --quick")

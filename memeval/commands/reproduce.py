@@ -17,6 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 00 03")
     rep.add_argument("--judged", action="store_true",
                      help="Claude reader and LLM judges (needs ANTHROPIC_API_KEY or a cache holding the calls)")
+    rep.add_argument("--quick", action="store_true",
+                     help="small parameters in every notebook: a smoke run of the whole pipeline in about a "
+                          "minute (its numbers are not the published ones)")
     add_progress(rep)
     rep.set_defaults(handler=_reproduce)
 
@@ -34,11 +37,12 @@ def _reproduce(args: argparse.Namespace) -> int:
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
                  "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
     with kernel_environment(locations):
-        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged, progress=not args.no_progress)
+        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged, progress=not args.no_progress,
+                            quick=args.quick)
     total = sum(r["seconds"] for r in results)
     manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
                                  base_manifest(command="reproduce", command_line=_command_line(args),
-                                               judged=args.judged, only=args.only,
+                                               judged=args.judged, quick=args.quick, only=args.only,
                                                notebooks=results, notebook_seconds=total))
     print(f"{len(results)} notebook(s) executed in {total:.1f} s; reports in {args.out}/ ({manifest.name})")
     headline = Path(args.figures) / "tab_headline.md"
@@ -54,4 +58,4 @@ def _command_line(args: argparse.Namespace) -> list[str]:
             "--figures", path_text(args.figures)]
     if args.only:
         line += ["--only", *args.only]
-    return line + (["--judged"] if args.judged else [])
+    return line + (["--judged"] if args.judged else []) + (["--quick"] if args.quick else [])
