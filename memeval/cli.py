@@ -15,12 +15,13 @@ from memeval.commands import (
     natural,
     publish,
     reproduce,
+    results,
     score,
 )
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected
 
-COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, publish, reproduce, inventory]
+COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, results, publish, reproduce, inventory]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -257,6 +257,23 @@ class SweepRow(Record):
         return self.pruning is not None
 
 
+class ResultRow(Record):
+    """One metric of one system (or writer) in one group of a stored run or sweep (`memeval results`)."""
+
+    directory: str
+    kind: str  # "locomo run" or "memaudit sweep"
+    system: str
+    group: str  # a category, an overall, or a distribution and budget
+    metric: str
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    resampled: str  # what the 95% interval resamples: conversations, questions or packages
+    commit: str | None
+    command: str | None
+
+
 class RunResult(Record):
     """What `run_locomo` returns: where it wrote, the report, and the rows of this run's selection."""
 

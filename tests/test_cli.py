@@ -98,3 +98,32 @@ def test_version(cli):
 
     result = cli("--version")
     assert result.returncode == 0 and result.stdout.strip() == f"memeval {version('memeval')}"
+
+
+def test_results_puts_runs_and_sweeps_side_by_side(locomo_dir, tmp_path, cli):
+    import pandas as pd
+
+    from memeval.qa.answer_pass import load_answers
+    from memeval.scoring.aggregate import overall_mean
+
+    run = tmp_path / "run"
+    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "6",
+        "--systems", "rag_turns,observations", "--out", run, "--no-progress", "--json", check=True)
+    cli("memaudit", "sweep", "small", "--n-seeds", "4", "--budgets", "4", "--methods", "opt,density_only",
+        "--jobs", "1", "--out", tmp_path / "sweep", "--no-progress", check=True)
+    result = cli("results", run, tmp_path / "sweep", "--out", tmp_path / "cmp", check=True)
+    frame = pd.read_parquet(tmp_path / "cmp" / "results.parquet")
+    assert frame.equals(pd.read_csv(tmp_path / "cmp" / "results.csv").astype(frame.dtypes.to_dict()))
+    rag = frame[(frame.system == "rag_turns") & (frame.group == "overall (1–4)")].iloc[0]
+    rows = [r for r in load_answers(run / "answers.jsonl") if r.system == "rag_turns" and r.category in (1, 2, 3, 4)]
+    assert rag.value == pytest.approx(100 * overall_mean(rows), rel=1e-12, abs=0)
+    assert rag.n == len(rows) and rag.resampled == "conversations"
+    assert rag.ci_low <= rag.value <= rag.ci_high and rag.command.startswith("memeval locomo run --data ")
+    density = frame[(frame.system == "density_only")].iloc[0]
+    summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
+    assert density.value == next(r["mean_ratio"] for r in summary["rows"] if r["method"] == "density_only")
+    assert density.group == "base, B = 4" and density.kind == "memaudit sweep"
+    assert "| rag_turns | overall (1–4) | F1 ×100 (official scorer) |" in result.stdout
+    assert (tmp_path / "cmp" / "results.md").read_text() == result.stdout.split("written: ")[0].rstrip("\n") + "\n"
+    missing = cli("results", tmp_path / "nothing")
+    assert missing.returncode == 2 and "manifest.json: not found" in missing.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from memeval.commands.arguments import (
     add_budgets,
@@ -173,6 +174,10 @@ def _sweep(args: argparse.Namespace) -> int:
         raise
     except ValueError as exc:
         raise InputError("sweep", "arguments", str(exc)) from None
+    from memeval.results import markdown, sweep_rows
+
+    manifest = json.loads((Path(args.out) / "manifest.json").read_text())
+    print(markdown(sweep_rows(Path(args.out), manifest), compact=True))
     print(f"{summary['row_count']} rows ({summary['computed_rows']} computed, {summary['reused_rows']} reused); "
           f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}"
           + (f"; union rows certified {summary['union_certified']}/{summary['union_rows']}"

@@ -1,0 +1,143 @@
+"""Several stored runs and sweeps in one long table: one `ResultRow` per (directory, system or writer, group,
+metric), with its 95% interval, count, and the commit and command recorded in the directory's manifest.
+
+LoCoMo runs give F1 ×100 per system and category plus overall (1–4) and (1–5), with conversation-clustered
+intervals (item-level when one conversation), and J per judge protocol; sweeps give each writer's mean ratio to
+OPT per distribution and budget, with the bootstrap interval their summary already holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from memeval.errors import InputError
+from memeval.invocation import recorded_commands
+from memeval.records import AnswerRow, ResultRow
+
+N_BOOT = 2000
+
+
+def _commit(manifest: dict) -> str | None:
+    sha = manifest.get("git_sha")
+    return sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None
+
+
+def _interval(values: Sequence[float], clusters: Sequence[str]):
+    from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap
+
+    if len(set(clusters)) >= 2:
+        return cluster_bootstrap(values, clusters, n_boot=N_BOOT, seed=0), "conversations"
+    return bootstrap_mean(values, n_boot=N_BOOT, seed=0), "questions"
+
+
+def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
+    from memeval.qa.answer_pass import load_answers
+    from memeval.scoring.judge_pass import load_judgments
+
+    base = {"directory": str(run), "kind": "locomo run", "commit": _commit(manifest),
+            "command": (recorded_commands(run) or [None])[-1]}
+    by_system: dict[str, list[AnswerRow]] = {}
+    for row in load_answers(run / "answers.jsonl"):
+        if row.final:
+            by_system.setdefault(row.system, []).append(row)
+    out = []
+    for system, rows in by_system.items():
+        groups = [(f"{CATEGORY_NAMES[c]} ({c})", [r for r in rows if r.category == c]) for c in CATEGORY_NAMES]
+        groups += [("overall (1–4)", [r for r in rows if r.category in QA_CATEGORIES]),
+                   ("overall (1–5)", rows if any(r.category == ADVERSARIAL for r in rows) else [])]
+        for group, members in groups:
+            scored = [r for r in members if r.f1 is not None]
+            if not scored:
+                continue
+            interval, unit = _interval([100 * r.f1 for r in scored], [r.conversation_id for r in scored])
+            out.append(ResultRow(**base, system=system, group=group, metric="F1 ×100 (official scorer)",
+                                 value=interval.estimate, ci_low=interval.low, ci_high=interval.high,
+                                 n=len(scored), resampled=unit))
+    judged: dict[tuple[str, str], list] = {}
+    for j in load_judgments(run / "judgments.jsonl"):
+        if j.mean is not None and j.category in QA_CATEGORIES:
+            judged.setdefault((j.system, j.protocol), []).append(j)
+    for (system, protocol), rows in sorted(judged.items()):
+        interval, unit = _interval([j.mean for j in rows], [j.conversation_id for j in rows])
+        out.append(ResultRow(**base, system=system, group="overall (1–4)", metric=f"J ({protocol} judge)",
+                             value=interval.estimate, ci_low=interval.low, ci_high=interval.high, n=len(rows),
+                             resampled=unit))
+    return out
+
+
+def sweep_rows(sweep: Path, manifest: dict) -> list[ResultRow]:
+    summary = json.loads((sweep / "summary.json").read_text())
+    base = {"directory": str(sweep), "kind": "memaudit sweep", "commit": _commit(manifest),
+            "command": (recorded_commands(sweep) or [None])[-1]}
+    out = []
+    for r in summary["rows"]:
+        if r.get("mean_ratio") is None:
+            continue
+        out.append(ResultRow(**base, system=r["method"], group=f"{r['distribution']}, B = {r['budget']:g}",
+                             metric="ratio to OPT", value=r["mean_ratio"], ci_low=r["ci_low"], ci_high=r["ci_high"],
+                             n=r["n"], resampled="packages"))
+    return out
+
+
+def collect(directories: Iterable[str | Path]) -> list[ResultRow]:
+    """Every result row of the given run and sweep directories (each must hold a manifest.json)."""
+    out = []
+    for directory in map(Path, directories):
+        path = directory / "manifest.json"
+        if not path.is_file():
+            raise InputError(directory, "manifest.json", "not found: expected a `locomo run` or `memaudit sweep` "
+                             "directory")
+        manifest = json.loads(path.read_text())
+        kind = manifest.get("command")
+        if kind in ("locomo run", "memeval locomo run"):
+            out += locomo_rows(directory, manifest)
+        elif kind in ("memaudit sweep", "sweep"):
+            out += sweep_rows(directory, manifest)
+        else:
+            raise InputError(path, "command", f"{kind!r} results are not tabled here (locomo run and memaudit "
+                             "sweep are)")
+    return out
+
+
+def _number(value: float | None, metric: str) -> str:
+    """×100 scores to 2 decimals, ratios to 3; "–" for a missing value."""
+    if value is None or value != value:
+        return "–"
+    return f"{value:.3f}" if metric == "ratio to OPT" else f"{value:.2f}"
+
+
+def markdown(rows: Sequence[ResultRow], compact: bool = False) -> str:
+    """The comparison table; `compact` (one directory, as `memaudit sweep` prints it) leaves out the directory,
+    commit and command columns."""
+    from memeval.reports.tables import markdown_table
+
+    def cells(r: ResultRow) -> list:
+        return [r.system, r.group, r.metric, _number(r.value, r.metric),
+                f"[{_number(r.ci_low, r.metric)}, {_number(r.ci_high, r.metric)}]", r.n, r.resampled]
+
+    headers = ["system / writer", "group", "metric", "value", "95% CI", "n", "resampled"]
+    if compact:
+        return markdown_table(headers, [cells(r) for r in rows])
+    table = markdown_table(["directory", *headers, "commit"],
+                           [[r.directory, *cells(r), r.commit or "–"] for r in rows])
+    commands = dict.fromkeys((r.directory, r.command) for r in rows)
+    lines = "\n".join(f"- `{d}`: `{c}`" if c else f"- `{d}`: (no command recorded)" for d, c in commands)
+    return f"{table}\n\nCommands recorded in each directory's manifest:\n\n{lines}\n"
+
+
+def write(rows: Sequence[ResultRow], out: Path) -> list[Path]:
+    """results.md, results.csv and results.parquet in `out`."""
+    import pandas as pd
+
+    from memeval.atomic import atomic_open, write_text_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame([r.to_row() for r in rows], columns=list(ResultRow.model_fields))
+    paths = [write_text_atomic(out / "results.md", markdown(rows)), out / "results.csv", out / "results.parquet"]
+    write_text_atomic(paths[1], frame.to_csv(index=False))
+    with atomic_open(paths[2], "wb") as fh:
+        frame.to_parquet(fh, index=False)
+    return paths
