@@ -131,10 +131,10 @@ def _locomo_rows(root: Path) -> list[list[str]]:
                           if b.overall is not None and b.system != "Human")
     failed = sum(1 for rows in by_system.values() for r in rows if r.get("error"))
     answered = f"; {failed} answers failed and are left out" if failed else ""
-    rows = [[f"LoCoMo F1 ×100 (official scorer, categories 1–4, {questions} questions, {_reader(by_system)} "
-             f"reader{answered}): {' / '.join(names)}",
-             " / ".join(f"{100 * overall_mean([r for r in by_system[n] if r['category'] in QA_CATEGORIES]):.2f}"
-                        for n in names), f"{published} (LLM readers)", command, commit]]
+    rows = [[f"LoCoMo F1 ×100 (official scorer, overall over categories 1–5 as the LoCoMo paper's, {questions} "
+             f"questions, {_reader(by_system)} reader{answered}): {' / '.join(names)}",
+             " / ".join(f"{100 * overall_mean([r for r in by_system[n] if r.f1 is not None]):.2f}" for n in names),
+             f"{published} (LLM readers)", command, commit]]
     ranked = [n for n in names if recall_curve_means(by_system[n])]
     if ranked:
         rows.append([f"LoCoMo evidence recall@10 ×100: {' / '.join(ranked)}",
@@ -148,7 +148,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
             for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
-        command = "`memeval locomo run --answerer claude --judge graded` (not run)"
+        command = "`memeval locomo run --answerer claude --judge binary` (the published protocol; not run)"
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])
     proto = stored("prototype_run", root)

@@ -13,13 +13,13 @@ from memeval.publication.figures import FIGURES
 from memeval.publication.headline import headline_table
 from memeval.publication.readers import MissingResults
 from memeval.publication.style import save_figure
-from memeval.publication.tables import TABLES, NotMeasured, save_table
+from memeval.publication.tables import TABLES, save_table
 
 
 @dataclass
 class Published:
     name: str
-    status: str  # written | missing | not_measured
+    status: str  # written | missing
     message: str = ""
     caption: str = ""
     paths: list[str] = field(default_factory=list)
@@ -42,8 +42,6 @@ ALL_TABLES = {**TABLES, "tab_headline": headline_table}
 def publish_table(name: str, root: Path, out: Path) -> Published:
     try:
         table = ALL_TABLES[name](root)
-    except NotMeasured as exc:
-        return Published(name, "not_measured", str(exc))
     except MissingResults as exc:
         return Published(name, "missing", str(exc))
     paths = save_table(table, name, out)
@@ -62,5 +60,4 @@ def publication_metrics(results: list[Published]) -> dict:
     return {"figures": {r.name: r.paths for r in written if r.name in FIGURES},
             "tables": {r.name: r.paths for r in written if r.name in ALL_TABLES},
             "missing": {r.name: r.message for r in results if r.status == "missing"},
-            "not_measured": {r.name: r.message for r in results if r.status == "not_measured"},
             "captions": {r.name: r.caption for r in written}}

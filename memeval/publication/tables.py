@@ -2,7 +2,8 @@
 
 Each builder returns a PublishedTable: markdown for the report and the README, a frame for CSV, and a caption
 saying what was measured and what it does not show. Inputs missing raise MissingResults naming the notebook
-that writes them; a measurement that needs an LLM nobody ran raises NotMeasured, so nothing is invented.
+that writes them. A quantity that needs an LLM nobody ran (J offline) is a table of the published rows with ours
+marked "not measured", so nothing is invented and nothing published is hidden.
 """
 
 from __future__ import annotations
@@ -27,10 +28,6 @@ from memeval.publication.readers import (
     stress_summaries,
 )
 from memeval.reports.tables import markdown_table
-
-
-class NotMeasured(MissingResults):
-    """The stored results exist, but the quantity needs something that did not run (an LLM judge)."""
 
 
 @dataclass(frozen=True)
@@ -153,19 +150,23 @@ def locomo_f1_table(root: Path) -> PublishedTable:
 
 
 def locomo_j_table(root: Path) -> PublishedTable:
+    """Written offline too: every published row, and ours as "not measured" until a judge runs."""
     from memeval.reports.tables import j_table
 
     run = locomo_run_dir(root)
     by_system = locomo_answers(run)
     by_protocol = locomo_judgments(run)
-    if not by_protocol:
-        raise NotMeasured(f"no judgments in {run}: J needs an LLM judge (make reproduce with ANTHROPIC_API_KEY, "
-                          "or memeval locomo run --judge graded); nothing is shown in its place")
-    markdown = "\n\n".join(f"**{protocol} judge**\n\n{j_table(judgments)}"
-                            for protocol, judgments in sorted(by_protocol.items()))
-    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {_reader(by_system)} reader, one table per "
-               "judge protocol, beside the Mem0 paper's J. It does not show a like-for-like comparison: the "
-               "published J used a gpt-4o-mini binary judge and other readers." + _llm_note(run))
+    if by_protocol:
+        markdown = "\n\n".join(f"**{protocol} judge**\n\n{j_table(judgments, protocol, list(by_system))}"
+                                for protocol, judgments in sorted(by_protocol.items()))
+        measured = f"{_reader(by_system)} reader, one table per judge protocol"
+    else:
+        markdown = j_table({}, None, list(by_system))
+        measured = "not measured here: no LLM judge ran (no key, no cache)"
+    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside every row of the Mem0 "
+               "paper's J table with its judge and protocol. It does not show a like-for-like comparison unless "
+               "our protocol is `binary`, and even then the judge model differs (Claude, not gpt-4o-mini)."
+               + _llm_note(run))
     return PublishedTable(markdown, None, caption)
 
 

@@ -14,10 +14,12 @@ from memeval.baselines import (
     J_BASELINES,
     LATENCY_BASELINES,
     LETTA_FOOTNOTE,
+    LOCOMO_PAPER,
+    MEM0_PAPER,
     RELABELLING_FOOTNOTE,
     f1_baselines,
 )
-from memeval.categories import QA_CATEGORIES, category_label
+from memeval.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.scoring.aggregate import by_category, judge_by_category, overall_mean
 
 Rows = Sequence[Mapping]
@@ -37,36 +39,38 @@ def _pct(value: float | None) -> str:
 
 
 def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str = "f1") -> str:
-    """Per-category F1 ×100 for each system, with published rows computed in the same F1 mode."""
-    headers = ["System", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+    """Per-category F1 ×100 for each system beside the published rows computed in the same F1 mode, each overall
+    in the column of what it averages: the Mem0 paper's over categories 1–4, the LoCoMo paper's over all five
+    (a micro-average with the official category-5 rule). Modes that do not score category 5 (mem0) have no
+    1–5 column."""
+    five = mode != "mem0"
+    categories = (*QA_CATEGORIES, ADVERSARIAL) if five else QA_CATEGORIES
+    headers = ["System", *[category_label(c) for c in categories], "overall (1–4)",
+               *(["overall (1–5)"] if five else []), "n"]
     body = []
     for name, rows in systems.items():
-        scored = [r for r in rows if r.get("category") in QA_CATEGORIES]
+        scored = [r for r in rows if r.get("category") in categories and r.get(value_key) is not None]
         stats = by_category(scored, value_key)
-        body.append(
-            [
-                name,
-                *[_pct(stats[c].mean) if c in stats else "–" for c in QA_CATEGORIES],
-                _pct(overall_mean(scored, value_key)),
-                sum(s.count for s in stats.values()),
-            ]
-        )
+        qa = [r for r in scored if r.get("category") in QA_CATEGORIES]
+        has_five = ADVERSARIAL in stats
+        body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in categories],
+                     _pct(overall_mean(qa, value_key)) if qa else "–",
+                     *([_pct(overall_mean(scored, value_key)) if has_five else "–"] if five else []),
+                     len(scored)])
     for base in f1_baselines(mode):
-        body.append(
-            [
-                f"{base.system} (published)",
-                *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
-                f"{base.overall:.2f}" if base.overall is not None else "–",
-                "",
-            ]
-        )
-    notes = [f"F1 mode: `{mode}`; values ×100; published rows are those computed in the same mode."]
+        overall = f"{base.overall:.2f}" if base.overall is not None else "–"
+        over_five = base.source == LOCOMO_PAPER  # the LoCoMo paper's overall averages all five categories
+        body.append([f"{base.system} (published)",
+                     *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in categories],
+                     "–" if over_five else overall, *([overall if over_five else "–"] if five else []), ""])
+    notes = [f"F1 mode: `{mode}`; values ×100; published rows are those computed in the same mode; overall = "
+             "mean over the questions of the categories named (a micro-average), never a mean of category means."]
     if mode == "mem0":
         notes.append(RELABELLING_FOOTNOTE)
+        notes.append(f"Published rows: {MEM0_PAPER}, Table 1 (F1 columns; categories 1–4).")
     if mode == "locomo":
-        notes.append(
-            "Published LoCoMo-paper rows are overall F1 as cited by the claude-mem design (not re-verified)."
-        )
+        notes.append(f"Published rows: {LOCOMO_PAPER}. Their overall averages all five categories, so it sits "
+                     "in the overall (1–5) column beside ours.")
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
@@ -84,9 +88,19 @@ def adversarial_table(systems: Mapping[str, Rows], value_key: str = "f1") -> str
     return markdown_table(["System", category_label(5), "n"], body)
 
 
-def j_table(judgments: Mapping[str, Rows]) -> str:
-    """J (0–100 scale as stored) per category as mean ± pooled std, beside the Mem0 paper's J."""
-    headers = ["System", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+PROTOCOL_NOTES = {
+    "graded": "`graded`: this project's 0–100 judge, 10 runs per question at temperature 0.5 (not the Mem0 protocol)",
+    "binary": "`binary`: the Mem0 paper's CORRECT/WRONG prompt, one run at temperature 0 — the matching protocol, "
+              "though judged by a Claude model, not gpt-4o-mini",
+}
+
+
+def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems: Sequence[str] = ()) -> str:
+    """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
+    without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
+    each row naming its judge and protocol."""
+    headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+    ours = f"{protocol} (ours)" if protocol else "ours"
     body = []
     for name, rows in judgments.items():
         per_cat, overall = judge_by_category([r for r in rows if r.get("category") in QA_CATEGORIES])
@@ -94,17 +108,19 @@ def j_table(judgments: Mapping[str, Rows]) -> str:
         for c in QA_CATEGORIES:
             s = per_cat.get(c)
             cells.append(f"{s.mean:.2f} ± {s.pooled_std:.2f}" if s and s.count else "–")
-        body.append([name, *cells, f"{overall.mean:.2f} ± {overall.pooled_std:.2f}", overall.count])
+        body.append([name, ours, *cells, f"{overall.mean:.2f} ± {overall.pooled_std:.2f}", overall.count])
+    for name in systems:
+        if name not in judgments:
+            body.append([name, "–", *["not measured"] * len(QA_CATEGORIES), "not measured", 0])
     for base in J_BASELINES:
-        body.append(
-            [
-                f"{base.system} (published)",
-                *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
-                f"{base.overall:.2f}" if base.overall is not None else "–",
-                "",
-            ]
-        )
-    notes = [RELABELLING_FOOTNOTE, "Published J is the Mem0 paper's binary protocol (gpt-4o-mini judge).", LETTA_FOOTNOTE]
+        body.append([f"{base.system} (published)", "gpt-4o-mini, binary (Mem0 paper)",
+                     *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
+                     f"{base.overall:.2f}" if base.overall is not None else "–", ""])
+    notes = [f"Published rows: {MEM0_PAPER}, Table 1 (J columns): a gpt-4o-mini judge labels each answer CORRECT or "
+             "WRONG, categories 1–4, J = share correct ×100.",
+             PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (`memeval locomo run --judge binary` is "
+                                          "the protocol that matches the published rows)."),
+             RELABELLING_FOOTNOTE, LETTA_FOOTNOTE]
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
@@ -190,10 +206,10 @@ def full_report(
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     if judgments:
         for protocol, by_system in judgments.items():
-            parts += ["", f"## J against published baselines ({protocol} judge)", "", j_table(by_system)]
+            parts += ["", f"## J against published baselines ({protocol} judge)", "",
+                      j_table(by_system, protocol, list(systems))]
     else:
-        parts += ["", "## J against published baselines", "",
-                  "No judge ran for this report (J needs an LLM judge; see the README on enabling one)."]
+        parts += ["", "## J against published baselines", "", j_table({}, None, list(systems))]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]
     parts += ["", "## Per-category breakdown", "", category_breakdown(systems)]
     for name, rows in systems.items():
