@@ -61,6 +61,14 @@ def figures_dir(explicit: str | Path | None = None) -> Path:
     return path
 
 
+def notebook_figures_dir(explicit: str | Path | None = None) -> Path:
+    """Where notebooks 00–06 save their own images: beside the reports (reports/figures), so that figures/
+    holds only the publication set that notebook 07 and `memeval publish` write."""
+    path = Path(explicit) if explicit else artifacts_root().parent / "figures"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def artifacts_root(explicit: str | Path | None = None) -> Path:
     """Where notebooks keep their results: `memeval reproduce --out DIR` points it at DIR/artifacts."""
     return Path(explicit or os.environ.get("MEMEVAL_ARTIFACTS") or project_root() / "reports" / "artifacts")

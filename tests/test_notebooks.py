@@ -138,7 +138,9 @@ def test_publication_notebook(workspace):
     metrics = _run("07_publication", workspace)
     assert metrics["missing"] == {}, metrics["missing"]
     assert set(metrics["figures"]) == {"fig_budget_sweep", "fig_validity", "fig_natural_writers",
-                                       "fig_natural_stores", "fig_bridge", "fig_locomo", "fig_graph_study"}
+                                       "fig_natural_stores", "fig_bridge", "fig_locomo", "fig_graph_study",
+                                       "fig_ratio_ecdf", "fig_bnb_nodes", "fig_locomo_heatmap", "fig_locomo_pareto",
+                                       "fig_recall_bands"}
     for name in metrics["figures"]:
         for ext in ("pdf", "png"):
             assert (workspace / "figures" / f"{name}.{ext}").stat().st_size > 5_000

@@ -34,6 +34,19 @@ def base_sweep_summary(root: Path) -> dict:
     return read_json("base_sweep", root, "summary.json")
 
 
+def base_sweep_rows(root: Path) -> list[SweepRow]:
+    return read_records(artifact("base_sweep", root, "raw_results.jsonl"), SweepRow)
+
+
+def answer_model(run: Path) -> str | None:
+    """The answer model a run's manifest records (None for the extractive reader)."""
+    path = run / "manifest.json"
+    if not path.is_file():
+        return None
+    roles = (json.loads(path.read_text()).get("llm") or {}).get("roles") or {}
+    return (roles.get("answer") or {}).get("model")
+
+
 def stress_summaries(root: Path) -> dict[str, dict]:
     """Notebook 04's sweep summaries by the distribution their manifests record (each with its `directory`)."""
     base = artifact("stress_sweeps", root)

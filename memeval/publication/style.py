@@ -15,21 +15,53 @@ STYLE = {
     "axes.labelsize": 9, "legend.fontsize": 7, "xtick.labelsize": 8, "ytick.labelsize": 8,
     "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
 }
-PALETTE = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666",
-           "#1f78b4", "#b2df8a", "#fb9a99", "#cab2d6"]
+# Okabe & Ito's colour-blind-safe set, then Tol's muted set for the names beyond eight; writers also differ by
+# marker (MARKERS), so no pair is told apart by hue alone.
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+TOL_MUTED = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499"]
+PALETTE = OKABE_ITO[:7] + TOL_MUTED
+GREY = "#BBBBBB"
 WIDTH_SINGLE, WIDTH_DOUBLE = 3.4, 7.0  # inches: one and two paper columns
 
 COLOURS: dict[str, str] = {
     # memory systems
-    "full_context": PALETTE[0], "rag_turns": PALETTE[1], "observations": PALETTE[2], "summaries": PALETTE[3],
-    "memory_graph": PALETTE[4], "no_memory": PALETTE[7], "chunks": PALETTE[5],
+    "full_context": "#0072B2", "rag_turns": "#E69F00", "observations": "#009E73", "summaries": "#CC79A7",
+    "memory_graph": "#D55E00", "no_memory": "#999999", "chunks": "#56B4E9",
     # writers
-    "opt": "#000000", "gvt": PALETTE[0], "estimated_gvt": PALETTE[8], "greedy": PALETTE[1],
-    "density_greedy": PALETTE[9], "density_only": PALETTE[2], "recency_raw": PALETTE[3], "fact_only": PALETTE[4],
-    "summary_only": PALETTE[5], "no_tombstone_opt": PALETTE[6], "random": PALETTE[7],
+    "opt": "#000000", "gvt": "#0072B2", "estimated_gvt": "#56B4E9", "greedy": "#E69F00",
+    "density_greedy": "#999933", "density_only": "#D55E00", "recency_raw": "#CC79A7", "fact_only": "#009E73",
+    "summary_only": "#117733", "no_tombstone_opt": "#882255", "random": "#999999",
     # pruning rules of exported stores
-    "recency": PALETTE[3], "salience": PALETTE[8], "upper": PALETTE[6],
+    "recency": "#CC79A7", "salience": "#56B4E9", "upper": "#882255",
 }
+MARKERS: dict[str, str] = {
+    "gvt": "o", "estimated_gvt": "o", "greedy": "s", "density_greedy": "s", "density_only": "D", "recency_raw": "v",
+    "fact_only": "^", "summary_only": "^", "no_tombstone_opt": "P", "random": "x", "opt": "*",
+}
+
+
+def marker(name: str) -> str:
+    return MARKERS.get(name, "o")
+
+
+def panel_letters(axes, y: float = 1.02) -> None:
+    """(a), (b), … at the top left of each panel, as a paper refers to them."""
+    for i, ax in enumerate(axes):
+        ax.text(-0.02, y, f"({chr(ord('a') + i)})", transform=ax.transAxes, fontsize=9, fontweight="bold",
+                ha="right", va="bottom")
+
+
+def legend_below(fig, axes, ncol: int = 4) -> None:
+    """One legend for the figure, below the panels, from every labelled artist (never over the data)."""
+    handles, labels = {}, []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in handles:
+                handles[label] = h
+                labels.append(label)
+    if handles:
+        fig.legend([handles[k] for k in labels], labels, loc="upper center", bbox_to_anchor=(0.5, -0.01),
+                   ncol=min(ncol, len(labels)), frameon=False)
 
 
 def color(name: str) -> str:
