@@ -110,7 +110,10 @@ class AnswerRow(Record):
 
 
 class JudgmentRow(Record):
-    """One judged (system, question, protocol): every run's score and their mean on 0–100 (judgments.jsonl)."""
+    """One judged (system, question, protocol): every run's score and their mean on 0–100, and what the judge
+    said in each run (judgments.jsonl; rows written before explanations were kept have none)."""
+
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"explanations"})
 
     sample_id: str
     conversation_id: str
@@ -124,6 +127,7 @@ class JudgmentRow(Record):
     run_count: int
     warning: str | None
     errors: list[str]
+    explanations: list[str] | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:

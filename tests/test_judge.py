@@ -61,6 +61,7 @@ def test_graded_runs_mean_std_and_failures(tmp_path):
                           tmp_path, runs=10)
     [result] = rows
     assert counts["written"] == 1 and result.protocol == "graded" and result.sample_id == "conv-1:q0000"
+    assert result.explanations == ["."] * 10
     assert sorted(result.scores) == sorted([70, 72, 68, 71, 73, 69, 70, 72, 71, 70])
     assert result.mean == pytest.approx(70.6) and result.std == pytest.approx(1.5055, abs=1e-4)
     assert result.run_count == 10 and result.warning is None

@@ -92,10 +92,27 @@ class Judgment:
     run_count: int
     warning: str | None
     errors: list[str]
+    explanations: list[str]
 
     def as_row(self) -> dict:
         return {"protocol": self.protocol, "scores": self.scores, "mean": self.mean, "std": self.std,
-                "run_count": self.run_count, "warning": self.warning, "errors": self.errors}
+                "run_count": self.run_count, "warning": self.warning, "errors": self.errors,
+                "explanations": self.explanations}
+
+
+def reply_explanation(text: str, limit: int = 400) -> str:
+    """What a judge said about its score: the JSON `explanation` (graded) or `reasoning` (binary), else the reply
+    itself, cut to `limit` characters (kept for reading, never parsed again)."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if match:
+        try:
+            doc = json.loads(match.group(0))
+            said = doc.get("explanation") or doc.get("reasoning")
+            if isinstance(said, str):
+                return said.strip()[:limit]
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    return text.strip()[:limit]
 
 
 def parse_reply(protocol: str, response: LLMResponse) -> tuple[float, str | None]:
@@ -116,7 +133,7 @@ def judgment_from_outcomes(protocol: str, outcomes) -> Judgment | None:
     scores = [s for s, _ in results]
     stats = run_statistics(scores, min_successes=5 if protocol == "graded" else 1)
     return Judgment(protocol, scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
-                    [e for _, e in results if e])
+                    [e for _, e in results if e], [reply_explanation(o.text) for o in outcomes])
 
 
 def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
