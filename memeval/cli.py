@@ -17,11 +17,13 @@ from memeval.commands import (
     reproduce,
     results,
     score,
+    view,
 )
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected
 
-COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, results, publish, reproduce, inventory]
+COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, results, view, publish, reproduce,
+                   inventory]
 
 
 def build_parser() -> argparse.ArgumentParser:

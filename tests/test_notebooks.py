@@ -84,6 +84,7 @@ def test_full_run_notebook(workspace):
     assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
     for ext in ("png", "pdf"):
         assert (workspace / "figures" / f"02_locomo.{ext}").stat().st_size > 10_000
+    assert (workspace / "artifacts" / "02_full_run" / "run" / "view.html").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
