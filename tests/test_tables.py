@@ -32,7 +32,7 @@ JUDGMENTS = {
 
 def check_golden(name: str, text: str) -> None:
     path = GOLDEN / name
-    if os.environ.get("MEMEVAL_UPDATE_GOLDEN"):
+    if os.environ.get("MEMEVAL_UPDATE_GOLDEN") and (not path.exists() or path.read_text() != text):
         path.write_text(text)
         pytest.fail(f"golden {name} rewritten; rerun without MEMEVAL_UPDATE_GOLDEN to check it")
     assert path.read_text() == text

@@ -155,8 +155,9 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     if (proto / "answers.jsonl").exists():
         rag = locomo_answers(proto).get("rag_turns")
         if rag:
-            rows.append([f"LoCoMo prototype (20 questions of conv-26), rag_turns mean F1, {_reader({'r': rag})} "
-                         "reader", f"{overall_mean(rag):.3f}", f"claude-mem ≈ {PROTOTYPE_BASELINE_F1:.2f}",
+            rows.append([f"LoCoMo prototype (20 questions of conv-26), rag_turns mean F1 ×100, "
+                         f"{_reader({'r': rag})} reader", f"{100 * overall_mean(rag):.2f}",
+                         f"claude-mem ≈ {100 * PROTOTYPE_BASELINE_F1:.0f}",
                          _recorded(proto, "01"), _commit(proto)])
     return rows
 

@@ -123,13 +123,13 @@ def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, 
 def prototype_table(systems: Mapping[str, Rows]) -> str:
     """Our prototype numbers beside the claude-mem prototype's ≈0.04 mean F1 (same 20 questions, its own token
     F1, no judge); shown in both this project's `seed` F1 and the official `locomo` F1."""
-    headers = ["System", "mean F1 (seed)", "mean F1 (locomo)", "questions"]
+    headers = ["System", "mean F1 ×100 (seed)", "mean F1 ×100 (locomo)", "questions"]
     body = []
     for name, rows in systems.items():
         scored = [r for r in rows if r.get("f1") is not None]
         seed = _mean(score_f1(r["prediction"], r["gold"], r["category"], "seed") for r in scored)
-        body.append([name, _fmt(seed, 1.0, 3), _fmt(_mean(r["f1"] for r in scored), 1.0, 3), len(scored)])
-    body.append([f"{CLAUDE_MEM} (published)", f"≈{PROTOTYPE_BASELINE_F1:.2f}", "–", 20])
+        body.append([name, _fmt(seed), _fmt(_mean(r["f1"] for r in scored)), len(scored)])
+    body.append([f"{CLAUDE_MEM} (published)", f"≈{100 * PROTOTYPE_BASELINE_F1:.0f}", "–", 20])
     return markdown_table(headers, body)
 
 

@@ -129,14 +129,17 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def latency_table(systems: Mapping[str, Rows]) -> str:
-    headers = ["System", "search p50 (s)", "search p95 (s)", "total p50 (s)", "total p95 (s)", "context tokens / q"]
+    """Latency in milliseconds (percentiles over questions) and context tokens per question."""
+    headers = ["System", "search p50 (ms)", "search p95 (ms)", "total p50 (ms)", "total p95 (ms)",
+               "context tokens / q"]
 
-    def fmt(v: float | None, digits: int = 3) -> str:
+    def ms(v: float | None) -> str:
         if v is None:
             return "–"
-        if 0 < abs(v) < 10 ** -digits:  # sub-millisecond lexical search: keep it visible, not 0.000
-            return f"{v:.1e}"
-        return f"{v:.{digits}f}"
+        return f"{1000 * v:.3f}" if 1000 * v < 1 else f"{1000 * v:.1f}"  # sub-millisecond search stays visible
+
+    def fmt(v: float | None, digits: int = 0) -> str:
+        return "–" if v is None else f"{v:.{digits}f}"
 
     body = []
     for name, rows in systems.items():
@@ -146,41 +149,54 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
         body.append(
             [
                 name,
-                fmt(_percentile(search, 50)),
-                fmt(_percentile(search, 95)),
-                fmt(_percentile(total, 50)),
-                fmt(_percentile(total, 95)),
-                fmt(float(np.mean(tokens)) if tokens else None, 0),
+                ms(_percentile(search, 50)),
+                ms(_percentile(search, 95)),
+                ms(_percentile(total, 50)),
+                ms(_percentile(total, 95)),
+                fmt(float(np.mean(tokens)) if tokens else None),
             ]
         )
     for b in LATENCY_BASELINES:
         body.append(
-            [f"{b.system} (published)", f"{b.search_p50_s:.3f}", f"{b.search_p95_s:.3f}", f"{b.total_p50_s:.3f}",
-             f"{b.total_p95_s:.3f}", str(b.tokens_per_query)]
+            [f"{b.system} (published)", ms(b.search_p50_s), ms(b.search_p95_s), ms(b.total_p50_s),
+             ms(b.total_p95_s), str(b.tokens_per_query)]
         )
     return markdown_table(headers, body)
 
 
 def category_breakdown(systems: Mapping[str, Rows], value_key: str = "f1") -> str:
-    headers = ["System", "category", "mean", "count", "min", "max"]
+    headers = ["System", "category", "mean ×100", "count", "min ×100", "max ×100"]
     body = []
     for name, rows in systems.items():
         for cat, s in by_category(rows, value_key).items():
-            body.append([name, category_label(cat), f"{s.mean:.4f}", s.count, f"{s.min:.4f}", f"{s.max:.4f}"])
+            body.append([name, category_label(cat), _pct(s.mean), s.count, _pct(s.min), _pct(s.max)])
     return markdown_table(headers, body)
 
 
+EXTREMES_TIES = ("ties are broken by evidence recall — in the bottom 5, questions whose evidence was handed to the "
+                 "reader come first (the reader missed it), in the top 5 those answered from the least context — "
+                 "then by sample id")
+
+
 def extremes(rows: Rows, value_key: str = "f1", n: int = 5) -> tuple[list[Mapping], list[Mapping]]:
-    """Top and bottom n rows by score; ties broken by sample id so the report is stable."""
+    """Top and bottom n rows by score, ties broken as EXTREMES_TIES says (so the rows shown are informative and
+    the report is stable)."""
     scored = [r for r in rows if r.get(value_key) is not None]
-    ordered = sorted(scored, key=lambda r: (-float(r[value_key]), str(r.get("sample_id", ""))))
-    bottom = sorted(scored, key=lambda r: (float(r[value_key]), str(r.get("sample_id", ""))))
-    return ordered[:n], bottom[:n]
+
+    def recall(r: Mapping) -> float:
+        return -1.0 if r.get("evidence_recall") is None else float(r["evidence_recall"])
+
+    def tokens(r: Mapping) -> float:
+        return float("inf") if r.get("context_tokens") is None else float(r["context_tokens"])
+
+    top = sorted(scored, key=lambda r: (-float(r[value_key]), tokens(r), str(r.get("sample_id", ""))))
+    bottom = sorted(scored, key=lambda r: (float(r[value_key]), -recall(r), str(r.get("sample_id", ""))))
+    return top[:n], bottom[:n]
 
 
 def _question_rows(rows: Sequence[Mapping], value_key: str) -> str:
     return markdown_table(
-        ["sample", "category", "question", "gold", "prediction", value_key],
+        ["sample", "category", "question", "gold", "prediction", f"{value_key} ×100", "evidence recall"],
         [
             [
                 r.get("sample_id", ""),
@@ -188,7 +204,8 @@ def _question_rows(rows: Sequence[Mapping], value_key: str) -> str:
                 r.get("question", ""),
                 r.get("gold", r.get("answer", "")),
                 r.get("prediction", ""),
-                f"{float(r[value_key]):.3f}",
+                _pct(float(r[value_key])),
+                "–" if r.get("evidence_recall") is None else f"{float(r['evidence_recall']):.2f}",
             ]
             for r in rows
         ],
@@ -215,5 +232,6 @@ def full_report(
     for name, rows in systems.items():
         top, bottom = extremes(rows)
         parts += ["", f"## {name}: top 5 questions", "", _question_rows(top, "f1")]
-        parts += ["", f"## {name}: bottom 5 questions", "", _question_rows(bottom, "f1")]
+        parts += ["", f"## {name}: bottom 5 questions", "", _question_rows(bottom, "f1"), "",
+                  f"- Top and bottom by F1; {EXTREMES_TIES}."]
     return "\n".join(parts) + "\n"
