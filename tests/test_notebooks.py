@@ -281,6 +281,12 @@ def test_every_executed_notebook_shows_its_figures(tmp_path, monkeypatch):
         stderr = "".join("".join(o.get("text", "")) for c in executed["cells"] if c["cell_type"] == "code"
                          for o in c.get("outputs", []) if o.get("name") == "stderr")
         assert "/s]" not in stderr and "IProgress" not in stderr, f"{name} saved progress-bar redraws"
+        code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+        last = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in code[-1].get("outputs", []))
+        assert last.startswith("**What this notebook measured"), f"{name} must end with its summary table"
+        shown = "".join("".join(o.get("data", {}).get(kind, "")) for c in code for o in c.get("outputs", [])
+                        for kind in ("text/markdown", "text/html"))
+        assert "NaN" not in shown and ">nan<" not in shown, f"{name} shows NaN where '–' belongs"
 
 
 def test_publication_reports_missing_inputs(tmp_path):

@@ -14,11 +14,19 @@ from memeval.memory.entities import base_form
 TYPES = ["fact", "preference", "relation", "multi-hop", "all"]
 
 
+def _score(mean: float | None, std: float | None) -> str:
+    """mean ± std over repeats; a score identical in every repeat (a deterministic reader and score) once."""
+    if mean is None or mean != mean:
+        return "– (no scored answer)"
+    return f"{mean:.3f}" if not std else f"{mean:.3f} ± {std:.3f}"
+
+
 def comparison_table(summary: dict) -> pd.DataFrame:
     df = pd.DataFrame(summary["rows"])
-    df["score"] = [f"{m:.3f} ± {s:.3f}" if m is not None and m == m else "– (no scored answer)"
-                   for m, s in zip(df["score_mean"], df["score_std"], strict=True)]
-    return df.pivot_table(index="system", columns="type", values="score", aggfunc="first")[TYPES]
+    df["score"] = [_score(m, s) for m, s in zip(df["score_mean"], df["score_std"], strict=True)]
+    table = df.pivot_table(index="system", columns="type", values="score", aggfunc="first")[TYPES]
+    table.columns.name = None
+    return table
 
 
 def published_reference() -> pd.DataFrame:
@@ -32,7 +40,9 @@ def diagnostics_table(summary: dict, systems: Sequence[str] | None = None) -> pd
     df = df[df["type"] == "all"]
     if systems:
         df = df[df["system"].isin(systems)]
-    return df.set_index("system")[["path_recall", "entity_recall", "context_tokens", "score_mean", "n"]].round(3)
+    table = df.set_index("system")[["path_recall", "entity_recall", "context_tokens", "score_mean", "n"]].round(3)
+    table["context_tokens"] = table["context_tokens"].round(0).astype("Int64")
+    return table
 
 
 def stability_table(summary: dict) -> pd.DataFrame:

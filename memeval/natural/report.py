@@ -99,8 +99,30 @@ def noise_table(noise: dict) -> pd.DataFrame:
         kendall_tau_mean=("kendall_tau", "mean"), seeds=("seed", "size")).round(3)
 
 
+BRIDGE_MIN_PAIRS = 10  # fewer questions than this give a rank correlation too loose to read
+
+
+def bridge_shown(rows: Sequence[dict]) -> list[dict]:
+    return [r for r in rows if r["n"] >= BRIDGE_MIN_PAIRS and r["rho"] is not None]
+
+
 def bridge_frame(rows: Sequence[dict]) -> pd.DataFrame:
-    """Spearman rho per store, pruning, budget and QA outcome (bootstrap 95% CI over questions)."""
-    if not rows:
-        return pd.DataFrame({"note": ["no question of the sweep was found in the QA run"]})
-    return pd.DataFrame(rows).set_index(["system", "pruning", "budget", "outcome"]).round(3)
+    """Spearman rho per store, pruning, budget and QA outcome (bootstrap 95% CI over questions), for the groups
+    with at least BRIDGE_MIN_PAIRS pairs and a defined rho; `bridge_note` says what was dropped."""
+    shown = bridge_shown(rows)
+    if not shown:
+        return pd.DataFrame({"note": ["no group has enough pairs for a rank correlation"]}).set_index("note")
+    frame = pd.DataFrame([{"system": r["system"], "pruning": r["pruning"], "budget": f"{r['budget']:g}",
+                           "outcome": r["outcome"], "rho": round(r["rho"], 3),
+                           "95% CI": f"[{r['low']:.3f}, {r['high']:.3f}]", "pairs": r["n"]} for r in shown])
+    return frame.set_index(["system", "pruning", "budget", "outcome"])
+
+
+def bridge_note(rows: Sequence[dict]) -> str:
+    shown = bridge_shown(rows)
+    few = sum(1 for r in rows if r["n"] < BRIDGE_MIN_PAIRS)
+    constant = sum(1 for r in rows if r["n"] >= BRIDGE_MIN_PAIRS and r["rho"] is None)
+    return (f"{len(shown)} of {len(rows)} groups shown; dropped {few} with fewer than {BRIDGE_MIN_PAIRS} pairs and "
+            f"{constant} where one side is constant (rho undefined). {len(shown)} correlations are reported side "
+            "by side with no correction for multiple comparisons: at 95% each, about one in twenty would exclude 0 "
+            "by chance alone, so read them as exploratory.")

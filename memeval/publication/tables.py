@@ -189,7 +189,7 @@ def graph_study_table(root: Path) -> PublishedTable:
     scores = comparison_table(summary)
     markdown = "\n\n".join(frame_markdown(f) for f in (scores, diagnostics_table(summary), published_reference()))
     caption = (f"graph80 memory-graph study, score = {summary['score_kind']}: mean ± std over repeats by question "
-               "type, retrieval diagnostics, and the published study's numbers (its own data and judge). It does "
+               "type (a score identical in every repeat is shown once), retrieval diagnostics, and the published study's numbers (its own data and judge). It does "
                "not show judged quality offline, and per-type differences rest on 20 questions.")
     return PublishedTable(markdown, scores, caption)
 
