@@ -86,5 +86,5 @@ def _doctor(args: argparse.Namespace) -> int:
             print(f"{r['role']:<8} {r['model']:<18} anthropic-version {r['api_version']}, {temp}: {verdict}")
         total = sum(r.get("cost_usd", 0.0) for r in rows)
         print(f"total ${total:.6f}; prompt caching engages from {min(r['min_cache_tokens'] for r in rows)} tokens "
-              "on these models (see README, Using a real key)")
+              "on these models (see docs/llm.md, Using a real key)")
     return 0 if all(r["ok"] for r in rows) else 1
