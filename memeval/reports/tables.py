@@ -67,7 +67,7 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str =
              "mean over the questions of the categories named (a micro-average), never a mean of category means."]
     if mode == "mem0":
         notes.append(RELABELLING_FOOTNOTE)
-        notes.append(f"Published rows: {MEM0_PAPER}, Table 1 (F1 columns; categories 1–4).")
+        notes.append(f"Published rows: {MEM0_PAPER}, its F1 columns (categories 1–4).")
     if mode == "locomo":
         notes.append(f"Published rows: {LOCOMO_PAPER}. Their overall averages all five categories, so it sits "
                      "in the overall (1–5) column beside ours.")
@@ -116,7 +116,7 @@ def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems:
         body.append([f"{base.system} (published)", "gpt-4o-mini, binary (Mem0 paper)",
                      *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
-    notes = [f"Published rows: {MEM0_PAPER}, Table 1 (J columns): a gpt-4o-mini judge labels each answer CORRECT or "
+    notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
              PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (`memeval locomo run --judge binary` is "
                                           "the protocol that matches the published rows)."),
