@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import networkx as nx
+import numpy as np
 import pandas as pd
 
 from memeval.graph80.study import PUBLISHED
@@ -63,14 +64,25 @@ def profile_figure(graph, person: str):
     node = base_form(person)
     incident = [(s, o, k) for s, o, k in graph.graph.edges(keys=True) if node in (s, o)]
     view = graph.graph.edge_subgraph(incident)
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    pos = nx.spring_layout(view, seed=0)
-    nx.draw_networkx_nodes(view, pos, ax=ax, node_size=300,
-                           node_color=["#d95f02" if n == node else "#7570b3" for n in view.nodes])
-    nx.draw_networkx_labels(view, pos, ax=ax, font_size=7)
-    nx.draw_networkx_edges(view, pos, ax=ax, arrows=True, alpha=0.5)
+    fig, ax = plt.subplots(figsize=(8, 6))
+    # the person at the centre, every neighbour on one circle in name order: no two labels can overlap
+    others = sorted(n for n in view.nodes if n != node)
+    pos = nx.shell_layout(view, nlist=[[node], others]) if others else {node: (0.0, 0.0)}
+    nx.draw_networkx_nodes(view, pos, ax=ax, node_size=260,
+                           node_color=["#D55E00" if n == node else "#56B4E9" for n in view.nodes])
+    nx.draw_networkx_edges(view, pos, ax=ax, arrows=True, alpha=0.5, node_size=260)
+    radius = max((float(np.hypot(x, y)) for x, y in pos.values()), default=1.0) or 1.0
+    for n, (x, y) in pos.items():  # names outside the circle, aligned away from the centre; the person's below
+        if n == node:
+            ax.text(x, y - 0.12 * radius, n, fontsize=8, fontweight="bold", ha="center", va="top")
+            continue
+        ax.text(x * 1.1, y * 1.1, n, fontsize=8, va="center",
+                ha="left" if x > 0.05 * radius else "right" if x < -0.05 * radius else "center")
     labels = {(s, o): d["relation"] for s, o, d in view.edges(data=True)}
-    nx.draw_networkx_edge_labels(view, pos, edge_labels=labels, ax=ax, font_size=6)
+    nx.draw_networkx_edge_labels(view, pos, edge_labels=labels, ax=ax, font_size=6, label_pos=0.6,
+                                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+    ax.set_xlim(-1.9 * radius, 1.9 * radius)
+    ax.set_ylim(-1.25 * radius, 1.25 * radius)
     ax.set_title(f"Memory graph around {person}")
     ax.axis("off")
     fig.tight_layout()
