@@ -109,17 +109,12 @@ class AnswerRow(Record):
         return self.error is None
 
 
-class JudgmentRow(Record):
-    """One judged (system, question, protocol): every run's score and their mean on 0–100, and what the judge
-    said in each run (judgments.jsonl; rows written before explanations were kept have none)."""
+class JudgeOutcome(Record):
+    """What a judge made of one answer: every run's score, their mean on 0–100, and what it said in each run
+    (rows written before explanations were kept have none)."""
 
     optional_fields: ClassVar[frozenset[str]] = frozenset({"explanations"})
 
-    sample_id: str
-    conversation_id: str
-    category: int
-    system: str
-    prompt_version: str
     protocol: str
     scores: list[float]
     mean: float | None
@@ -128,6 +123,16 @@ class JudgmentRow(Record):
     warning: str | None
     errors: list[str]
     explanations: list[str] | None = None
+
+
+class JudgmentRow(JudgeOutcome):
+    """One judged (system, question, protocol) (judgments.jsonl)."""
+
+    sample_id: str
+    conversation_id: str
+    category: int
+    system: str
+    prompt_version: str
 
     @property
     def key(self) -> tuple[str, str, str]:

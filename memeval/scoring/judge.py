@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from memeval.categories import category_label
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
+from memeval.records import JudgeOutcome
 from memeval.scoring.aggregate import run_statistics
 
 GRADED_MODEL = ROLE_DEFAULTS["judge"]  # not the answerer model, to avoid self-judging
@@ -83,23 +83,6 @@ def parse_graded(text: str) -> tuple[float, str | None]:
     return FAILURE, f"unparseable judge output: {candidate[:80]!r}"
 
 
-@dataclass
-class Judgment:
-    protocol: str
-    scores: list[float]
-    mean: float | None
-    std: float | None
-    run_count: int
-    warning: str | None
-    errors: list[str]
-    explanations: list[str]
-
-    def as_row(self) -> dict:
-        return {"protocol": self.protocol, "scores": self.scores, "mean": self.mean, "std": self.std,
-                "run_count": self.run_count, "warning": self.warning, "errors": self.errors,
-                "explanations": self.explanations}
-
-
 def reply_explanation(text: str, limit: int = 400) -> str:
     """What a judge said about its score: the JSON `explanation` (graded) or `reasoning` (binary), else the reply
     itself, cut to `limit` characters (kept for reading, never parsed again)."""
@@ -121,8 +104,8 @@ def parse_reply(protocol: str, response: LLMResponse) -> tuple[float, str | None
     return (parse_graded if protocol == "graded" else parse_binary)(response.text)
 
 
-def judgment_from_outcomes(protocol: str, outcomes) -> Judgment | None:
-    """Successful responses → one Judgment, or None when any call failed (no judgment is recorded; a rerun
+def judgment_from_outcomes(protocol: str, outcomes) -> JudgeOutcome | None:
+    """Successful responses → one JudgeOutcome, or None when any call failed (no judgment is recorded; a rerun
     retries the failed runs while the others come from the cache). An unusable reply is -1 and is dropped
     from the mean. Binary labels are stored as 100 (CORRECT) / 0 (WRONG) so J reads as a percentage."""
     if any(isinstance(o, LLMError) for o in outcomes):
@@ -132,8 +115,9 @@ def judgment_from_outcomes(protocol: str, outcomes) -> Judgment | None:
         results = [(100.0 * s if s >= 0 else FAILURE, e) for s, e in results]
     scores = [s for s, _ in results]
     stats = run_statistics(scores, min_successes=5 if protocol == "graded" else 1)
-    return Judgment(protocol, scores, stats["mean"], stats["std"], stats["run_count"], stats["warning"],
-                    [e for _, e in results if e], [reply_explanation(o.text) for o in outcomes])
+    return JudgeOutcome(protocol=protocol, scores=scores, mean=stats["mean"], std=stats["std"],
+                        run_count=stats["run_count"], warning=stats["warning"], errors=[e for _, e in results if e],
+                        explanations=[reply_explanation(o.text) for o in outcomes])
 
 
 def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:

@@ -17,10 +17,9 @@ from memeval.jsonl import JsonlWriter
 from memeval.llm.batch import run_batch
 from memeval.llm.client import CacheMiss, LLMClient
 from memeval.qa.choices import JUDGE_PROTOCOLS
-from memeval.records import AnswerRow, JudgmentRow, latest, read_records, write_records
+from memeval.records import AnswerRow, JudgeOutcome, JudgmentRow, latest, read_records, write_records
 from memeval.scoring.judge import (
     GRADED_IN_FLIGHT,
-    Judgment,
     binary_request,
     binary_version,
     graded_request,
@@ -48,7 +47,7 @@ def judge_requests(protocol: str, row: AnswerRow, runs: int) -> list:
     return [binary_request(row.question, gold, row.prediction, i) for i in range(runs)]
 
 
-def _judgment(protocol: str, outcomes: Sequence) -> tuple[Judgment | None, str | None]:
+def _judgment(protocol: str, outcomes: Sequence) -> tuple[JudgeOutcome | None, str | None]:
     """(judgment, None), or (None, why): `no_llm` when a run could not be attempted, `failed` when a call
     failed; nothing is recorded for the question either way."""
     judgment = judgment_from_outcomes(protocol, outcomes)
@@ -57,10 +56,10 @@ def _judgment(protocol: str, outcomes: Sequence) -> tuple[Judgment | None, str |
     return None, "no_llm" if any(isinstance(o, CacheMiss) for o in outcomes) else "failed"
 
 
-def _row(answer: AnswerRow, judgment: Judgment, version: str) -> JudgmentRow:
+def _row(answer: AnswerRow, judgment: JudgeOutcome, version: str) -> JudgmentRow:
     return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
                        category=answer.category, system=answer.system, prompt_version=version,
-                       **judgment.as_row())
+                       **judgment.model_dump())
 
 
 def judgeable(answers: Sequence[AnswerRow], protocol: str) -> list[AnswerRow]:
