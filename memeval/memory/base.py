@@ -34,6 +34,34 @@ class MemoryItem:
                 "kind": self.kind, "cost_tokens": self.cost_tokens}
 
 
+def as_memory_item(obj: object, where: str) -> MemoryItem:
+    """A plug-in's search result as a MemoryItem: a MemoryItem, or any object or mapping with `text` (str),
+    `score` (number), `source_ids` (strings) and optional `time` and `kind` (str). Anything else is an input error
+    naming the field (`where` says which system, question and item)."""
+    from memeval.errors import InputError
+
+    if isinstance(obj, MemoryItem):
+        return obj
+
+    def field_of(name: str, default=None):
+        value = obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+        return value
+
+    text, score, sources = field_of("text"), field_of("score"), field_of("source_ids")
+    time, kind = field_of("time", ""), field_of("kind", "memory")
+    if not isinstance(text, str):
+        raise InputError(where, "text", f"expected a string, got {type(text).__name__}")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise InputError(where, "score", f"expected a number, got {type(score).__name__}")
+    if isinstance(sources, str) or not isinstance(sources, (list, tuple)) or not all(
+            isinstance(s, str) for s in sources):
+        raise InputError(where, "source_ids", "expected a list of turn ids (strings), got "
+                         f"{type(sources).__name__}")
+    if not isinstance(time, str) or not isinstance(kind, str):
+        raise InputError(where, "time" if not isinstance(time, str) else "kind", "expected a string")
+    return MemoryItem(text, float(score), tuple(sources), time, kind)
+
+
 class MemorySystem(Protocol):
     name: str
     ranked: bool  # False: search returns the whole store in a fixed order (k does not apply)
@@ -70,8 +98,12 @@ class SystemConfig:
 
     @classmethod
     def parse(cls, spec: str) -> "SystemConfig":
-        """`rag_turns` or `rag_turns:chunk_tokens=256,other=x` (integers and floats are converted)."""
+        """`rag_turns`, `rag_turns:chunk_tokens=256,other=x` (integers and floats are converted), or a plug-in
+        named by its factory, `my_pkg.memory:MySystem` or `my_pkg.memory:MySystem:k=3`."""
         name, _, rest = spec.strip().partition(":")
+        if rest and "=" not in rest.partition(":")[0]:  # a module path, then the factory's name
+            factory, _, rest = rest.partition(":")
+            name = f"{name}:{factory}"
         params = {}
         for part in filter(None, (p.strip() for p in rest.split(","))):
             key, sep, value = part.partition("=")

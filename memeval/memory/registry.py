@@ -1,8 +1,10 @@
 """Memory systems by name: `name → module:Class`, imported only when a system is built, so naming the
 systems costs no import and no module imports its way back here.
 
-A system's parameters are its factory's keyword arguments; an unknown one is an input error that lists the
-valid ones (never a TypeError from deep inside a run).
+Three kinds of name: the built-in systems below; a system another package registers under the entry-point group
+`memeval.memory_systems`; and any factory named directly as `module.path:Factory`. A system's parameters are
+its factory's keyword arguments; an unknown one is an input error that lists the valid ones, and a plug-in that
+cannot be imported or called is one line naming what is wrong (never a traceback from deep inside a run).
 """
 
 from __future__ import annotations
@@ -26,20 +28,55 @@ BUILTIN: dict[str, str] = {
 PARAMETER_ALIASES: dict[str, dict[str, str]] = {"memory_graph": {"max_hops": "hops"}}
 
 
+ENTRY_POINT_GROUP = "memeval.memory_systems"
+
+
+def registered() -> dict[str, str]:
+    """Systems other installed packages register: entry-point name → `module:attr`."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def system_names() -> list[str]:
-    return sorted(BUILTIN)
+    return sorted({*BUILTIN, *registered()})
+
+
+def known(name: str) -> bool:
+    return name in BUILTIN or name in registered() or _is_factory_path(name)
+
+
+def _is_factory_path(name: str) -> bool:
+    module, sep, attr = name.partition(":")
+    return bool(sep and module and attr.isidentifier())
 
 
 def factory(name: str) -> Callable[..., MemorySystem]:
-    if name not in BUILTIN:
-        raise InputError("--systems", name, f"unknown memory system; known: {', '.join(system_names())}")
-    module, _, attr = BUILTIN[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    target = BUILTIN.get(name) or registered().get(name) or (name if _is_factory_path(name) else None)
+    if target is None:
+        raise InputError("--systems", name, f"unknown memory system; known: {', '.join(system_names())} (or name "
+                         "a factory as module.path:Factory)")
+    module, _, attr = target.partition(":")
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError as exc:
+        raise InputError("--systems", name, f"cannot import module {module!r}: {exc} (is its package installed?)") \
+            from None
+    made = getattr(loaded, attr, None)
+    if made is None:
+        raise InputError("--systems", name, f"module {module!r} has no {attr!r}")
+    if not callable(made):
+        raise InputError("--systems", name, f"{module}:{attr} is not callable (expected a class or a function "
+                         "returning a memory system)")
+    return made
 
 
-def parameters(name: str) -> list[str]:
-    return [p.name for p in inspect.signature(factory(name)).parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+def parameters(name: str) -> list[str] | None:
+    """The factory's keyword parameters, or None when it takes any (**kwargs)."""
+    signature = inspect.signature(factory(name))
+    if any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values()):
+        return None
+    return [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
 def resolve(config: SystemConfig) -> SystemConfig:
@@ -47,7 +84,7 @@ def resolve(config: SystemConfig) -> SystemConfig:
     aliases = PARAMETER_ALIASES.get(config.name, {})
     params = {aliases.get(k, k): v for k, v in config.params.items()}
     valid = parameters(config.name)
-    unknown = sorted(set(params) - set(valid))
+    unknown = [] if valid is None else sorted(set(params) - set(valid))
     if unknown:
         raise InputError("--systems", config.label, f"unknown parameter {', '.join(unknown)} for {config.name}; "
                          f"valid: {', '.join(valid) or '(none)'}")

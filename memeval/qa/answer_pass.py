@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.data.locomo import QA, Conversation
+from memeval.errors import InputError
 from memeval.jsonl import JsonlWriter
 from memeval.llm.client import LLMClient, LLMError
-from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens
+from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_item
 from memeval.memory.registry import build_system
 from memeval.qa.answer import (
     ANSWER_MODEL,
@@ -47,6 +48,11 @@ def load_answers(path: Path) -> list[AnswerRow]:
     return list(latest(read_records(path, AnswerRow), lambda r: r.key).values())
 
 
+def is_ranked(system) -> bool:
+    """Ranked unless the system says otherwise (`ranked = False`: the whole store in a fixed order)."""
+    return bool(getattr(system, "ranked", True))
+
+
 def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
     return [Memory(item.text, item.time, item.source_ids) for item in items]
 
@@ -57,13 +63,19 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
     """Ingest once, then search each question: (system, [(question, ranked items, items used, search s)])."""
     system = build_system(system_config, client=client)
     system.ingest(conversation)
-    depth = max(settings.k, settings.recall_k_max) if system.ranked else settings.k
+    ranked = is_ranked(system)
+    depth = max(settings.k, settings.recall_k_max) if ranked else settings.k
     searched = []
     for qa in questions:
         start = time.perf_counter()
-        items = system.search(qa.question, depth)
+        found = system.search(qa.question, depth)
         search_s = time.perf_counter() - start
-        used = items[: settings.k] if system.ranked else items
+        if not isinstance(found, (list, tuple)):
+            raise InputError(f"{system_config.label} search for {qa.sample_id}", "return value",
+                             f"expected a list of memory items, got {type(found).__name__}")
+        items = [as_memory_item(item, f"{system_config.label} search for {qa.sample_id}, item {i}")
+                 for i, item in enumerate(found)]
+        used = items[: settings.k] if ranked else items
         searched.append((qa, items, used, search_s))
     return system, searched
 
@@ -95,7 +107,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     except LLMError as exc:
         return [_error_row(system_config, qa, settings, f"ingest failed: {type(exc).__name__}: {exc}")
                 for qa in questions]
-    ranked = system.ranked
+    ranked = is_ranked(system)
 
     predictions: list[tuple[str, float, str | None]] = []
     if settings.answerer == "extractive":

@@ -22,7 +22,7 @@ from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
-from memeval.memory.registry import build_system, needs_llm, system_names
+from memeval.memory.registry import build_system, known, needs_llm, system_names
 from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
@@ -79,8 +79,9 @@ class LocomoRunConfig:
                 config = SystemConfig.parse(spec)
             except ValueError as exc:
                 raise InputError("--systems", spec, str(exc)) from None
-            if config.name not in system_names():
-                raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())}")
+            if not known(config.name):
+                raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())} (or name "
+                                 "a factory as module.path:Factory)")
             build_system(config)  # parameters and their values checked before anything is written
 
     def command_line(self) -> list[str]:
