@@ -40,6 +40,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
 
+    imp = command(sub, "import", "bring another harness's answers into a run directory, matched to LoCoMo "
+                  "questions and scored; judge and table them with `locomo run --systems NAME --out DIR`",
+                  "memeval locomo import mem0_results.json --format mem0 --system mem0 --out runs/mem0")
+    imp.add_argument("source", help="the answers file")
+    imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl"],
+                     help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction")
+    imp.add_argument("--system", required=True, help="the name the imported answers carry in every table")
+    add_data(imp, "LoCoMo file or directory the answers are matched against (default: the documented order)")
+    add_out_dir(imp, "run directory to add the answers to")
+    imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
+    imp.set_defaults(handler=_import)
+
 
 def _run(args: argparse.Namespace) -> int:
     from memeval.qa.locomo_run import LocomoRunConfig, estimate_run, run_locomo
@@ -60,4 +72,20 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(result.report)
         print(f"written to {result.out}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from memeval.qa.importer import import_answers
+
+    report = import_answers(args.source, args.format, args.system, args.out, args.data)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{report['matched']} of {report['rows']} rows matched to LoCoMo questions -> {args.out}/answers.jsonl "
+              f"({report['unmatched']} unmatched, {report['ambiguous']} ambiguous, {report['duplicates']} "
+              "duplicated, all left out)")
+        for example in report["examples"]:
+            print(f"  {example}")
+        print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
     return 0

@@ -74,7 +74,10 @@ class LocomoRunConfig:
             raise InputError("--judge-mode", self.judge_mode, "expected sync or batch")
         if self.k <= 0:
             raise InputError("--k", str(self.k), "expected a positive integer")
+        imported = imported_systems(Path(self.out))
         for spec in self.systems:
+            if spec in imported:  # answers another harness made, brought in by `memeval locomo import`
+                continue
             try:
                 config = SystemConfig.parse(spec)
             except ValueError as exc:
@@ -104,6 +107,19 @@ class LocomoRunConfig:
         return GRADED_RUNS if self.judge == "graded" else 1
 
 
+def imported_systems(out: Path) -> dict[str, dict]:
+    """Systems whose answers were imported into this run directory (name → source file, format, SHA-256)."""
+    import json
+
+    path = out / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text()).get("imported") or {}
+    except json.JSONDecodeError:
+        raise InputError(path, "manifest", "not valid JSON; move the run directory aside") from None
+
+
 def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
     """A run directory holds one answerer and one k; mixing would silently corrupt its tables."""
     path = out / "manifest.json"
@@ -130,7 +146,8 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
         roles["answer"] = ANSWER_TEMPERATURE
     if config.judge != "none":
         roles["judge"] = GRADED_TEMPERATURE if config.judge == "graded" else BINARY_TEMPERATURE
-    if any(needs_llm(SystemConfig.parse(s)) for s in config.systems):
+    imported = imported_systems(Path(config.out))
+    if any(needs_llm(SystemConfig.parse(s)) for s in config.systems if s not in imported):
         roles["extract"] = EXTRACTION_TEMPERATURE
     return roles
 
@@ -155,20 +172,27 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     data_path = find_locomo(config.data)
     conversations = select_conversations(load_locomo(data_path), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
-    systems = [SystemConfig.parse(s) for s in config.systems]
+    imported = imported_systems(out)
+    systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
+    native = [s for s in systems if s.label not in imported]
     client = run_client(config, client)
     notes = []
+    for name in (s.label for s in systems if s.label in imported):
+        notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
+                     "format); scored and judged here like every other system.")
     if client is not None and client.sampling == "model-default":
         notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
                      "model's default sampling, not the protocols' temperatures.")
     if config.questions == "prototype":
         notes.append(PROTOTYPE_NOTE)
-    if config.answerer == "extractive":
-        notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers.")
+    if config.answerer == "extractive" and native:
+        notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers"
+                     + (" (for the systems run here; imported systems bring their own reader's answers)."
+                        if len(native) < len(systems) else "."))
 
-    total = sum(len(q) for _, q in selection) * len(systems)
+    total = sum(len(q) for _, q in selection) * len(native)
     bar = progress_bar(total, "answers", "q", config.progress)
-    answer_counts = run_answer_pass(selection, systems, AnswerSettings(config.answerer, config.k),
+    answer_counts = run_answer_pass(selection, native, AnswerSettings(config.answerer, config.k),
                                     out / "answers.jsonl", client, progress=bar.update if bar else None)
     if bar:
         bar.close()
@@ -228,6 +252,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
         prompt_hashes=all_prompt_hashes(),
         rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
         invocations=[*invocations, invocation],
+        **({"imported": imported} if imported else {}),
     )
     write_json_atomic(out / "manifest.json", manifest)
     return RunResult(out=str(out), report=report, answers=by_system, judgments=judgments, **summary)
@@ -242,13 +267,21 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
     out = Path(config.out)
     conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
-    systems = [SystemConfig.parse(s) for s in config.systems]
+    imported = imported_systems(out)
+    systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k)
     stored = {r.key: r for r in load_answers(out / "answers.jsonl") if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
     for system in systems:
         for conversation, questions in selection:
+            if system.label in imported:  # answered already: only the judge calls are still to come
+                if config.judge != "none":
+                    rows = [stored[(system.label, qa.sample_id)] for qa in questions
+                            if (system.label, qa.sample_id) in stored]
+                    for row in judgeable(rows, config.judge):
+                        judge_reqs += judge_requests(config.judge, row, config.runs)
+                continue
             planner = getattr(build_system(system), "planned_requests", None)
             if planner is not None:
                 ingest_reqs += planner(conversation)
