@@ -63,6 +63,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_budgets(compare, required=False, default="30,60,100")
     compare.set_defaults(handler=_audit_compare)
 
+    union = command(sub, "union", "union packages of another system's exported memory store beside the natural "
+                    "packages, for `memeval memaudit sweep natural`",
+                    "memeval natural union --packages natural87 --store mem0_store.json --format mem0 --system mem0 "
+                    "--out natural87")
+    union.add_argument("--packages", required=True, help="a `natural build` directory")
+    union.add_argument("--store", required=True, help="the exported store: a JSON object keyed by conversation id")
+    union.add_argument("--format", required=True, choices=["memeval", "mem0", "letta", "amem"])
+    union.add_argument("--system", required=True, help="the name the store carries in every table")
+    add_data(union, "LoCoMo file or directory (default: the documented search order)")
+    add_out_dir(union, "packages directory to write into (the same as --packages adds the union packages there)")
+    union.set_defaults(handler=_union)
+
     bridge = command(sub, "bridge", "union ratio vs QA outcomes (Spearman rho, bootstrap CI)",
                      "memeval natural bridge --sweep natural_sweep --run runs/offline --output bridge.json")
     bridge.add_argument("--sweep", required=True, help="a `memaudit sweep natural` output directory")
@@ -187,4 +199,18 @@ def _build(args: argparse.Namespace) -> int:
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
                                                "accepted_by_category", "rule_version", "union_systems",
                                                "union_not_exported")}))
+    return 0
+
+
+def _union(args: argparse.Namespace) -> int:
+    from memeval.natural.stores import union_from_store
+
+    result = union_from_store(args.packages, args.store, args.format, args.system, args.out, args.data)
+    attribution = result["attribution"]
+    share = attribution["share_attributed_by_content"]
+    print(f"{result['union_packages']} union packages of {args.system} -> {args.out}/union/ ({attribution['items']} "
+          f"memories: {attribution['with_source_ids']} named their turns, {attribution['attributed_by_content']} "
+          f"attributed by content{'' if share is None else f' ({share:.0%})'}, {attribution['unattributed']} "
+          "unattributed)")
+    print(f"next: memeval memaudit sweep natural --packages {args.out} --budgets 30,60,100 --out SWEEP_DIR")
     return 0

@@ -212,7 +212,7 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
                 for s in range(config.seed_start, config.seed_start + config.seeds)]
     root = Path(config.packages_dir)
     paths = sorted(root.glob("*.json")) + sorted((root / "union").glob("*.json"))
-    paths = [p for p in paths if p.name not in ("manifest.json",)]
+    paths = [p for p in paths if p.name not in ("manifest.json", "imported_stores.json")]
     return [PackageSource(path=str(p)) for p in paths]
 
 

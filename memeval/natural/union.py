@@ -71,7 +71,10 @@ def graph_exports(conversations: Sequence[Conversation], client) -> dict[str, li
 
 
 def union_package(base: Package, conversation: Conversation, system: str,
-                  graph_export: Sequence[MemoryItem] | None = None) -> Package:
+                  graph_export: Sequence[MemoryItem] | None = None,
+                  store: Sequence[MemoryItem] | None = None) -> Package:
+    """`store`: an imported system's exported memories for this conversation (memeval natural union); else
+    the built-in `system`'s own export."""
     meta = base.meta
     evidence = list(meta["evidence"])
     gold = content_tokens(meta.get("answer") or "")
@@ -80,7 +83,9 @@ def union_package(base: Package, conversation: Conversation, system: str,
     slice_ids = set(position)
     unit_ids = {u.id for u in base.units}
     experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)
-    for n, item in enumerate(exported_store(conversation, system, slice_ids, graph_export)):
+    items = ([i for i in store if slice_ids.intersection(i.source_ids)] if store is not None
+             else exported_store(conversation, system, slice_ids, graph_export))
+    for n, item in enumerate(items):
         text = f"[{item.time}] {item.text}" if item.time else item.text
         group = f"x:{system}:{n}"
         latest = max((position[s] for s in item.source_ids if s in position), default=0.0)

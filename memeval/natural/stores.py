@@ -1,0 +1,192 @@
+"""Memory stores exported by other systems, read into memory items so that MEMAUDIT can audit them as union
+packages beside the built-in stores (`memeval natural union`).
+
+A store file is a JSON object keyed by LoCoMo conversation id (`conv-26`) or index in locomo10.json (`0`), each
+the list that system exported for that conversation, in one of these shapes:
+- `mem0`: what Mem0's `get_all()` returns — items with `memory`, `created_at`, `updated_at`, `metadata` (a
+  `{"results": [...]}` wrapper is accepted too);
+- `letta`: archival-memory passages with `text` and `created_at`;
+- `amem`: A-Mem notes with `content`, `keywords`, `tags`, `context`, `timestamp`;
+- `memeval`: items with `text`, `source_ids`, optional `time` and `kind` (a built-in system's `export()`).
+
+Only `memeval` items say which turns they came from. The others are attributed to turns by content: a memory
+is credited to the turns of its conversation that share the most content words with it (stemmed, stop words
+out), at least two and at least half of the memory's own; a memory no turn reaches stays unattributed and never
+covers anything. The share attributed this way is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memeval.data.locomo import Conversation
+from memeval.errors import InputError
+from memeval.memory.base import MemoryItem
+
+STORE_FORMATS = ("memeval", "mem0", "letta", "amem")
+MIN_SHARED = 2
+MIN_SHARE = 0.5
+
+
+@dataclass
+class AttributionReport:
+    items: int = 0
+    given: int = 0  # items that named their source turns
+    attributed: int = 0  # items credited to turns by content
+    unattributed: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        share = self.attributed / self.items if self.items else None
+        return {"items": self.items, "with_source_ids": self.given, "attributed_by_content": self.attributed,
+                "unattributed": self.unattributed, "share_attributed_by_content": share,
+                "rule": f"turns sharing the most content words, at least {MIN_SHARED} and at least "
+                        f"{MIN_SHARE:.0%} of the memory's own", "examples": self.examples[:5]}
+
+
+def _field(item: dict, name: str, where: str, kinds=(str,)) -> object:
+    if name not in item:
+        raise InputError(where, name, "missing")
+    if not isinstance(item[name], kinds):
+        raise InputError(where, name, f"expected {' or '.join(k.__name__ for k in kinds)}")
+    return item[name]
+
+
+def _text_time(item: dict, fmt: str, where: str) -> tuple[str, str, tuple[str, ...] | None, str]:
+    """(text, time, source ids when the item names them, kind)."""
+    if fmt == "mem0":
+        return str(_field(item, "memory", where)), str(item.get("updated_at") or item.get("created_at") or ""), \
+            None, "mem0"
+    if fmt == "letta":
+        return str(_field(item, "text", where)), str(item.get("created_at") or ""), None, "letta"
+    if fmt == "amem":
+        content = str(_field(item, "content", where))
+        context = item.get("context")
+        text = content if not context or context == "General" else f"{content} ({context})"
+        return text, str(item.get("timestamp") or ""), None, "amem"
+    text = str(_field(item, "text", where))
+    sources = _field(item, "source_ids", where, (list,))
+    if not all(isinstance(s, str) for s in sources):
+        raise InputError(where, "source_ids", "expected turn ids (strings)")
+    return text, str(item.get("time") or ""), tuple(sources), str(item.get("kind") or "memory")
+
+
+def read_store(path: str | Path, fmt: str, conversations: Sequence[Conversation]) -> tuple[
+        dict[str, list[MemoryItem]], AttributionReport]:
+    """conversation id → the store's memory items (with source turns, given or attributed), and the report."""
+    from memeval.memory.render import turn_text
+    from memeval.natural.rules import content_tokens
+
+    if fmt not in STORE_FORMATS:
+        raise InputError("--format", fmt, f"expected one of {', '.join(STORE_FORMATS)}")
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "store", "no such file")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8") or "null")
+    except json.JSONDecodeError as exc:
+        raise InputError(path, "json", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(doc, dict) or not doc:
+        raise InputError(path, "top level", "expected an object keyed by conversation id (conv-26) or index (0)")
+    by_id = {c.sample_id: c for c in conversations}
+    report = AttributionReport()
+    out: dict[str, list[MemoryItem]] = {}
+    for key, items in doc.items():
+        conversation = by_id.get(key) or (conversations[int(key)] if str(key).isdigit()
+                                          and int(key) < len(conversations) else None)
+        if conversation is None:
+            raise InputError(path, f"[{key!r}]", "not a LoCoMo conversation id or index")
+        if fmt == "mem0" and isinstance(items, dict) and "results" in items:
+            items = items["results"]
+        if isinstance(items, dict):  # A-Mem keeps notes by id
+            items = list(items.values())
+        if not isinstance(items, list):
+            raise InputError(path, f"[{key!r}]", "expected a list of exported memories")
+        turns = [(t.dia_id, content_tokens(turn_text(t))) for s in conversation.sessions for t in s.turns]
+        known = {t for t, _ in turns}
+        memories = []
+        for i, item in enumerate(items):
+            where = f"{path}[{key!r}][{i}]"
+            if not isinstance(item, dict):
+                raise InputError(where, "item", "expected an object")
+            text, time, sources, kind = _text_time(item, fmt, where)
+            report.items += 1
+            if sources is not None:
+                unknown = [s for s in sources if s not in known]
+                if unknown:
+                    raise InputError(where, "source_ids", f"not turns of {conversation.sample_id}: {unknown[:3]}")
+                report.given += 1
+            else:
+                sources = _attribute(content_tokens(text), turns)
+                if sources:
+                    report.attributed += 1
+                else:
+                    report.unattributed += 1
+                    report.examples.append(f"{where}: no turn shares enough words with {text[:60]!r}")
+            memories.append(MemoryItem(text, 0.0, sources, time, kind))
+        out[conversation.sample_id] = memories
+    return out, report
+
+
+def _attribute(words: frozenset[str], turns: list[tuple[str, frozenset[str]]]) -> tuple[str, ...]:
+    if not words:
+        return ()
+    shared = [(len(words & tokens), dia_id) for dia_id, tokens in turns]
+    best = max((n for n, _ in shared), default=0)
+    if best < MIN_SHARED or best < MIN_SHARE * len(words):
+        return ()
+    return tuple(dia_id for n, dia_id in shared if n == best)
+
+
+def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, system: str, out: str | Path,
+                     data: str | None = None) -> dict:
+    """Union packages of `system`'s exported store beside every natural package of `packages_dir`, written to
+    `out/union/` (the base packages are copied to `out` when it is another directory), so that `memeval
+    memaudit sweep natural --packages OUT` scores them with the built-in stores."""
+    import shutil
+
+    from memeval.atomic import write_json_atomic
+    from memeval.data.locomo import load_locomo
+    from memeval.data.paths import find_locomo
+    from memeval.invocation import invocation, path_text
+    from memeval.natural.build import load_packages
+    from memeval.natural.union import EXPORT_SYSTEMS, union_package
+    from memeval.qa.importer import sha256_file
+
+    if system in EXPORT_SYSTEMS or system == "memory_graph":
+        raise InputError("--system", system, "is a built-in store's name; name the imported system differently")
+    packages_dir, out = Path(packages_dir), Path(out)
+    bases = load_packages(packages_dir)
+    conversations = load_locomo(find_locomo(data))
+    stores, report = read_store(store, fmt, conversations)
+    by_id = {c.sample_id: c for c in conversations}
+    unions = []
+    for base in bases:
+        conversation_id = base.meta["conversation"]
+        if conversation_id in stores:
+            unions.append(union_package(base, by_id[conversation_id], system, store=stores[conversation_id]))
+    if not unions:
+        raise InputError(store, "conversations", "the store holds none of the packages' conversations "
+                         f"({', '.join(sorted({b.meta['conversation'] for b in bases}))})")
+    if out.resolve() != packages_dir.resolve():
+        out.mkdir(parents=True, exist_ok=True)
+        for path in packages_dir.glob("locomo-natural-*.json"):
+            shutil.copyfile(path, out / path.name)
+        if (packages_dir / "union").is_dir():
+            (out / "union").mkdir(exist_ok=True)
+            for path in (packages_dir / "union").glob("*.json"):
+                shutil.copyfile(path, out / "union" / path.name)
+    for package in unions:
+        package.write(out / "union" / f"{package.package_id}.json")
+    line = ["memeval", "natural", "union", "--packages", path_text(packages_dir), "--store", path_text(store),
+            "--format", fmt, "--system", system, *(["--data", path_text(data)] if data else []),
+            "--out", path_text(out)]
+    manifest_path = out / "imported_stores.json"
+    recorded = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    recorded[system] = {"source": str(store), "format": fmt, "sha256": sha256_file(Path(store)),
+                        "union_packages": len(unions), "attribution": report.as_dict(), **invocation(line)}
+    write_json_atomic(manifest_path, recorded)
+    return {"system": system, "union_packages": len(unions), "attribution": report.as_dict()}
