@@ -370,3 +370,34 @@ def test_a_notebook_rerun_with_other_parameters_shows_only_its_own_configuration
     assert metrics["certification_rows"] == 3 * 3
     manifest = json.loads((artifacts / "sweep" / "manifest.json").read_text())
     assert manifest["config"]["seeds"] == 3 and manifest["complete"] is True
+
+
+@pytest.mark.notebook
+def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, tmp_path):
+    """An outside harness's answers (here: LoCoMo's gold answers, a perfect reader) and an outside store (here:
+    LoCoMo's observations in Mem0's get_all shape) go through notebooks 02 and 05 beside the built-in systems."""
+    from memeval.data.locomo import load_locomo
+    from memeval.memory.render import observation_items
+
+    conversations = load_locomo(locomo_dir)
+    answers = tmp_path / "perfect.jsonl"
+    answers.write_text("".join(json.dumps({"question": qa.question, "prediction": str(qa.answer),
+                                           "conversation_id": c.sample_id}) + "\n"
+                               for c in conversations[:2] for qa in c.qa if qa.category in (1, 2, 3, 4)))
+    params = {**SMALL_PARAMETERS["02_full_run"], "artifacts_dir": str(tmp_path / "a02"),
+              "figures_dir": str(tmp_path / "figures"),
+              "imported_answers": [{"source": str(answers), "format": "jsonl", "system": "perfect"}]}
+    execute_notebook(NOTEBOOKS / "02_full_run.ipynb", tmp_path / "02.ipynb", params, progress=False)
+    metrics = json.loads((tmp_path / "a02" / "metrics.json").read_text())
+    assert metrics["questions"]["perfect"] == 30 and metrics["f1_overall_1_4"]["perfect"] > 0.9
+    store = tmp_path / "store.json"
+    store.write_text(json.dumps({c.sample_id: [{"memory": i.text, "created_at": i.time, "metadata": {}}
+                                               for i in observation_items(c)] for c in conversations}))
+    params = {**SMALL_PARAMETERS["05_memaudit_natural87"], "artifacts_dir": str(tmp_path / "a05"),
+              "figures_dir": str(tmp_path / "figures"),
+              "imported_stores": [{"store": str(store), "format": "mem0", "system": "mem0"}]}
+    execute_notebook(NOTEBOOKS / "05_memaudit_natural87.ipynb", tmp_path / "05.ipynb", params, progress=False)
+    metrics = json.loads((tmp_path / "a05" / "metrics.json").read_text())
+    assert metrics["union_rows"] == 5 * 4 * 3 * 2, "three built-in stores and the imported one"
+    executed = (tmp_path / "05.ipynb").read_text()
+    assert "mem0 @ B=" in executed or "| mem0 |" in executed
