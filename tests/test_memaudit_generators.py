@@ -60,6 +60,7 @@ def test_count_parameters_scale_packages():
     assert len(generate("density_trap", 0, count=12).experiences) == 12
 
 
+@pytest.mark.slow
 def test_base_sweep_matches_published_no_tombstone_frontier():
     """The paper's exact-small numbers (500 seeds): no-tombstone OPT / OPT = 0.523, 0.654, 0.689, 0.815."""
     published = {2: 0.523, 4: 0.654, 8: 0.689, 16: 0.815}

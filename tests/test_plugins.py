@@ -14,6 +14,7 @@ from memeval.records import AnswerRow, read_records
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memeval-example-system"
 
 
+@pytest.mark.slow
 def test_the_example_system_installs_and_runs_through_locomo_run(locomo_dir, tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
