@@ -16,9 +16,12 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memeval-example-sy
 
 @pytest.mark.slow
 def test_the_example_system_installs_and_runs_through_locomo_run(locomo_dir, tmp_path):
-    target = tmp_path / "site"
+    import shutil
+
+    target, source = tmp_path / "site", tmp_path / "example"
+    shutil.copytree(EXAMPLE, source)  # setuptools builds in the source tree: keep the repository clean
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(EXAMPLE)], check=True, capture_output=True)
+                    "--target", str(target), str(source)], check=True, capture_output=True)
     assert list(target.glob("memeval_example_system-*.dist-info/entry_points.txt"))
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = tmp_path / "run"
