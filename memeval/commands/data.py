@@ -10,32 +10,44 @@ from memeval.commands.arguments import command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    data = subparsers.add_parser("data", help="fetch and inspect the LoCoMo data")
+    data = subparsers.add_parser("data", help="fetch and inspect the LoCoMo and LongMemEval data")
     sub = data.add_subparsers(dest="data_command", required=True)
 
-    fetch = command(sub, "fetch", "download a data set and verify its SHA-256", "memeval data fetch locomo")
-    fetch.add_argument("dataset", choices=["locomo"])
-    fetch.add_argument("--dest", default="data/locomo", help="directory to write into (default data/locomo)")
-    fetch.add_argument("--source", default=None, help="URL or local file (default: the public locomo10.json)")
+    fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
+                    "memeval data fetch longmemeval --variant s")
+    fetch.add_argument("dataset", choices=["locomo", "longmemeval"])
+    fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
+                       help="LongMemEval: S (≈115k tokens a question), M (≈500 sessions) or oracle (evidence only)")
+    fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
+    fetch.add_argument("--source", default=None,
+                       help="URL or local file (default: the public file; LongMemEval at a pinned revision)")
     fetch.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
     fetch.set_defaults(handler=_fetch)
 
-    st = command(sub, "stats", "counts of conversations, questions, categories, turns, sessions",
-                 "memeval data stats --json")
-    st.add_argument("path", nargs="?", default=None, help="file, directory or zip (default: discovered)")
+    st = command(sub, "stats", "counts of conversations or instances, questions by category or type, turns, "
+                 "sessions, and the data's quirks", "memeval data stats --json")
+    st.add_argument("path", nargs="?", default=None, help="file, directory or zip (default: discovered LoCoMo)")
+    st.add_argument("--dataset", choices=["locomo", "longmemeval"], default="locomo")
     st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(handler=_stats)
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from memeval.data.fetch import fetch_locomo
+    from memeval.data.fetch import fetch_locomo, fetch_longmemeval
 
+    if args.dataset == "longmemeval":
+        target = fetch_longmemeval(args.variant, args.dest or "data/longmemeval", args.source, args.sha256)
+        print(f"wrote {target} (SHA-256 verified, every instance parsed)")
+        return 0
+    args.dest = args.dest or "data/locomo"
     target = fetch_locomo(args.dest, source=args.source, sha256=args.sha256)
     print(f"wrote {target} (SHA-256 verified)")
     return 0
 
 
 def _stats(args: argparse.Namespace) -> int:
+    if args.dataset == "longmemeval":
+        return _longmemeval_stats(args)
     from memeval.data.locomo import load_locomo_with_report, stats
     from memeval.data.paths import find_locomo
 
@@ -54,5 +66,31 @@ def _stats(args: argparse.Namespace) -> int:
     if report.quirks:
         print("quirks (repaired or reported, not fatal):")
         for quirk, count in sorted(report.quirks.items()):
+            print(f"  {quirk}: {count}")
+    return 0
+
+
+def _longmemeval_stats(args: argparse.Namespace) -> int:
+    from memeval.data.longmemeval import load_longmemeval, stats
+    from memeval.errors import InputError
+
+    if not args.path:
+        raise InputError("data stats", "path", "name the LongMemEval file (memeval data fetch longmemeval writes it)")
+    instances, report = load_longmemeval(args.path)
+    result = {**stats(instances), "quirks": dict(sorted(report.quirks.items()))}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"source: {args.path}")
+    for key in ("instances", "abstention", "sessions", "sessions_per_question_mean", "turns", "evidence_turns",
+                "evidence_sessions"):
+        value = result[key]
+        print(f"{key}: {value:.1f}" if isinstance(value, float) else f"{key}: {value}")
+    print("by_type:")
+    for qtype, count in result["by_type"].items():
+        print(f"  {qtype}: {count}")
+    if result["quirks"]:
+        print("quirks (reported, not fatal):")
+        for quirk, count in result["quirks"].items():
             print(f"  {quirk}: {count}")
     return 0

@@ -73,3 +73,52 @@ def fetch_locomo(
     with atomic_open(target, "wb") as fh:
         fh.write(data)
     return target
+
+
+# The cleaned LongMemEval release, pinned to one dataset revision (the pin several public projects use); only S has
+# a known hash, so M and oracle need --sha256 from whoever vouches for their copy.
+LONGMEMEVAL_REPO = "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned"
+LONGMEMEVAL_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
+LONGMEMEVAL_FILES = {"s": "longmemeval_s_cleaned.json", "m": "longmemeval_m_cleaned.json",
+                     "oracle": "longmemeval_oracle.json"}
+LONGMEMEVAL_SHA256 = {"longmemeval_s_cleaned.json": "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442"}
+
+
+def longmemeval_url(variant: str) -> str:
+    return f"{LONGMEMEVAL_REPO}/resolve/{LONGMEMEVAL_REVISION}/{LONGMEMEVAL_FILES[variant]}"
+
+
+def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", source: str | None = None,
+                      sha256: str | None = None, timeout: float = 300.0) -> Path:
+    """Fetch one LongMemEval variant (default: the pinned revision's URL) into `dest` as its release file name,
+    verified by SHA-256 and parsed before anything is written."""
+    import json
+
+    from memeval.data.longmemeval import parse_instance
+
+    if variant not in LONGMEMEVAL_FILES:
+        raise InputError("--variant", variant, f"expected one of {', '.join(LONGMEMEVAL_FILES)}")
+    name = LONGMEMEVAL_FILES[variant]
+    expected = (sha256 or LONGMEMEVAL_SHA256.get(name) or "").lower()
+    if not expected:
+        raise InputError(name, "sha256", "no pinned checksum for this variant; pass --sha256 HEX (of a copy you "
+                         "trust)")
+    data, _ = _read_source(source or longmemeval_url(variant), timeout)
+    got = sha256_bytes(data)
+    if got != expected:
+        raise InputError(source or longmemeval_url(variant), "sha256",
+                         f"checksum mismatch: expected {expected}, got {got}; nothing written")
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise InputError(source or name, "json", f"not valid JSON ({exc.msg})") from None
+    if not isinstance(doc, list):
+        raise InputError(source or name, "top level", "expected a list of instances")
+    from collections import Counter
+
+    for i, row in enumerate(doc):
+        parse_instance(row, f"{name}[{i}]", Counter())
+    target = Path(dest) / name
+    with atomic_open(target, "wb") as fh:
+        fh.write(data)
+    return target
