@@ -11,6 +11,7 @@ from memeval.commands import (
     graph80,
     inventory,
     locomo,
+    longmemeval,
     memaudit,
     natural,
     publish,
@@ -22,8 +23,8 @@ from memeval.commands import (
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected
 
-COMMAND_MODULES = [doctor, data, score, locomo, memaudit, natural, graph80, results, view, publish, reproduce,
-                   inventory]
+COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
+                   reproduce, inventory]
 
 
 def build_parser() -> argparse.ArgumentParser:

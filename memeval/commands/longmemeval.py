@@ -1,0 +1,43 @@
+"""`memeval longmemeval run`: memory systems on LongMemEval, each question over its own haystack."""
+
+from __future__ import annotations
+
+import argparse
+
+from memeval.commands.arguments import (
+    add_data,
+    add_out_dir,
+    add_progress,
+    add_systems,
+    command,
+    split_systems,
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    group = subparsers.add_parser("longmemeval", help="memory systems on LongMemEval (data fetched by the user)")
+    sub = group.add_subparsers(dest="longmemeval_command", required=True)
+    run = command(sub, "run", "answer LongMemEval questions with memory systems over each question's haystack; "
+                  "evidence recall offline, accuracy with --judge longmemeval",
+                  "memeval longmemeval run --data data/longmemeval/longmemeval_s_cleaned.json --systems "
+                  "rag_turns,full_context --questions 50 --out runs/lme")
+    add_data(run, "a LongMemEval file (memeval data fetch longmemeval --variant s)", required=True)
+    add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
+    run.add_argument("--questions", type=int, default=None, help="the first N questions (default: all)")
+    run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--judge", choices=["none", "longmemeval"], default="none",
+                     help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache)")
+    run.add_argument("--llm", choices=["auto", "anthropic", "replay"], default="auto")
+    add_out_dir(run, "run directory (resumable: rerun to continue)")
+    add_progress(run)
+    run.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from memeval.qa.longmemeval_run import LongMemEvalConfig, run_longmemeval
+
+    result = run_longmemeval(LongMemEvalConfig(args.data, args.out, split_systems(args.systems), args.questions,
+                                               args.k, args.judge, args.llm, progress=not args.no_progress))
+    print(result["report"])
+    print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+    return 0

@@ -1,0 +1,257 @@
+"""`memeval longmemeval run` as a function: every question of a LongMemEval file answered by each memory system
+over that question's own haystack, with session- and turn-level evidence recall, and judged by LongMemEval's
+protocol when an LLM is configured (accuracy is a judge's verdict; offline it is "not measured", never guessed).
+
+Outputs in the run directory: answers.jsonl and judgments.jsonl (one row per question and system, resumable),
+report.md and manifest.json. A haystack becomes a conversation the built-in and plug-in systems can ingest:
+sessions in order with their dates, turns with ids `<session id>:<turn index>` (kept in a map, never parsed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from memeval.data.locomo import Conversation, Session, Turn
+from memeval.data.longmemeval import QUESTION_TYPES, LMEInstance, load_longmemeval
+from memeval.errors import InputError
+from memeval.records import Record
+
+RECALL_KS = (1, 5, 10)
+DEPTH = 50
+OFFLINE_SYSTEMS = ("full_context", "no_memory", "rag_turns")  # observations and summaries are LoCoMo annotations
+
+
+class LMEAnswerRow(Record):
+    """One (system, question) of a LongMemEval run."""
+
+    question_id: str
+    question_type: str
+    abstention: bool
+    question: str
+    answer: str
+    prediction: str
+    system: str
+    answerer: str
+    session_recall: list[float] | None  # recall@1..DEPTH of the evidence sessions (ranked systems)
+    turn_recall: list[float] | None  # the same for the has_answer turns
+    sessions_given: float | None  # share of evidence sessions among what the reader was given
+    context_tokens: int
+    latency_search_s: float
+    error: str | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.question_id)
+
+
+class LMEJudgmentRow(Record):
+    question_id: str
+    question_type: str
+    abstention: bool
+    system: str
+    protocol: str
+    prompt_version: str
+    label: bool
+    reply: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.question_id)
+
+
+def haystack_conversation(instance: LMEInstance) -> tuple[Conversation, dict[str, str]]:
+    """The question's haystack as a conversation, and turn id → session id."""
+    sessions, session_of = [], {}
+    for n, s in enumerate(instance.sessions, start=1):
+        turns = []
+        for j, t in enumerate(s.turns):
+            dia_id = f"{s.session_id}:{j}"
+            session_of[dia_id] = s.session_id
+            turns.append(Turn(dia_id, t.role, t.content, n, j))
+        sessions.append(Session(n, s.date, None, tuple(turns)))
+    return Conversation(instance.question_id, "user", "assistant", tuple(sessions), (), (), {}, {}, {}), session_of
+
+
+def _curve(relevant: set[str], ranked: Sequence[set[str]], depth: int) -> list[float] | None:
+    """recall@1..depth: the share of `relevant` found among the first k items (each item a set of ids)."""
+    if not relevant:
+        return None
+    found, out = set(), []
+    for k in range(depth):
+        if k < len(ranked):
+            found |= ranked[k] & relevant
+        out.append(len(found) / len(relevant))
+    return out
+
+
+def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> LMEAnswerRow:
+    from memeval.memory.base import SystemConfig, approx_tokens
+    from memeval.memory.registry import build_system
+    from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, extractive_answer, render_memories
+    from memeval.qa.answer_pass import is_ranked
+
+    conversation, session_of = haystack_conversation(instance)
+    system = build_system(SystemConfig.parse(system_spec))
+    system.ingest(conversation)
+    ranked = is_ranked(system)
+    start = time.perf_counter()
+    items = system.search(instance.question, max(k, DEPTH) if ranked else k)
+    search_s = time.perf_counter() - start
+    used = items[:k] if ranked else items
+    evidence_turns = {f"{sid}:{j}" for sid, j in instance.evidence_turns}
+    evidence_sessions = set(instance.answer_session_ids)
+    turn_sets = [set(i.source_ids) for i in items]
+    session_sets = [{session_of[t] for t in ids if t in session_of} for ids in turn_sets]
+    given = {session_of[t] for i in used for t in i.source_ids if t in session_of}
+    memories = [Memory(i.text, i.time, i.source_ids) for i in used]
+    return LMEAnswerRow(
+        question_id=instance.question_id, question_type=instance.question_type, abstention=instance.abstention,
+        question=instance.question, answer=instance.answer,
+        prediction=extractive_answer(instance.question, memories), system=SystemConfig.parse(system_spec).label,
+        answerer=EXTRACTIVE_LABEL,
+        session_recall=_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
+        turn_recall=_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
+        sessions_given=(len(given & evidence_sessions) / len(evidence_sessions)) if evidence_sessions else None,
+        context_tokens=approx_tokens(render_memories(memories)) if memories else 0,
+        latency_search_s=search_s, error=None)
+
+
+@dataclass
+class LongMemEvalConfig:
+    data: str
+    out: str
+    systems: list[str] = field(default_factory=lambda: ["rag_turns"])
+    questions: int | None = None  # the first N instances; None: all
+    k: int = 10
+    judge: str = "none"  # or "longmemeval"
+    llm_backend: str = "auto"
+    progress: bool = True
+
+
+def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
+    from memeval.atomic import write_json_atomic, write_text_atomic
+    from memeval.data.fetch import data_hashes
+    from memeval.jsonl import JsonlWriter
+    from memeval.manifest import base_manifest
+    from memeval.memory.base import SystemConfig
+    from memeval.memory.registry import build_system
+    from memeval.progress import progress_bar
+    from memeval.records import latest, read_records, write_records
+
+    if config.judge not in ("none", "longmemeval"):
+        raise InputError("--judge", config.judge, "expected none or longmemeval")
+    for spec in config.systems:
+        build_system(SystemConfig.parse(spec))  # parameters checked before anything is written
+    instances, report = load_longmemeval(config.data)
+    if config.questions is not None:
+        instances = instances[: config.questions]
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    answers_path, judgments_path = out / "answers.jsonl", out / "judgments.jsonl"
+    done = {r.key for r in read_records(answers_path, LMEAnswerRow)}
+    labels = {SystemConfig.parse(s).label: s for s in config.systems}
+    bar = progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress)
+    with JsonlWriter(answers_path) as writer:
+        for instance in instances:
+            fresh = [answer_instance(instance, spec, config.k) for label, spec in labels.items()
+                     if (label, instance.question_id) not in done]
+            write_records(writer, fresh)
+            if bar:
+                bar.update(len(labels))
+    if bar:
+        bar.close()
+    wanted = {(label, i.question_id) for label in labels for i in instances}
+    answers = [r for r in latest(read_records(answers_path, LMEAnswerRow), lambda r: r.key).values()
+               if r.key in wanted]
+    notes = []
+    if config.judge == "longmemeval":
+        notes += judge_pass(answers, judgments_path, client, config.llm_backend)
+    judgments = {r.key: r for r in read_records(judgments_path, LMEJudgmentRow) if r.key in wanted}
+    text = longmemeval_report(answers, judgments, notes)
+    write_text_atomic(out / "report.md", text)
+    write_json_atomic(out / "manifest.json", base_manifest(
+        command="longmemeval run", config=asdict(config), data={"path": config.data,
+                                                                 "sha256": data_hashes(config.data)},
+        quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)}))
+    return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes}
+
+
+def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client, backend: str) -> list[str]:
+    """One yes/no call per unjudged answer (cache first); a failed call writes nothing, so a rerun fills it."""
+    from memeval.jsonl import JsonlWriter
+    from memeval.llm.client import LLMError, make_client
+    from memeval.records import read_records, write_records
+    from memeval.scoring.longmemeval_judge import (
+        TEMPERATURE,
+        longmemeval_request,
+        longmemeval_version,
+        parse_longmemeval,
+    )
+
+    client = client or make_client(backend)
+    client.check_roles({"judge": TEMPERATURE})
+    done = {r.key for r in read_records(path, LMEJudgmentRow)}
+    todo = [a for a in answers if a.key not in done and a.error is None]
+    requests = [longmemeval_request(a.question_id, a.question_type, a.question, a.answer, a.prediction)
+                for a in todo]
+    replies = client.complete_many(requests)
+    failed = 0
+    with JsonlWriter(path) as writer:
+        for answer, reply in zip(todo, replies, strict=True):
+            if isinstance(reply, LLMError):
+                failed += 1
+                continue
+            write_records(writer, [LMEJudgmentRow(
+                question_id=answer.question_id, question_type=answer.question_type, abstention=answer.abstention,
+                system=answer.system, protocol="longmemeval", prompt_version=longmemeval_version(),
+                label=parse_longmemeval(reply.text), reply=reply.text.strip()[:200])])
+    return [f"{failed} judge calls failed or could not be made (no key and no cache); a rerun fills them"] \
+        if failed else []
+
+
+def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: Sequence[str] = ()) -> str:
+    """Accuracy (overall, by type, task-averaged, abstention) when judged; evidence recall; context and latency."""
+    from memeval.reports.tables import markdown_table
+
+    def pct(v: float | None) -> str:
+        return "–" if v is None else f"{100 * v:.2f}"
+
+    def mean(values) -> float | None:
+        values = [v for v in values if v is not None]
+        return sum(values) / len(values) if values else None
+
+    systems = list(dict.fromkeys(a.system for a in answers))
+    parts = ["# LongMemEval report", ""] + [f"> {n}" for n in notes]
+    body = []
+    for system in systems:
+        mine = [a for a in answers if a.system == system]
+        labels = [judgments[a.key].label for a in mine if a.key in judgments]
+        if not labels:
+            body.append([system, *["not measured"] * (len(QUESTION_TYPES) + 3), len(mine)])
+            continue
+        by_type = [mean(float(judgments[a.key].label) for a in mine if a.key in judgments
+                        and a.question_type == t and not a.abstention) for t in QUESTION_TYPES]
+        abstention = mean(float(judgments[a.key].label) for a in mine if a.key in judgments and a.abstention)
+        body.append([system, *[pct(v) for v in by_type], pct(mean(map(float, labels))),
+                     pct(mean(by_type)), pct(abstention), len(mine)])
+    parts += ["## Accuracy ×100 (LongMemEval's judge protocol)", "",
+              markdown_table(["System", *QUESTION_TYPES, "overall", "task-averaged", "abstention", "questions"], body),
+              "", "- Accuracy is the judge's yes rate; offline no judge ran, so it is not measured. Abstention "
+              "questions (`_abs`) are counted apart from their types."]
+    recall = []
+    for system in systems:
+        mine = [a for a in answers if a.system == system]
+        row = [system]
+        for key in ("session_recall", "turn_recall"):
+            curves = [getattr(a, key) for a in mine if getattr(a, key)]
+            row += [pct(mean(c[k - 1] for c in curves)) if curves else "–" for k in RECALL_KS]
+        row += [pct(mean(a.sessions_given for a in mine)), f"{mean(a.context_tokens for a in mine):.0f}",
+                f"{1000 * mean(a.latency_search_s for a in mine):.2f}"]
+        recall.append(row)
+    parts += ["", "## Evidence recall ×100, context and latency", "", markdown_table(
+        ["System", *[f"session recall@{k}" for k in RECALL_KS], *[f"turn recall@{k}" for k in RECALL_KS],
+         "evidence sessions given", "context tokens / q", "search (ms)"], recall)]
+    return "\n".join(parts) + "\n"
