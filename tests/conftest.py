@@ -34,6 +34,24 @@ def fake(monkeypatch):
         yield server
 
 
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch):
+    """A key or base URL in the developer's shell must not turn a test's replay into live calls."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@pytest.fixture()
+def fake_openai(monkeypatch):
+    """A loopback OpenAI chat-completions server replying 'ok'; the real openai SDK is pointed at it."""
+    from tests.fake_openai import TEST_KEY, FakeOpenAI
+
+    with FakeOpenAI() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        yield server
+
+
 @pytest.fixture()
 def cli(capsys):
     """`memeval ARGS...` in this process (stdout, stderr, exit code), for tests that do not test the process

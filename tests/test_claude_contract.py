@@ -78,8 +78,15 @@ def test_the_fake_holds_the_published_rules(server):
 
 
 def test_every_profile_is_a_model_the_api_knows():
-    assert set(PROFILES) <= set(MODELS)
-    for model, p in PROFILES.items():
+    from tests.fake_openai import REASONING, SNAPSHOTS
+
+    claude = {m: p for m, p in PROFILES.items() if p.provider == "anthropic"}
+    openai_models = {m: p for m, p in PROFILES.items() if p.provider == "openai"}
+    assert set(claude) <= set(MODELS) and set(openai_models) <= set(SNAPSHOTS)
+    assert set(claude) | set(openai_models) == set(PROFILES)
+    for model, p in openai_models.items():  # reasoning models refuse temperature and max_tokens
+        assert p.sampling != model.startswith(REASONING) and p.max_tokens_field == "max_completion_tokens"
+    for model, p in claude.items():
         assert p.sampling == (MODELS[model][0] == "any" and p.api_version == "2023-06-01"), model
 
 

@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
                     "memeval data fetch longmemeval --variant s")
-    fetch.add_argument("dataset", choices=["locomo", "longmemeval"])
+    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk"],
+                       help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256")
     fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
                        help="LongMemEval: S (≈115k tokens a question), M (≈500 sessions) or oracle (evidence only)")
     fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
@@ -33,8 +34,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from memeval.data.fetch import fetch_locomo, fetch_longmemeval
+    from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
 
+    if args.dataset == "nltk":
+        from memeval.data.paths import project_root
+
+        target = fetch_punkt_tables(args.dest or project_root() / NLTK_DATA_DIR, args.source, args.sha256)
+        print(f"wrote {target} (SHA-256 verified, loaded by nltk); B1 is now Mem0-exact")
+        return 0
     if args.dataset == "longmemeval":
         target = fetch_longmemeval(args.variant, args.dest or "data/longmemeval", args.source, args.sha256)
         print(f"wrote {target} (SHA-256 verified, every instance parsed)")

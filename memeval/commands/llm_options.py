@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
-from memeval.llm.profiles import PROFILES, ROLE_DEFAULTS, SAMPLING_MODES, profile
+from memeval.errors import InputError
+from memeval.llm.profiles import (
+    PROFILES,
+    ROLE_DEFAULTS,
+    ROLE_FLAGS,
+    SAMPLING_MODES,
+    declare_local,
+    profile,
+    role_defaults,
+)
 
 
 @dataclass
@@ -18,10 +27,16 @@ class LLMOptions:
     dry_run: bool = False
 
     def model(self, role: str) -> str:
-        return self.models.get(role) or ROLE_DEFAULTS[role]
+        model = self.models.get(role) or role_defaults(self.backend).get(role)
+        if not model:
+            raise InputError(ROLE_FLAGS[role], "(not given)",
+                             "with --llm local every role used needs its model named (the server's model id)")
+        return model
 
     def validate(self) -> None:
         for role, model in self.models.items():
+            if self.backend == "local":
+                declare_local(model)
             profile(model, f"--{role}-model")
 
 
@@ -33,8 +48,12 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
     parser.add_argument("--sampling", choices=SAMPLING_MODES, default="protocol",
                         help="protocol: send each protocol's temperature, refusing models that cannot take it; "
                              "model-default: send no temperature (said in the manifest and captions)")
-    parser.add_argument("--llm", choices=["auto", "anthropic", "replay"], default="auto",
-                        help="auto: anthropic when ANTHROPIC_API_KEY is set, else answers only from the cache")
+    parser.add_argument("--llm", choices=["auto", "anthropic", "openai", "local", "replay"], default="auto",
+                        help="auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else "
+                             "answers only from the cache; anthropic/openai: that provider's key is required, and "
+                             "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
+                             "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp), priced $0; "
+                             "replay: the cache only")
     parser.add_argument("--budget-usd", type=float, default=None, help="stop scheduling new calls past this spend")
     parser.add_argument("--dry-run", action="store_true",
                         help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")

@@ -12,6 +12,7 @@ from memeval.commands.arguments import (
     command,
     split_systems,
 )
+from memeval.commands.llm_options import add_llm_arguments, llm_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,9 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
     run.add_argument("--questions", type=int, default=None, help="the first N questions (default: all)")
     run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--reader", choices=["extractive", "llm"], default="extractive",
+                     help="extractive: the no-LLM baseline; llm: the answer model reads the memories")
     run.add_argument("--judge", choices=["none", "longmemeval"], default="none",
-                     help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache)")
-    run.add_argument("--llm", choices=["auto", "anthropic", "replay"], default="auto")
+                     help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache); the published "
+                          "one is --judge-model gpt-4o-2024-08-06 --llm openai")
+    add_llm_arguments(run, roles=("answer", "judge"))
     add_out_dir(run, "run directory (resumable: rerun to continue)")
     add_progress(run)
     run.set_defaults(handler=_run)
@@ -36,8 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from memeval.qa.longmemeval_run import LongMemEvalConfig, run_longmemeval
 
-    result = run_longmemeval(LongMemEvalConfig(args.data, args.out, split_systems(args.systems), args.questions,
-                                               args.k, args.judge, args.llm, progress=not args.no_progress))
+    llm = llm_options(args)
+    result = run_longmemeval(LongMemEvalConfig(
+        args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
+        progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
+        budget_usd=llm.budget_usd, dry_run=llm.dry_run))
     print(result["report"])
-    print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+    if not result.get("dry_run"):
+        print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
     return 0

@@ -122,3 +122,59 @@ def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", sourc
     with atomic_open(target, "wb") as fh:
         fh.write(data)
     return target
+
+
+# NLTK's English Punkt tables (punkt_tab, the pickle-free format nltk 3.9+ reads), for Mem0-exact BLEU-1. nltk_data
+# publishes no hash this project could pin from here, so the checksum is the user's (of a copy they trust).
+PUNKT_TAB_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/tokenizers/punkt_tab.zip"
+PUNKT_ENGLISH_FILES = ("collocations.tab", "sent_starters.txt", "abbrev_types.txt", "ortho_context.tab")
+NLTK_DATA_DIR = "data/nltk"
+
+
+def fetch_punkt_tables(dest: str | Path = NLTK_DATA_DIR, source: str | None = None, sha256: str | None = None,
+                       timeout: float = 120.0) -> Path:
+    """Unpack the English Punkt tables of punkt_tab.zip into `dest`/tokenizers/punkt_tab/english/ after the
+    SHA-256 matches and nltk has loaded them; nothing is written otherwise."""
+    import io
+    import shutil
+    import tempfile
+    import zipfile
+
+    if not sha256:
+        raise InputError("punkt_tab.zip", "sha256", "no pinned checksum is known here; pass --sha256 HEX (of a copy "
+                         "you trust, e.g. from nltk_data's index)")
+    data, _ = _read_source(source or PUNKT_TAB_URL, timeout)
+    got = sha256_bytes(data)
+    if got != sha256.lower():
+        raise InputError(source or PUNKT_TAB_URL, "sha256", f"checksum mismatch: expected {sha256.lower()}, got "
+                         f"{got}; nothing written")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise InputError(source or "punkt_tab.zip", "zip", "not a zip archive") from None
+    names = set(archive.namelist())
+    missing = [f for f in PUNKT_ENGLISH_FILES if f"punkt_tab/english/{f}" not in names]
+    if missing:
+        raise InputError(source or "punkt_tab.zip", "punkt_tab/english", f"missing {', '.join(missing)}")
+    target = Path(dest) / "tokenizers" / "punkt_tab" / "english"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".english-", dir=target.parent))
+    try:
+        for name in PUNKT_ENGLISH_FILES:
+            (staging / name).write_bytes(archive.read(f"punkt_tab/english/{name}"))
+        from nltk.tabdata import PunktDecoder
+
+        decoder = PunktDecoder()  # the readers nltk's load_punkt_params uses, on the staged files
+        readers = {"collocations.tab": decoder.tab2tups, "sent_starters.txt": decoder.txt2set,
+                   "abbrev_types.txt": decoder.txt2set, "ortho_context.tab": decoder.tab2intdict}
+        for name, read in readers.items():
+            with open(staging / name, encoding="utf-8") as fh:
+                read(fh)
+    except Exception as exc:  # noqa: BLE001 — any failure to load means the tables are unusable
+        shutil.rmtree(staging, ignore_errors=True)
+        raise InputError(source or "punkt_tab.zip", "punkt_tab/english", f"nltk cannot load the tables ({exc})") \
+            from None
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    return target

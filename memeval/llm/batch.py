@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
+from memeval.errors import InputError
 from memeval.llm.client import (
     CacheMiss,
     LLMClient,
@@ -86,6 +87,10 @@ def run_batch(
         raise LLMError("two batch labels map to the same custom_id")
     if not missing:
         return results
+    other = sorted({r.model for _, r in missing.values() if r.provider != "anthropic"})
+    if other:
+        raise InputError("--judge-mode", "batch", f"batches go through Anthropic's Message Batches API; "
+                         f"{', '.join(other)} is not an Anthropic model: use --judge-mode sync")
     backend = client.backend
     if not hasattr(backend, "client") or client.cache is None:
         for label, request in missing.values():

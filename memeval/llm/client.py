@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from memeval.errors import InputError
 from memeval.llm import profiles
 from memeval.llm.cache import ResponseCache
 from memeval.llm.errors import (
@@ -28,6 +29,7 @@ from memeval.llm.errors import (
     decide,
     retry_after_seconds,
 )
+from memeval.llm.openai_backend import endpoint_for
 from memeval.llm.profiles import cost_usd
 from memeval.llm.wire import request_body
 
@@ -52,9 +54,10 @@ class LLMRequest:
     api_version: str = ""  # set by LLMClient.resolve
     cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
+    endpoint: str = ""  # base URL of an OpenAI-compatible provider (set by resolve; part of the key there)
 
     def key_material(self) -> dict:
-        return {
+        material = {
             "key_schema": KEY_SCHEMA, "provider": self.provider, "model": self.model,
             "api_version": self.api_version, "system": self.system,
             "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
@@ -62,6 +65,9 @@ class LLMRequest:
             "repeat_index": self.repeat_index, "cache_prefix_chars": self.cache_prefix_chars,
             "output_schema": self.output_schema,
         }
+        if self.provider != "anthropic":  # Anthropic keys stay as they were before other providers existed
+            material["endpoint"] = self.endpoint
+        return material
 
     @property
     def key(self) -> str:
@@ -235,10 +241,14 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         sampling: str = "protocol",
         models: Mapping[str, str] | None = None,
+        backends: Mapping[str, object] | None = None,
+        require_named_roles: bool = False,
     ):
         if sampling not in profiles.SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {profiles.SAMPLING_MODES}")
-        self.backend = backend
+        self.backend = backend  # the Anthropic one, and every provider's unless `backends` names its own
+        self.backends = dict(backends or {})
+        self.require_named_roles = require_named_roles  # --llm local: no default model exists for a role
         self.cache = cache
         self.semaphore = threading.BoundedSemaphore(max_concurrency)
         self.max_retries = max_retries
@@ -258,10 +268,21 @@ class LLMClient:
 
     @property
     def backend_name(self) -> str:
-        return getattr(self.backend, "name", type(self.backend).__name__)
+        names = [getattr(b, "name", type(b).__name__) for b in (self.backend, *self.backends.values())]
+        live = sorted({n for n in names if n != "replay"})
+        return "+".join(live) if live else "replay"
 
-    def model_for(self, role: str) -> str:
-        return self.models.get(role) or profiles.ROLE_DEFAULTS[role]
+    def backend_for(self, provider: str):
+        return self.backends.get(provider, self.backend)
+
+    def model_for(self, role: str, fallback: str | None = None) -> str:
+        model = self.models.get(role)
+        if model:
+            return model
+        if self.require_named_roles:
+            raise InputError(profiles.ROLE_FLAGS.get(role, role), "(not given)",
+                             "with --llm local every role used needs its model named (the server's model id)")
+        return fallback or profiles.ROLE_DEFAULTS[role]
 
     def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
         """Before any call: every role this command will use can honour its protocol temperature."""
@@ -272,10 +293,13 @@ class LLMClient:
     def resolve(self, request: LLMRequest) -> LLMRequest:
         """The request as it will be sent: the run's model for its role, the profile's API version, the
         temperature actually sent, and structured output only where the model supports it."""
-        model = self.models.get(request.role, request.model) if request.role else request.model
+        model = self.model_for(request.role, request.model) if request.role else request.model
         p = profiles.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
+        other = p.provider != "anthropic"
         return dataclasses.replace(
-            request, model=model, api_version=p.api_version,
+            request, model=model, api_version=p.api_version, provider=p.provider,
+            endpoint=endpoint_for(p.provider) if other else "",
+            cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=profiles.sent_temperature(model, request.temperature, self.sampling),
             output_schema=request.output_schema if p.structured_outputs else "")
 
@@ -362,11 +386,12 @@ class LLMClient:
             return response
 
     def _send_now(self, request: LLMRequest) -> LLMResponse:
+        backend = self.backend_for(request.provider)
         with self.semaphore:
-            if getattr(self.backend, "sends_requests", True):
+            if getattr(backend, "sends_requests", True):
                 with self._lock:
                     self.stats.requests_sent += 1
-            return self.backend.send(request)
+            return backend.send(request)
 
     def _account(self, request: LLMRequest, response: LLMResponse) -> None:
         role = request.role or "other"
@@ -455,14 +480,29 @@ class LLMClient:
                 "token_count": "exact (token-counting endpoint)" if counter else "estimate (4 characters a token)"}
 
 
+BACKENDS = ("auto", "anthropic", "openai", "local", "replay")
+
+
 def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -> LLMClient:
-    """`anthropic` (needs ANTHROPIC_API_KEY), `replay` (cache only), or `auto`: anthropic when a key is set,
-    replay otherwise."""
+    """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
+    required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
+    the user did not name default to OpenAI models; `local` sends every named role's model to OPENAI_BASE_URL
+    (each declared local, priced $0) and keeps cloud OpenAI models to the cache, since the base URL is taken."""
+    from memeval.llm.openai_backend import OpenAIBackend
+
+    if backend not in BACKENDS:
+        raise LLMError(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
     cache = ResponseCache(cache_dir)
-    if backend == "auto":
-        backend = "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "replay"
-    if backend == "anthropic":
-        return LLMClient(AnthropicBackend(), cache, **kwargs)
-    if backend == "replay":
-        return LLMClient(ReplayBackend(), cache, **kwargs)
-    raise LLMError(f"unknown LLM backend {backend!r} (anthropic, replay, auto)")
+    anthropic_live = backend == "anthropic" or (backend in ("auto", "openai", "local")
+                                                and bool(os.environ.get("ANTHROPIC_API_KEY")))
+    openai_live = backend == "openai" or (backend in ("auto", "anthropic") and bool(os.environ.get("OPENAI_API_KEY")))
+    backends = {"openai": OpenAIBackend("openai") if openai_live else ReplayBackend()}
+    named = {role: model for role, model in (kwargs.pop("models", None) or {}).items() if model}
+    if backend == "local":
+        backends["local"] = OpenAIBackend("local")
+        for model in named.values():
+            profiles.declare_local(model)
+        kwargs["require_named_roles"] = True
+    models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
+    return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,
+                     models=models, **kwargs)

@@ -4,7 +4,10 @@ Deterministic rejections (400/401/402/403/404/413 and any other 4xx the API does
 whole command: the same request would fail again, so retrying wastes money and scoring it would fabricate a
 result. Connection errors, 408, 409, 429 and 5xx/529 are retried with backoff, honouring `retry-after-ms`,
 `retry-after` and `x-should-retry` as the SDK itself does (anthropic/_base_client.py: _parse_retry_after_header,
-_should_retry). Error types and statuses: platform.claude.com/docs/en/api/errors.
+_should_retry; openai/_base_client.py the same, and no retry past a 120 s retry-after). Error types and statuses:
+platform.claude.com/docs/en/api/errors. OpenAI's 429 also covers an exhausted quota or spend limit (error type and
+code `insufficient_quota`, "You exceeded your current quota, please check your plan and billing details" —
+OpenAI's error-codes guide): a billing state, not a rate, so it stops the run like a 402 instead of retrying.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class APIRejected(Exception):
     prints `one_line()` and exits non-zero."""
 
     def __init__(self, status: int, error_type: str | None, message: str | None, request_id: str | None,
-                 model: str, api_version: str, where: str = "messages"):
+                 model: str, api_version: str, where: str = "messages", endpoint: str = ""):
         self.status = status
         self.error_type = error_type or "unknown_error"
         self.api_message = message or ""
@@ -56,19 +59,24 @@ class APIRejected(Exception):
         self.model = model
         self.api_version = api_version
         self.where = where
+        self.endpoint = endpoint
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
+        where = f"anthropic-version {self.api_version}" if self.api_version else f"endpoint {self.endpoint or '-'}"
         return (f"the API rejected a {self.where} request: {self.status} {self.error_type}: "
                 f"{self.api_message.strip() or '(no message)'} (request-id {self.request_id or '-'}, "
-                f"model {self.model}, anthropic-version {self.api_version}); nothing was recorded for it, "
+                f"model {self.model}, {where}); nothing was recorded for it, "
                 "finished rows are kept and a rerun resumes")
 
 
-def decide(status: int, headers: Mapping[str, str]) -> str:
+BILLING_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+
+
+def decide(status: int, headers: Mapping[str, str], error_code: str | None = None) -> str:
     """'fatal', 'retry' or 'fail' (retryable kind, but the server said not now)."""
     should = (headers.get("x-should-retry") or "").lower()
-    if status in DETERMINISTIC_STATUSES:
+    if status in DETERMINISTIC_STATUSES or error_code in BILLING_CODES:
         return "fatal"
     if should == "true":
         return "retry"

@@ -6,11 +6,12 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from memeval.llm import profiles
+from memeval.llm.openai_backend import endpoint_for
 
 
-def sdk_version() -> str | None:
+def sdk_version(package: str = "anthropic") -> str | None:
     try:
-        return version("anthropic")
+        return version(package)
     except PackageNotFoundError:
         return None
 
@@ -23,8 +24,12 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
         model = client.model_for(role)
         p = profiles.profile(model)
         sent = profiles.sent_temperature(model, temperature, client.sampling)
-        roles[role] = {"model": model, "api_version": p.api_version, "protocol_temperature": temperature,
-                       "temperature_sent": sent, "first_request_id": client.stats.first_request_id.get(role),
-                       "profile": p.as_dict()}
-    return {"backend": client.backend_name, "sdk": "anthropic", "sdk_version": sdk_version(),
-            "sampling": client.sampling, "roles": roles}
+        roles[role] = {"model": model, "provider": p.provider, "api_version": p.api_version,
+                       "endpoint": endpoint_for(p.provider) if p.provider != "anthropic" else None,
+                       "protocol_temperature": temperature, "temperature_sent": sent,
+                       "first_request_id": client.stats.first_request_id.get(role), "profile": p.as_dict()}
+    providers = sorted({r["provider"] for r in roles.values()})
+    sdks = {p: sdk_version("anthropic" if p == "anthropic" else "openai") for p in providers}
+    return {"backend": client.backend_name, "sdk": "+".join("anthropic" if p == "anthropic" else "openai"
+                                                            for p in providers) or "anthropic",
+            "sdk_version": sdk_version(), "sdk_versions": sdks, "sampling": client.sampling, "roles": roles}

@@ -21,6 +21,22 @@ Sources (read 2026-12-03; check them again when a model or an SDK major changes)
 - Structured outputs (`output_config.format`): GA on Opus 4.6, Sonnet 4.6, Sonnet 4.5, Opus 4.5, Haiku 4.5
   (platform.claude.com/docs/es/build-with-claude/structured-outputs); Opus 4.7 per Vertex AI's list. Not
   claimed for the 5.5 models (no source read), so their judges keep the prompt-and-parse path.
+
+OpenAI models (the anchors' judges: Mem0 used gpt-4o-mini, LongMemEval gpt-4o-2024-08-06), called through the
+`openai` SDK's chat completions (read 2026-12-03):
+- Prices per 1M tokens from openai.com/api/pricing as tabulated by the openai-models crate (docs.rs) and
+  cross-checked in Sraleik/undetermini PRICING.md (2026-05): gpt-4o $2.50 in / $10 out / $1.25 cached input;
+  gpt-4o-mini $0.15 / $0.60 / $0.075. OpenAI caches prompt prefixes automatically from 1,024 tokens, without a
+  write surcharge (cached tokens are reported in usage.prompt_tokens_details.cached_tokens); batch 50%.
+- `max_tokens` is deprecated in favour of `max_completion_tokens` (openai SDK 3.x,
+  types/chat/completion_create_params.py) and refused by reasoning models, so the cloud profiles send
+  `max_completion_tokens`; OpenAI-compatible local servers (Ollama, LM Studio) accept only `max_tokens`
+  (ollama/ollama#7125, #14464 still open), so the local profile sends that.
+- Status of the 2024 snapshots: the deprecations page's 2026-04-22 list of legacy snapshots (read in part, via
+  spybara.com's history) does not name gpt-4o-2024-08-06 or gpt-4o-mini-2024-07-18 in the rows read; marked
+  "legacy" here, check the page before a paid run.
+- A model served by a user-given base URL (`--llm local`: vLLM, Ollama, llama.cpp) gets the explicit local
+  profile: any model id, priced $0, said so in manifests.
 """
 
 from __future__ import annotations
@@ -47,8 +63,10 @@ class ModelProfile:
     output_usd_mtok: float
     cache_write_usd_mtok: float  # 5-minute TTL
     cache_read_usd_mtok: float
-    structured_outputs: bool
+    structured_outputs: bool  # anthropic: output_config.format; openai: response_format json_object
     note: str = ""
+    provider: str = "anthropic"  # anthropic | openai | local (an OpenAI-compatible server the user runs)
+    max_tokens_field: str = "max_tokens"  # the body field that caps the output
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -73,21 +91,60 @@ PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
              "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
 )}
 
+def _openai(model, price_in, price_out, price_cached, note=""):
+    return ModelProfile(model, "legacy", "", True, 1024, price_in, price_out, price_in, price_cached, True, note,
+                        provider="openai", max_tokens_field="max_completion_tokens")
+
+
+PROFILES.update({p.model: p for p in (
+    _openai("gpt-4o-mini", 0.15, 0.60, 0.075, "alias of gpt-4o-mini-2024-07-18; Mem0's judge and reader"),
+    _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075),
+    _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge"),
+)})
+PROVIDERS = ("anthropic", "openai", "local")
+_LOCAL: dict[str, ModelProfile] = {}
+
+
+def declare_local(model: str) -> ModelProfile:
+    """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only
+    `--llm local` declares one), sampling assumed accepted, no structured-output mode assumed."""
+    p = ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
+                     "local server at a user-given base URL; priced $0", provider="local")
+    _LOCAL[model] = p
+    return p
+
+
 # The one place the default model of each role lives; `--answer-model` etc. override it per run.
 ROLE_DEFAULTS: dict[str, str] = {
     "answer": "claude-opus-4-6",
     "judge": "claude-sonnet-4-6",
     "extract": "claude-sonnet-4-6",
 }
+# Under `--llm openai` the roles the user did not name default to Mem0's model for reader and judge.
+OPENAI_ROLE_DEFAULTS: dict[str, str] = {"answer": "gpt-4o-mini", "judge": "gpt-4o-mini", "extract": "gpt-4o-mini"}
+
+
+def role_defaults(backend: str) -> dict[str, str]:
+    """Each role's model when the user names none: OpenAI's under `--llm openai`, none under `--llm local`."""
+    if backend == "openai":
+        return dict(OPENAI_ROLE_DEFAULTS)
+    if backend == "local":
+        return {}
+    return dict(ROLE_DEFAULTS)
+
+
 ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "--extract-model"}
 
 
 def profile(model: str, source: str = "model") -> ModelProfile:
     """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price)."""
+    if model in _LOCAL:
+        return _LOCAL[model]
     try:
         return PROFILES[model]
     except KeyError:
-        raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))) from None
+        raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))
+                         + " (a model on your own OpenAI-compatible server: --llm local)") from None
 
 
 def check_sampling(model: str, temperature: float | None, sampling: str, source: str) -> None:

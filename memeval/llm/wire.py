@@ -35,3 +35,17 @@ def count_tokens_body(request) -> dict:
     """Token counting takes the prompt only (no max_tokens, no sampling)."""
     body = request_body(request)
     return {k: v for k, v in body.items() if k in ("model", "messages", "system", "output_config")}
+
+
+def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dict:
+    """Chat-completions body of a resolved `LLMRequest`: the system prompt as a leading system message, plain
+    string contents (OpenAI caches prefixes by itself, so no cache markers), the output cap under the field the
+    profile names, `response_format` json_object where the request wants structured output (Mem0's judge call)."""
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages += [{"role": role, "content": text} for role, text in request.messages]
+    body: dict = {"model": request.model, "messages": messages, max_tokens_field: request.max_tokens}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.output_schema:
+        body["response_format"] = {"type": "json_object"}
+    return body

@@ -233,7 +233,8 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
         if (row.system, row.sample_id) in wanted:
             judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     title = "LoCoMo prototype report" if config.questions == "prototype" else "LoCoMo evaluation report"
-    report = run_report(by_system, judgments, title=title, notes=notes)
+    judge_model = client.model_for("judge") if client is not None and config.judge != "none" else None
+    report = run_report(by_system, judgments, title=title, notes=notes, judge_model=judge_model)
     write_text_atomic(out / "report.md", report)
 
     summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,

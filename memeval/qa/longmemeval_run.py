@@ -14,12 +14,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from memeval.baselines_longmemeval import LONGMEMEVAL_BASELINES, protocol_label
 from memeval.data.locomo import Conversation, Session, Turn
 from memeval.data.longmemeval import QUESTION_TYPES, LMEInstance, load_longmemeval
 from memeval.errors import InputError
 from memeval.records import Record
 
 RECALL_KS = (1, 5, 10)
+READER_MAX_TOKENS = 200
+READER_TEMPERATURE = 0.0
+READERS = ("extractive", "llm")
 DEPTH = 50
 OFFLINE_SYSTEMS = ("full_context", "no_memory", "rag_turns")  # observations and summaries are LoCoMo annotations
 
@@ -56,6 +60,7 @@ class LMEJudgmentRow(Record):
     prompt_version: str
     label: bool
     reply: str
+    judge_model: str | None = None  # rows written before the judge was recorded have none
 
     @property
     def key(self) -> tuple[str, str]:
@@ -87,7 +92,8 @@ def _curve(relevant: set[str], ranked: Sequence[set[str]], depth: int) -> list[f
     return out
 
 
-def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> LMEAnswerRow:
+def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> tuple[LMEAnswerRow, list]:
+    """The system's row with the extractive reader's answer, and the memories it gave (for an LLM reader)."""
     from memeval.memory.base import SystemConfig, approx_tokens
     from memeval.memory.registry import build_system
     from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, extractive_answer, render_memories
@@ -116,7 +122,22 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> LMEAnswe
         turn_recall=_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
         sessions_given=(len(given & evidence_sessions) / len(evidence_sessions)) if evidence_sessions else None,
         context_tokens=approx_tokens(render_memories(memories)) if memories else 0,
-        latency_search_s=search_s, error=None)
+        latency_search_s=search_s, error=None), memories
+
+
+def reader_request(instance: LMEInstance, memories: list):
+    """The LLM reader's call: the memories with their chat dates, the question's own date, the question."""
+    from memeval.llm.client import LLMRequest
+    from memeval.llm.profiles import ROLE_DEFAULTS
+    from memeval.prompts import load_prompt, prompt_hash
+    from memeval.qa.answer import render_memories
+
+    text = load_prompt("answer_longmemeval").format(memories=render_memories(memories),
+                                                    question_date=instance.question_date or "unknown",
+                                                    question=instance.question)
+    return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),), max_tokens=READER_MAX_TOKENS,
+                      temperature=READER_TEMPERATURE, template_version=prompt_hash("answer_longmemeval"),
+                      role="answer")
 
 
 @dataclass
@@ -129,12 +150,30 @@ class LongMemEvalConfig:
     judge: str = "none"  # or "longmemeval"
     llm_backend: str = "auto"
     progress: bool = True
+    reader: str = "extractive"  # or "llm": the answer role's model reads the memories
+    models: dict = field(default_factory=dict)  # role → model id the user named
+    sampling: str = "protocol"
+    budget_usd: float | None = None
+    dry_run: bool = False
+
+
+def role_temperatures(config: LongMemEvalConfig) -> dict:
+    from memeval.scoring.longmemeval_judge import TEMPERATURE
+
+    roles = {}
+    if config.reader == "llm":
+        roles["answer"] = READER_TEMPERATURE
+    if config.judge == "longmemeval":
+        roles["judge"] = TEMPERATURE
+    return roles
 
 
 def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     from memeval.atomic import write_json_atomic, write_text_atomic
     from memeval.data.fetch import data_hashes
     from memeval.jsonl import JsonlWriter
+    from memeval.llm.client import make_client
+    from memeval.llm.manifest import llm_manifest
     from memeval.manifest import base_manifest
     from memeval.memory.base import SystemConfig
     from memeval.memory.registry import build_system
@@ -143,22 +182,38 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
 
     if config.judge not in ("none", "longmemeval"):
         raise InputError("--judge", config.judge, "expected none or longmemeval")
+    if config.reader not in READERS:
+        raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
     for spec in config.systems:
         build_system(SystemConfig.parse(spec))  # parameters checked before anything is written
+    roles = role_temperatures(config)
+    if roles and client is None:
+        client = make_client(config.llm_backend, budget_usd=config.budget_usd, sampling=config.sampling,
+                             models=config.models)
+    if client is not None:
+        client.check_roles(roles)
     instances, report = load_longmemeval(config.data)
     if config.questions is not None:
         instances = instances[: config.questions]
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
     answers_path, judgments_path = out / "answers.jsonl", out / "judgments.jsonl"
     done = {r.key for r in read_records(answers_path, LMEAnswerRow)}
     labels = {SystemConfig.parse(s).label: s for s in config.systems}
+    if config.dry_run:
+        return dry_run(config, instances, labels, done, client)
+    out.mkdir(parents=True, exist_ok=True)
     bar = progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress)
+    failed_answers = 0
     with JsonlWriter(answers_path) as writer:
         for instance in instances:
             fresh = [answer_instance(instance, spec, config.k) for label, spec in labels.items()
                      if (label, instance.question_id) not in done]
-            write_records(writer, fresh)
+            if config.reader == "llm" and fresh:
+                rows, failed = read_with_llm(instance, fresh, client)
+                failed_answers += failed
+            else:
+                rows = [row for row, _ in fresh]
+            write_records(writer, rows)
             if bar:
                 bar.update(len(labels))
     if bar:
@@ -167,6 +222,11 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     answers = [r for r in latest(read_records(answers_path, LMEAnswerRow), lambda r: r.key).values()
                if r.key in wanted]
     notes = []
+    if config.reader == "extractive":
+        notes.append("Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers.")
+    if failed_answers:
+        notes.append(f"{failed_answers} reader calls failed or could not be made (no key and no cache): no row was "
+                     "written for them; a rerun fills them")
     if config.judge == "longmemeval":
         notes += judge_pass(answers, judgments_path, client, config.llm_backend)
     judgments = {r.key: r for r in read_records(judgments_path, LMEJudgmentRow) if r.key in wanted}
@@ -175,8 +235,57 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     write_json_atomic(out / "manifest.json", base_manifest(
         command="longmemeval run", config=asdict(config), data={"path": config.data,
                                                                  "sha256": data_hashes(config.data)},
-        quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)}))
+        quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)},
+        llm=llm_manifest(client, roles), prompts=prompt_versions(config)))
     return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes}
+
+
+def prompt_versions(config: LongMemEvalConfig) -> dict:
+    from memeval.prompts import prompt_hash
+    from memeval.scoring.longmemeval_judge import longmemeval_version
+
+    versions = {}
+    if config.reader == "llm":
+        versions["answer_longmemeval"] = prompt_hash("answer_longmemeval")
+    if config.judge == "longmemeval":
+        versions["judge_longmemeval"] = longmemeval_version()
+    return versions
+
+
+def read_with_llm(instance: LMEInstance, fresh: list, client) -> tuple[list[LMEAnswerRow], int]:
+    """The reader's answers for one question's systems; a failed call leaves its row unwritten (resumable)."""
+    from memeval.llm.client import LLMError
+
+    replies = client.complete_many([reader_request(instance, memories) for _, memories in fresh])
+    rows, failed = [], 0
+    for (row, _), reply in zip(fresh, replies, strict=True):
+        if isinstance(reply, LLMError):
+            failed += 1
+            continue
+        rows.append(row.model_copy(update={"prediction": reply.text.strip(), "answerer": reply.model}))
+    return rows, failed
+
+
+def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, client) -> dict:
+    """What the reader would send (judge calls are one short prompt per answer on top), priced before spending.
+    Each question has its own haystack, so no prompt prefix repeats across questions: prompt caching saves
+    nothing here, and the estimate counts none."""
+    todo = [(i, spec) for i in instances for label, spec in labels.items() if (label, i.question_id) not in done]
+    lines = [f"# LongMemEval dry run: {len(todo)} (system, question) pairs still to answer"]
+    if config.reader == "llm" and client is not None:
+        requests = [reader_request(i, answer_instance(i, spec, config.k)[1]) for i, spec in todo]
+        est = client.estimate(requests)
+        lines.append(f"reader {client.model_for('answer')}: {est['to_send']} calls to send ({est['cached']} cached), "
+                     f"~{est['input_tokens_est']:,} input tokens ({est['token_count']}), ≤{est['output_tokens_max']:,} "
+                     f"output tokens, ≈${est['usd_est']:.2f}")
+        lines.append("Prompt caching does not help across questions here: each question reads its own haystack "
+                     "(≈115k tokens per question for full_context on S), so the estimate prices every prompt in full.")
+    else:
+        lines.append("reader: extractive (no LLM calls)")
+    if config.judge == "longmemeval":
+        lines.append(f"judge {client.model_for('judge')}: at most {len(todo)} short calls (10 output tokens each)")
+    text = "\n".join(lines)
+    return {"out": config.out, "report": text, "answers": 0, "judgments": 0, "notes": [], "dry_run": True}
 
 
 def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client, backend: str) -> list[str]:
@@ -195,6 +304,7 @@ def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client, backend: str
     client.check_roles({"judge": TEMPERATURE})
     done = {r.key for r in read_records(path, LMEJudgmentRow)}
     todo = [a for a in answers if a.key not in done and a.error is None]
+    judge_model = client.model_for("judge")
     requests = [longmemeval_request(a.question_id, a.question_type, a.question, a.answer, a.prediction)
                 for a in todo]
     replies = client.complete_many(requests)
@@ -207,7 +317,7 @@ def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client, backend: str
             write_records(writer, [LMEJudgmentRow(
                 question_id=answer.question_id, question_type=answer.question_type, abstention=answer.abstention,
                 system=answer.system, protocol="longmemeval", prompt_version=longmemeval_version(),
-                label=parse_longmemeval(reply.text), reply=reply.text.strip()[:200])])
+                label=parse_longmemeval(reply.text), reply=reply.text.strip()[:200], judge_model=judge_model)])
     return [f"{failed} judge calls failed or could not be made (no key and no cache); a rerun fills them"] \
         if failed else []
 
@@ -237,10 +347,18 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
         abstention = mean(float(judgments[a.key].label) for a in mine if a.key in judgments and a.abstention)
         body.append([system, *[pct(v) for v in by_type], pct(mean(map(float, labels))),
                      pct(mean(by_type)), pct(abstention), len(mine)])
+    judges = sorted({j.judge_model or "unknown" for j in judgments.values()})
     parts += ["## Accuracy ×100 (LongMemEval's judge protocol)", "",
               markdown_table(["System", *QUESTION_TYPES, "overall", "task-averaged", "abstention", "questions"], body),
               "", "- Accuracy is the judge's yes rate; offline no judge ran, so it is not measured. Abstention "
               "questions (`_abs`) are counted apart from their types."]
+    parts += [f"- Judge {j}: {protocol_label(None if j == 'unknown' else j)}." for j in judges]
+    parts += ["", "## Published LongMemEval_S accuracy ×100 (not rerun here)", "", markdown_table(
+        ["System", "reader", "accuracy", "judge", "same protocol as the benchmark's", "source"],
+        [[b.system, b.reader, f"{b.accuracy:.1f}", b.judge,
+          {True: "yes", False: "no", None: "not stated"}[b.same_protocol], b.source]
+         for b in LONGMEMEVAL_BASELINES]),
+        "", "- A published row is comparable to ours only where both were judged by the same protocol and judge."]
     recall = []
     for system in systems:
         mine = [a for a in answers if a.system == system]

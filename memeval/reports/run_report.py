@@ -134,10 +134,11 @@ def prototype_table(systems: Mapping[str, Rows]) -> str:
 
 
 def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Rows]] | None = None,
-               title: str = "LoCoMo evaluation report", notes: Sequence[str] = ()) -> str:
+               title: str = "LoCoMo evaluation report", notes: Sequence[str] = (),
+               judge_model: str | None = None) -> str:
     """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
     judgments = judgments or {}
-    text = full_report(answers, judgments, title=title)
+    text = full_report(answers, judgments, title=title, judge_model=judge_model)
     head, _, rest = text.partition("\n")
     parts = [head, ""]
     parts += [f"> {n}" for n in notes]

@@ -95,7 +95,43 @@ PROTOCOL_NOTES = {
 }
 
 
-def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems: Sequence[str] = ()) -> str:
+def protocol_note(protocol: str | None, judge_model: str | None = None) -> str:
+    """What a judged table's protocol is, given the judge model that ran it."""
+    if protocol == "binary" and judge_model in ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"):
+        return ("`binary` judged by gpt-4o-mini through the OpenAI API in JSON mode at temperature 0: the Mem0 "
+                "paper's protocol as published")
+    if protocol == "binary" and judge_model:
+        return (f"`binary`: the Mem0 paper's CORRECT/WRONG prompt, one run at temperature 0, but judged by "
+                f"{judge_model}, not gpt-4o-mini: not the same protocol as the published rows")
+    return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (`memeval locomo run --judge binary "
+                                        "--judge-model gpt-4o-mini --llm openai` is the published protocol).")
+
+
+def bleu1_table(systems: Mapping[str, Rows]) -> str:
+    """B1 ×100 per category 1–4 and overall, as Mem0 reports it (category 5 unscored)."""
+    from memeval.scoring.f1 import bleu1, bleu1_mode
+
+    headers = ["System", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+    body = []
+    for name, rows in systems.items():
+        scored = [{**r, "b1": bleu1(r.get("prediction") or "", r.get("gold"))} for r in rows
+                  if r.get("category") in QA_CATEGORIES and r.get("prediction") is not None]
+        stats = by_category(scored, "b1")
+        body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in QA_CATEGORIES],
+                     _pct(overall_mean(scored, "b1")) if scored else "–", len(scored)])
+    mode = bleu1_mode()
+    notes = [f"B1 mode: {mode}. Mem0's harness tokenises with nltk.word_tokenize (English Punkt sentences, then "
+             "the Treebank-style tokenizer), lower-cased, one reference, unigram weights, smoothing method1."
+             + ("" if mode.startswith("Mem0") else " Without the English Punkt tables an untrained Punkt model "
+                "splits sentences, so abbreviations can split differently: fetch the tables with `memeval data "
+                "fetch nltk --source FILE --sha256 HEX` or point NLTK_DATA at them."),
+             "The Mem0 paper's own B1 columns are not transcribed here (its table was not reachable when this was "
+             "written); compare against the paper directly."]
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+
+
+def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems: Sequence[str] = (),
+            judge_model: str | None = None) -> str:
     """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
     without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
     each row naming its judge and protocol."""
@@ -118,8 +154,7 @@ def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems:
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
     notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
-             PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (`memeval locomo run --judge binary` is "
-                                          "the protocol that matches the published rows)."),
+             protocol_note(protocol, judge_model),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE]
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
@@ -217,14 +252,16 @@ def full_report(
     judgments: Mapping[str, Mapping[str, Rows]] | None = None,
     mode: str = "locomo",
     title: str = "LoCoMo evaluation report",
+    judge_model: str | None = None,
 ) -> str:
     """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled)."""
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
+    parts += ["", "## BLEU-1 (Mem0's B1)", "", bleu1_table(systems)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     if judgments:
         for protocol, by_system in judgments.items():
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
-                      j_table(by_system, protocol, list(systems))]
+                      j_table(by_system, protocol, list(systems), judge_model)]
     else:
         parts += ["", "## J against published baselines", "", j_table({}, None, list(systems))]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]

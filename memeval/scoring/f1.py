@@ -104,7 +104,7 @@ def _mem0_tokens(text: str) -> set[str]:
 
 def mem0_f1(prediction: str, ground_truth: object) -> float:
     """Set-based F1 as the Mem0 paper computes it: no stemming, no article removal."""
-    if not prediction or ground_truth is None or ground_truth == "":
+    if not prediction or not ground_truth:  # Mem0's guard: either side falsy (an answer of 0 included)
         return 0.0
     pred = _mem0_tokens(str(prediction).strip())
     gold = _mem0_tokens(str(ground_truth).strip())
@@ -119,6 +119,11 @@ def mem0_f1(prediction: str, ground_truth: object) -> float:
 
 
 # --- BLEU-1 ----------------------------------------------------------------------------------------------
+PUNKT_RESOURCE = "tokenizers/punkt_tab/english/"
+B1_EXACT = "Mem0-exact"
+B1_APPROXIMATE = "approximate (no Punkt tables)"
+
+
 @lru_cache(maxsize=1)
 def _word_tokenizer():
     from nltk.tokenize import NLTKWordTokenizer
@@ -126,20 +131,62 @@ def _word_tokenizer():
     return NLTKWordTokenizer()
 
 
+@lru_cache(maxsize=1)
+def _untrained_punkt():
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    return PunktSentenceTokenizer()
+
+
+@lru_cache(maxsize=1)
+def punkt_tables_present() -> bool:
+    """English Punkt tables findable by nltk (NLTK_DATA, ~/nltk_data, or `memeval data fetch nltk`)."""
+    import nltk
+
+    from memeval.data.paths import project_root
+
+    fetched = str(project_root() / "data" / "nltk")
+    if fetched not in nltk.data.path:
+        nltk.data.path.append(fetched)
+    try:
+        nltk.data.find(PUNKT_RESOURCE)
+        return True
+    except LookupError:
+        return False
+
+
+def bleu1_mode() -> str:
+    return B1_EXACT if punkt_tables_present() else B1_APPROXIMATE
+
+
+def mem0_words(text: str) -> list[str]:
+    """nltk.word_tokenize as Mem0's harness calls it (Punkt sentences, then the Treebank-style tokenizer on each)
+    when the English tables are present; otherwise the same two steps with an untrained Punkt model, which lacks
+    the English abbreviation and sentence-starter lists (so 'dr. smith' splits where English Punkt would not)."""
+    if punkt_tables_present():
+        import nltk
+
+        return nltk.word_tokenize(text)
+    tokenizer = _word_tokenizer()
+    return [token for sentence in _untrained_punkt().tokenize(text) for token in tokenizer.tokenize(sentence)]
+
+
 def bleu1(prediction: str, ground_truth: object) -> float:
-    """Sentence BLEU with weights (1,0,0,0) and smoothing method 1, lower-cased, as Mem0 reports it."""
+    """BLEU-1 as Mem0's evaluation computes it (metrics/utils.py, calculate_metrics → calculate_bleu_scores): 0
+    when either side is falsy, both sides str()-stripped and lower-cased, word_tokenize, one reference, weights
+    (1, 0, 0, 0), smoothing method1, 0 where nltk raises. Exact only with the English Punkt tables
+    (`bleu1_mode()` says which); tables show the mode wherever B1 appears."""
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-    if not prediction or ground_truth is None or ground_truth == "":
+    if not prediction or not ground_truth:
         return 0.0
-    tokenizer = _word_tokenizer()
-    pred = tokenizer.tokenize(str(prediction).strip().lower())
-    gold = tokenizer.tokenize(str(ground_truth).strip().lower())
-    if not pred or not gold:
+    pred = mem0_words(str(prediction).strip().lower())
+    gold = mem0_words(str(ground_truth).strip().lower())
+    try:
+        return float(sentence_bleu([gold], pred, weights=(1, 0, 0, 0),
+                                   smoothing_function=SmoothingFunction().method1))
+    except Exception:  # noqa: BLE001 — Mem0's harness scores any nltk failure as 0.0
         return 0.0
-    return float(
-        sentence_bleu([gold], pred, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1)
-    )
 
 
 def score_f1(prediction: str, answer: object, category: int, mode: str = "locomo") -> float | None:

@@ -1,0 +1,117 @@
+"""The OpenAI-compatible provider: the anchors' judges (Mem0: gpt-4o-mini; LongMemEval: gpt-4o-2024-08-06) on
+OpenAI, and any model on a server the user runs (vLLM, Ollama, llama.cpp) behind OPENAI_BASE_URL. The `openai`
+SDK (3.x: HTTPX2 is its HTTP client, per its 3.0.0 release notes; nothing else in the chat-completions call
+changed) is driven with its own retries off, so every retry is the client's (counted, logged, bounded), and
+errors are classified by the same policy as Anthropic's."""
+
+from __future__ import annotations
+
+import os
+
+from memeval.llm import profiles
+from memeval.llm.errors import APIRejected, LLMError, TransientError, decide, retry_after_seconds
+from memeval.llm.wire import openai_body
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+LOCAL_PLACEHOLDER_KEY = "no-key"  # the SDK requires some key; local servers mostly ignore it
+
+
+def endpoint_for(provider: str) -> str:
+    """The base URL requests of `provider` go to, and which the cache key records."""
+    url = os.environ.get("OPENAI_BASE_URL", "").rstrip("/")
+    if provider == "local":
+        return url
+    return url or OPENAI_BASE_URL
+
+
+def sdk_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("openai")
+    except PackageNotFoundError:
+        return None
+
+
+def classify_openai_error(exc, request) -> Exception:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        headers = getattr(exc.response, "headers", {}) or {}
+        body = exc.body if isinstance(exc.body, dict) else {}
+        code = body.get("code") or None
+        kind = code or body.get("type")  # the code (invalid_api_key, model_not_found) says more than the type
+        message = body.get("message") or str(exc)
+        verdict = decide(exc.status_code, headers, code or body.get("type"))
+        if verdict == "fatal":
+            return APIRejected(exc.status_code, kind, message, exc.request_id, request.model, "", "chat.completions",
+                               request.endpoint)
+        return TransientError(f"{exc.status_code} {kind or 'error'}: {message} (request-id {exc.request_id or '-'})",
+                              retry_after_seconds(headers), exc.status_code, retry=verdict == "retry")
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return TransientError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+class OpenAIBackend:
+    """`provider` openai: OPENAI_API_KEY required, OPENAI_BASE_URL optional (a proxy of OpenAI's API);
+    `provider` local: OPENAI_BASE_URL required, the key optional."""
+
+    def __init__(self, provider: str = "openai", timeout: float = 60.0, http_client=None):
+        try:
+            import openai
+        except ImportError:
+            raise LLMError("the openai SDK is not installed: pip install 'memeval[openai]'") from None
+
+        if provider not in ("openai", "local"):
+            raise ValueError(f"OpenAIBackend provider {provider!r}")
+        key = os.environ.get("OPENAI_API_KEY")
+        if provider == "openai" and not key:
+            raise LLMError("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or set the key "
+                           "and optionally OPENAI_BASE_URL)")
+        self.endpoint = endpoint_for(provider)
+        if not self.endpoint:
+            raise LLMError("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for vLLM or "
+                           "http://127.0.0.1:11434/v1 for Ollama)")
+        self.name = provider
+        kwargs = {"api_key": key or LOCAL_PLACEHOLDER_KEY, "base_url": self.endpoint, "max_retries": 0,
+                  "timeout": timeout}
+        if http_client is not None:
+            kwargs["http_client"] = http_client
+        self.client = openai.OpenAI(**kwargs)
+
+    def send(self, request):
+        body = openai_body(request, profiles.profile(request.model).max_tokens_field)
+        try:
+            completion = self.client.chat.completions.create(**body)
+        except Exception as exc:  # noqa: BLE001 — classified, never swallowed
+            raise classify_openai_error(exc, request) from None
+        return response_from_completion(completion, request)
+
+
+FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def response_from_completion(completion, request):
+    """Usage in the client's terms: input tokens exclude the cached ones (OpenAI's prompt_tokens include them), so
+    one price formula serves both providers; a cut (`length`), a filter or a refusal maps to the stop reasons the
+    judges treat as unusable."""
+    from memeval.llm.client import LLMResponse
+
+    choice = completion.choices[0]
+    message = choice.message
+    usage = completion.usage
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", None) or 0)
+    prompt = int(usage.prompt_tokens) if usage else 0
+    output = int(usage.completion_tokens) if usage else 0
+    stop = FINISH_TO_STOP.get(choice.finish_reason, choice.finish_reason)
+    if getattr(message, "refusal", None):
+        stop = "refusal"
+    return LLMResponse(
+        text=message.content or "", model=completion.model,
+        request_id=getattr(completion, "_request_id", None) or completion.id,
+        input_tokens=prompt - cached, output_tokens=output,
+        cost_usd=profiles.cost_usd(request.model, prompt - cached, output, 0, cached),
+        stop_reason=stop, cache_read_input_tokens=cached,
+    )

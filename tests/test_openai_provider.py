@@ -1,0 +1,201 @@
+"""The OpenAI-compatible provider through the real `openai` SDK against the local fake (tests/fake_openai.py):
+the request on the wire, cost, cache (provider and base URL in the key), the error policy (401, 404, quota, rate
+limit), a local server at $0, routing beside Anthropic, and the anchors' own judges end to end — Mem0's binary
+judge on gpt-4o-mini and LongMemEval's yes/no judge on gpt-4o-2024-08-06 — then from the cache at zero requests."""
+
+import json
+
+import pytest
+
+from memeval.errors import InputError
+from memeval.llm import APIRejected, LLMError, LLMRequest
+from memeval.llm.client import make_client
+from memeval.records import read_records
+from tests.fake_openai import TEST_KEY, FakeOpenAI, quota_exhausted, rate_limited, server_error, user_text
+
+
+def _judge_request(text="Is Paris in France?", **kw):
+    return LLMRequest(model="claude-sonnet-4-6", messages=(("user", text),), system="be brief", max_tokens=40,
+                      temperature=0.0, template_version="t", role="judge", **kw)
+
+
+def test_the_sdk_sends_a_chat_completion_priced_from_the_profile(fake_openai, tmp_path):
+    client = make_client("openai", cache_dir=str(tmp_path), sleep=lambda s: None)
+    response = client.complete(_judge_request())
+    body = fake_openai.received[0]
+    assert body == {"model": "gpt-4o-mini", "max_completion_tokens": 40, "temperature": 0.0,
+                    "messages": [{"role": "system", "content": "be brief"},
+                                 {"role": "user", "content": "Is Paris in France?"}]}
+    headers = {k.lower(): v for k, v in fake_openai.headers[0].items()}
+    assert headers["authorization"] == f"Bearer {TEST_KEY}" and fake_openai.rejected == []
+    assert response.model == "gpt-4o-mini-2024-07-18", "the served snapshot is what the row records"
+    assert response.request_id == "req_" + f"{1:032x}" and response.stop_reason == "end_turn"
+    assert response.cost_usd == pytest.approx((response.input_tokens * 0.15 + response.output_tokens * 0.60) / 1e6)
+
+
+def test_a_cached_rerun_sends_nothing_and_the_base_url_is_part_of_the_key(fake_openai, tmp_path, monkeypatch):
+    make_client("openai", cache_dir=str(tmp_path)).complete(_judge_request())
+    monkeypatch.delenv("OPENAI_API_KEY")
+    replay = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-mini"})
+    assert replay.complete(_judge_request()).cached and replay.stats.requests_sent == 0
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # another endpoint: another key
+    other = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-mini"})
+    with pytest.raises(LLMError, match="replay: no cached response"):
+        other.complete(_judge_request())
+    assert len(fake_openai.received) == 1
+    assert TEST_KEY not in "".join(p.read_text(errors="ignore") for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_json_mode_for_structured_judges_and_every_such_prompt_says_json(fake_openai, tmp_path):
+    from memeval.scoring.judge import binary_request, graded_request
+
+    client = make_client("openai", cache_dir=str(tmp_path))
+    for request in (binary_request("q?", "gold", "pred"), graded_request("q?", "gold", "pred", 1)):
+        resolved = client.resolve(request)
+        assert resolved.output_schema, "structured output is asked for"
+        text = resolved.system + "".join(t for _, t in resolved.messages)
+        assert "json" in text.lower(), "OpenAI refuses json_object mode unless the messages mention JSON"
+    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    client.complete(binary_request("q?", "gold", "pred"))
+    assert fake_openai.received[-1]["response_format"] == {"type": "json_object"} and fake_openai.rejected == []
+
+
+@pytest.mark.parametrize("fault", [rate_limited("2"), rate_limited(None, "1500"), server_error(500),
+                                   server_error(503)])
+def test_rate_limits_and_server_errors_are_retried_honouring_retry_after(fake_openai, tmp_path, fault):
+    fake_openai.faults = [fault, fault]
+    slept = []
+    client = make_client("openai", cache_dir=str(tmp_path), sleep=slept.append)
+    response = client.complete(_judge_request())
+    assert response.attempts == 3 and client.stats.retries == 2 and len(fake_openai.received) == 3
+    if fault[1].get("retry-after") == "2":
+        assert slept == [2.0, 2.0]
+    if fault[1].get("retry-after-ms"):
+        assert slept == [1.5, 1.5]
+
+
+def test_an_exhausted_quota_stops_the_run_after_one_request(fake_openai, tmp_path):
+    fake_openai.faults = [quota_exhausted()] * 3
+    client = make_client("openai", cache_dir=str(tmp_path), sleep=lambda s: None)
+    with pytest.raises(APIRejected) as rejected:
+        client.complete(_judge_request())
+    assert rejected.value.status == 429 and rejected.value.error_type == "insufficient_quota"
+    assert "endpoint http://127.0.0.1" in rejected.value.one_line() and len(fake_openai.received) == 1
+    with pytest.raises(APIRejected):
+        client.complete(_judge_request("another"))
+    assert len(fake_openai.received) == 1, "a stopped client sends nothing more"
+
+
+def test_a_wrong_key_and_an_unknown_model_are_one_request_each(fake_openai, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0000")
+    client = make_client("openai", cache_dir=str(tmp_path))
+    with pytest.raises(APIRejected, match="invalid_api_key: Incorrect API key provided"):
+        client.complete(_judge_request())
+    assert "sk-wrong-key-0000" not in str(fake_openai.rejected)  # the fake masks it as OpenAI does
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    sent = len(fake_openai.received)
+    local_name = make_client("local", cache_dir=str(tmp_path), models={"judge": "gpt-4o-nonexistent"})
+    with pytest.raises(APIRejected, match="404 model_not_found: The model `gpt-4o-nonexistent` does not exist"):
+        local_name.complete(_judge_request())
+    assert len(fake_openai.received) == sent + 1
+
+
+def test_a_local_server_is_priced_zero_takes_max_tokens_and_needs_its_url(tmp_path, monkeypatch):
+    with FakeOpenAI(lambda body: "42", local=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        client = make_client("local", cache_dir=str(tmp_path), models={"judge": "qwen2.5:7b-instruct"})
+        response = client.complete(_judge_request())
+        assert server.received[0]["model"] == "qwen2.5:7b-instruct" and server.received[0]["max_tokens"] == 40
+        assert "max_completion_tokens" not in server.received[0] and response.cost_usd == 0.0
+        with pytest.raises(InputError, match="--answer-model"):
+            client.model_for("answer")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    with pytest.raises(LLMError, match="--llm local needs OPENAI_BASE_URL"):
+        make_client("local", cache_dir=str(tmp_path), models={"judge": "qwen2.5:7b-instruct"})
+
+
+def test_one_client_routes_claude_and_openai_models_to_their_own_servers(fake, fake_openai, tmp_path):
+    client = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-2024-08-06"})
+    answer = LLMRequest(model="claude-opus-4-6", messages=(("user", "hi"),), max_tokens=8, temperature=0.0,
+                        role="answer")
+    client.complete_many([answer, _judge_request()])
+    assert [b["model"] for b in fake.received] == ["claude-opus-4-6"]
+    assert [b["model"] for b in fake_openai.received] == ["gpt-4o-2024-08-06"]
+    assert client.backend_name == "anthropic+openai"
+
+
+def test_batch_mode_refuses_a_non_anthropic_judge(fake_openai, tmp_path):
+    from memeval.llm.batch import run_batch
+
+    client = make_client("openai", cache_dir=str(tmp_path))
+    with pytest.raises(InputError, match="--judge-mode sync"):
+        run_batch(client, [("a", _judge_request())], "t", poll_interval_s=0)
+    assert fake_openai.received == []
+
+
+def test_mem0_protocol_end_to_end_and_from_the_cache(fake_openai, locomo_dir, tmp_path, monkeypatch, cli):
+    from memeval.scoring.judge_pass import load_judgments
+
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "3", "--systems",
+            "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress"]
+    cli(*args, "--out", tmp_path / "run", check=True)
+    bodies = fake_openai.received
+    assert len(bodies) == 3 and fake_openai.rejected == []
+    assert all(b["model"] == "gpt-4o-mini" and b["temperature"] == 0.0 and len(b["messages"]) == 1
+               and b["messages"][0]["role"] == "user" and b["response_format"] == {"type": "json_object"}
+               for b in bodies), "Mem0's call: one user message, temperature 0, JSON mode"
+    judged = load_judgments(tmp_path / "run" / "judgments.jsonl")
+    assert len(judged) == 3 and all(j.protocol == "binary" and j.mean == 100.0 for j in judged)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["llm"]["roles"]["judge"]["provider"] == "openai"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    cli(*args[:-3], "--no-progress", "--llm", "replay", "--out", tmp_path / "rerun", check=True)
+    assert len(fake_openai.received) == 3, "the rerun is answered from the cache"
+    assert [j.mean for j in load_judgments(tmp_path / "rerun" / "judgments.jsonl")] == [100.0] * 3
+
+
+def test_longmemeval_protocol_end_to_end_with_an_llm_reader_and_from_the_cache(fake_openai, tmp_path, monkeypatch,
+                                                                               cli):
+    from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow
+    from tests.test_longmemeval_data import instance
+
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([instance("q1", "single-session-user"), instance("q2_abs", "multi-session")]))
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def respond(body):
+        text = user_text(body)
+        if "Chat history excerpts" in text:
+            return "You moved to Denver." if "Denver" in text else "I do not have that information."
+        return "yes" if "Denver" in text.split("Model response")[-1] or "unanswerable" in text else "no"
+
+    fake_openai.responder = respond
+    args = ["longmemeval", "run", "--data", data, "--systems", "rag_turns", "--reader", "llm", "--answer-model",
+            "gpt-4o-mini", "--judge", "longmemeval", "--judge-model", "gpt-4o-2024-08-06", "--no-progress"]
+    result = cli(*args, "--llm", "openai", "--out", tmp_path / "run", check=True)
+    answers = {r.question_id: r for r in read_records(tmp_path / "run" / "answers.jsonl", LMEAnswerRow)}
+    assert answers["q1"].prediction == "You moved to Denver." and answers["q1"].answerer == "gpt-4o-mini-2024-07-18"
+    judges = [b for b in fake_openai.received if b["model"] == "gpt-4o-2024-08-06"]
+    assert len(judges) == 2 and all(b["temperature"] == 0.0 and b["max_completion_tokens"] == 10 for b in judges)
+    judged = read_records(tmp_path / "run" / "judgments.jsonl", LMEJudgmentRow)
+    assert {j.judge_model for j in judged} == {"gpt-4o-2024-08-06"}
+    assert "the published protocol (LongMemEval's prompts" in result.stdout and "Zep" in result.stdout
+    sent = len(fake_openai.received)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    again = cli(*args, "--llm", "replay", "--out", tmp_path / "rerun", check=True)
+    assert len(fake_openai.received) == sent and again.stdout.count("| rag_turns |") >= 1
+    rerun = {r.question_id: r.label for r in read_records(tmp_path / "rerun" / "judgments.jsonl", LMEJudgmentRow)}
+    assert rerun == {j.question_id: j.label for j in judged}
+
+
+def test_longmemeval_dry_run_prices_full_context_without_caching_and_writes_nothing(tmp_path, cli):
+    from tests.test_longmemeval_data import instance
+
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([instance("q1", "single-session-user")]))
+    result = cli("longmemeval", "run", "--data", data, "--systems", "full_context", "--reader", "llm", "--llm",
+                 "replay", "--dry-run", "--out", tmp_path / "run", check=True)
+    assert "1 calls to send" in result.stdout and "Prompt caching does not help" in result.stdout
+    assert not (tmp_path / "run").exists()
