@@ -15,6 +15,7 @@ from memeval.commands.arguments import (
     command,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
+from memeval.errors import InputError
 from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
 
 
@@ -29,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
     build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help=f"packages to accept ({TARGET_ACCEPTED})")
     build.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"the examination-order seed ({SAMPLE_SEED})")
+    build.add_argument("--source", choices=["locomo", "longmemeval"], default="locomo",
+                       help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
     build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
     build.add_argument("--with-graph", action="store_true",
                        help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
@@ -177,8 +180,20 @@ def _bridge(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from memeval.natural.build import build_directory
+    from memeval.natural.build import build_directory, build_longmemeval_directory
 
+    if args.source == "longmemeval":
+        if not args.data:
+            raise InputError("natural build --source longmemeval", "--data", "name the LongMemEval file (memeval "
+                             "data fetch longmemeval writes it)")
+        if args.with_graph:
+            raise InputError("natural build --source longmemeval", "--with-graph", "the memory graph's union "
+                             "packages are built for LoCoMo only")
+        manifest = build_longmemeval_directory(args.out, args.data, args.cost, args.target, args.seed,
+                                               progress=not args.no_progress)
+        print(json.dumps({k: manifest[k] for k in ("source", "eligible", "examined", "accepted", "rejected",
+                                                   "rejected_by_reason", "accepted_by_type", "rule_version")}))
+        return 0
     llm = llm_options(args)
     client = None
     if args.with_graph:

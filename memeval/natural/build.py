@@ -116,13 +116,55 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
     return manifest
 
 
+def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
+                                seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
+    """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
+    examined.jsonl, manifest.json), no union packages (LongMemEval has no annotated stores to export)."""
+    from memeval.data.longmemeval import load_longmemeval
+    from memeval.natural import longmemeval_source as lme
+
+    instances, _ = load_longmemeval(data)
+    examined = lme.build_lme_natural(instances, target, seed, cost_rule, progress)
+    accepted = [e for e in examined if e.accepted]
+    rejected = [e for e in examined if not e.accepted]
+    line = ["memeval", "natural", "build", "--source", "longmemeval", *flag_args(
+        {"data": data, "cost": cost_rule, "target": target, "seed": seed},
+        {"data": None, "cost": "words", "target": TARGET_ACCEPTED, "seed": SAMPLE_SEED},
+        {"data": "--data", "cost": "--cost", "target": "--target", "seed": "--seed"}, paths=("data",)),
+        "--out", path_text(out)]
+    manifest = {
+        **invocation(line), "command": "natural build", "source": lme.SOURCE_LABEL, "examined": len(examined),
+        "eligible": len(lme.eligible(instances)), "accepted": len(accepted), "rejected": len(rejected),
+        "rejected_by_reason": dict(sorted(Counter(e.reason for e in rejected).items())),
+        "accepted_by_type": dict(sorted(Counter(e.package.meta["question_type"] for e in accepted).items())),
+        "target": target, "seed": seed, "window": WINDOW, "cost_rule": cost_rule, "rule_version": RULE_VERSION,
+        "data_sha256": data_hashes(data), "git_sha": git_sha(), "package_versions": package_versions(),
+        "packages": [e.package.package_id for e in accepted], "union_systems": [],
+        "union_not_exported": {"all": "LongMemEval has no annotated observations or summaries to export; score "
+                                      "your own store with `memeval natural union --store`"},
+    }
+    files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
+    files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
+    files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
+    files["manifest.json"] = _dump(manifest)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in out.glob(f"{lme.PACKAGE_PREFIX}*.json"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, text in files.items():
+        write_text_atomic(out / name, text)
+    return manifest
+
+
 def load_packages(directory: str | Path, union: bool = False) -> list:
     """The base natural packages of a build directory (or, with union=True, its union packages), in name order."""
     from memeval.errors import InputError
     from memeval.memaudit.package import load_package
+    from memeval.natural.longmemeval_source import PACKAGE_PREFIX as LME_PREFIX
 
     root = Path(directory) / ("union" if union else "")
-    paths = sorted(root.glob(f"{PACKAGE_PREFIX}*.json"))
+    paths = sorted([*root.glob(f"{PACKAGE_PREFIX}*.json"), *root.glob(f"{LME_PREFIX}*.json")])
     if not paths:
         raise InputError(root, "packages", "no natural package files here; run `memeval natural build` first")
     return [load_package(p) for p in paths]

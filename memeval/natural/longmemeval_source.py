@@ -1,0 +1,158 @@
+"""Natural MEMAUDIT packages from LongMemEval (`memeval natural build --source longmemeval`): one package per
+question, with the LoCoMo construction's strict acceptance and rejection reasons, evidence from the `has_answer`
+turns.
+
+LongMemEval carries no observation or summary annotations, so the non-raw candidates of a turn are written by a
+query-blind rule: its most salient sentence (largest summed inverse session frequency of its content tokens,
+ties to the earlier sentence), alone and with the session date. Coverage uses the same lexical-support rules as
+LoCoMo's packages (natural/rules.py), so a sentence covers an answer unit to the extent it keeps the answer.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+from memeval.data.longmemeval import LMEInstance, LMESession
+from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
+from memeval.memaudit.solvers import solve_exact
+from memeval.natural.construct import ACCEPT_BUDGET, WINDOW, Examined
+from memeval.natural.rules import COST_RULES, RULE_VERSION, content_tokens, lexical_support, summary_sentences
+
+SOURCE_LABEL = "LongMemEval-Natural, rule-adjudicated"
+PACKAGE_PREFIX = "longmemeval-natural-"
+TEMPORAL_TYPE = "temporal-reasoning"
+
+
+def evidence_turns(instance: LMEInstance) -> list[str]:
+    return [f"{s.session_id}:{j}" for s in instance.sessions for j, t in enumerate(s.turns) if t.has_answer]
+
+
+def eligible(instances: Sequence[LMEInstance]) -> list[LMEInstance]:
+    """Answerable questions whose evidence is marked at turn level (in file order)."""
+    return [i for i in instances if not i.abstention and evidence_turns(i)]
+
+
+def examination_order(instances: Sequence[LMEInstance], seed: int) -> list[LMEInstance]:
+    order = eligible(instances)
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def salient_sentence(text: str, idf: dict[str, float]) -> str | None:
+    """The turn's sentence with the largest summed idf of its content tokens; None for a one-sentence turn."""
+    sentences = summary_sentences(text)
+    if len(sentences) < 2:
+        return None
+    scored = [(sum(idf.get(t, 0.0) for t in content_tokens(s)), -i, s) for i, s in enumerate(sentences)]
+    best = max(scored)
+    return best[2] if best[0] > 0 else None
+
+
+def _session_idf(session: LMESession) -> dict[str, float]:
+    df = Counter(t for turn in session.turns for t in content_tokens(turn.content))
+    n = len(session.turns)
+    return {token: math.log((1 + n) / (1 + count)) + 1.0 for token, count in df.items()}
+
+
+def build_package(instance: LMEInstance, cost_rule: str = "words") -> Package:
+    cost = COST_RULES[cost_rule]
+    evidence = evidence_turns(instance)
+    temporal = instance.question_type == TEMPORAL_TYPE
+    gold = content_tokens(instance.answer)
+    units: list[Unit] = []
+    for turn_id in evidence:
+        share = 1.0 / len(evidence)
+        units.append(Unit(f"answer:{turn_id}", share * (0.5 if temporal else 1.0), "fact",
+                          f"the answer-bearing content of {turn_id}"))
+        if temporal:
+            units.append(Unit(f"time:{turn_id}", share * 0.5, "temporal", f"when {turn_id} was said"))
+    unit_ids = {u.id for u in units}
+    wanted: dict[str, set[int]] = {}
+    by_id = {s.session_id: s for s in instance.sessions}
+    for turn_id in evidence:
+        session_id, _, position = turn_id.rpartition(":")
+        n = len(by_id[session_id].turns)
+        p = int(position)
+        wanted.setdefault(session_id, set()).update(range(max(0, p - WINDOW), min(n, p + WINDOW + 1)))
+
+    experiences, candidates, coverage = [], [], []
+    for order, session in enumerate(instance.sessions):
+        if session.session_id not in wanted:
+            continue
+        idf = _session_idf(session)
+        for j in sorted(wanted[session.session_id]):
+            turn = session.turns[j]
+            turn_id = f"{session.session_id}:{j}"
+            raw = f"[{session.date}] {turn.role}: {turn.content}"
+            experiences.append(Experience(turn_id, raw, float(order * 100_000 + j)))
+            options = [("raw", raw)]
+            sentence = salient_sentence(turn.content, idf)
+            if sentence:
+                options += [("sentence", sentence), ("dated_sentence", f"[{session.date}] {sentence}")]
+            turn_tokens = content_tokens(turn.content)
+            for kind, text in options:
+                cid = f"{turn_id}:{kind}"
+                candidates.append(Candidate(cid, turn_id, kind, cost(text), text))
+                answer_unit, time_unit = f"answer:{turn_id}", f"time:{turn_id}"
+                if answer_unit not in unit_ids:
+                    continue
+                answer_value = 1.0 if kind == "raw" else lexical_support(gold, turn_tokens, content_tokens(text))
+                time_value = 1.0 if kind in ("raw", "dated_sentence") else 0.0
+                if answer_value > 0:
+                    coverage.append((cid, answer_unit, answer_value))
+                if time_value > 0 and time_unit in unit_ids:
+                    coverage.append((cid, time_unit, time_value))
+    return Package(
+        package_id=f"{PACKAGE_PREFIX}{instance.question_id}",
+        experiences=tuple(experiences), candidates=tuple(candidates), units=tuple(units),
+        coverage=tuple(coverage), max_per_group=1,
+        meta={"source": SOURCE_LABEL, "distribution": "longmemeval-natural", "question_id": instance.question_id,
+              "question_type": instance.question_type, "question": instance.question, "answer": instance.answer,
+              "evidence": evidence, "rule_version": RULE_VERSION, "cost_rule": cost_rule, "window": WINDOW,
+              "estimator": "tfidf_salience"},
+        queries=(Query(instance.question_id, instance.question, tuple(u.id for u in units)),),
+    )
+
+
+def examine(instance: LMEInstance, cost_rule: str = "words") -> Examined:
+    """The LoCoMo construction's acceptance rules and reasons, on LongMemEval's evidence turns."""
+    gold = content_tokens(instance.answer)
+    if not gold:
+        return Examined(instance.question_id, False, "answer_has_no_content_tokens")
+    turns = {f"{s.session_id}:{j}": t for s in instance.sessions for j, t in enumerate(s.turns)}
+    evidence_tokens = frozenset().union(*(content_tokens(turns[e].content) for e in evidence_turns(instance)))
+    if len(gold & evidence_tokens) < 0.5 * len(gold):
+        return Examined(instance.question_id, False, "evidence_turns_hold_under_half_of_answer")
+    package = build_package(instance, cost_rule)
+    kinds = {c.id: c.kind for c in package.candidates}
+    if not any(kinds[cid] != "raw" and value > 0 for cid, _, value in package.coverage):
+        return Examined(instance.question_id, False, "no_non_raw_candidate_covers_anything")
+    opt = solve_exact(package.compiled, ACCEPT_BUDGET, 1, None, "auto")
+    if not opt.certified:
+        return Examined(instance.question_id, False, f"opt_not_certified_at_B{ACCEPT_BUDGET:g}")
+    if opt.value <= 0:
+        return Examined(instance.question_id, False, f"opt_zero_at_B{ACCEPT_BUDGET:g}")
+    return Examined(instance.question_id, True, None, package)
+
+
+def build_lme_natural(instances: Sequence[LMEInstance], target: int, seed: int, cost_rule: str = "words",
+                      progress: bool = False) -> list[Examined]:
+    """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
+    from memeval.progress import progress_bar
+
+    examined, accepted = [], 0
+    bar = progress_bar(target, "natural packages (LongMemEval)", "pkg", progress)
+    for instance in examination_order(instances, seed):
+        if accepted >= target:
+            break
+        result = examine(instance, cost_rule)
+        examined.append(result)
+        accepted += result.accepted
+        if bar and result.accepted:
+            bar.update(1)
+    if bar:
+        bar.close()
+    return examined
