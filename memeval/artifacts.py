@@ -41,6 +41,10 @@ ARTIFACTS: dict[str, Artifact] = {
     "graph_corpus": Artifact("06_memory_graph_study", "graph80", "the graph80 corpus", "memeval graph80 generate"),
     "graph_study": Artifact("06_memory_graph_study", "run", "the graph80 study", "memeval graph80 run"),
     "publication": Artifact("07_publication", "", "publication metrics", "memeval publish"),
+    "longmemeval_run": Artifact("08_longmemeval", "run", "LongMemEval run (data fetched by the user)",
+                                "memeval longmemeval run"),
+    "longmemeval_packages": Artifact("08_longmemeval", "packages", "natural packages from LongMemEval",
+                                     "memeval natural build --source longmemeval"),
 }
 
 

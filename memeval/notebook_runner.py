@@ -116,6 +116,7 @@ QUICK_PARAMETERS = {
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
     "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
     "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
+    "08_longmemeval": {"questions": 20, "natural_target": 5},
 }
 
 

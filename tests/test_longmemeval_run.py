@@ -68,3 +68,16 @@ def test_bad_arguments_write_nothing(data, tmp_path, cli):
     assert result.returncode == 2 and "unknown parameter chunk" in result.stderr and not (tmp_path / "run").exists()
     missing = cli("longmemeval", "run", "--data", tmp_path / "none.json", "--out", tmp_path / "run2")
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_the_publication_picks_a_longmemeval_run_up_only_when_it_exists(data, tmp_path, cli):
+    from memeval.publication.readers import MissingResults
+    from memeval.publication.tables import longmemeval_table
+
+    root = tmp_path / "artifacts"
+    with pytest.raises(MissingResults, match="08_longmemeval"):
+        longmemeval_table(root)
+    cli("longmemeval", "run", "--data", data, "--systems", "rag_turns", "--out", root / "08_longmemeval" / "run",
+        "--no-progress", check=True)
+    table = longmemeval_table(root)
+    assert "| rag_turns | not measured |" in table.markdown and "3 questions per system" in table.caption

@@ -10,7 +10,8 @@ from memeval.notebook_runner import QUICK_PARAMETERS, execute_notebook
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 # Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
-SMALL_PARAMETERS = {"00_data_tour": {}, **QUICK_PARAMETERS, "07_publication": {}}
+SMALL_PARAMETERS = {"00_data_tour": {}, **QUICK_PARAMETERS, "07_publication": {},
+                    "08_longmemeval": {"data_path": "/nonexistent/longmemeval_s_cleaned.json"}}
 
 
 def test_committed_notebooks_have_no_outputs():
@@ -401,3 +402,29 @@ def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, t
     assert metrics["union_rows"] == 5 * 4 * 3 * 2, "three built-in stores and the imported one"
     executed = (tmp_path / "05.ipynb").read_text()
     assert "mem0 @ B=" in executed or "| mem0 |" in executed
+
+
+@pytest.mark.notebook
+def test_longmemeval_notebook_says_the_data_is_missing_and_computes_nothing(workspace):
+    metrics = _run("08_longmemeval", workspace)
+    assert metrics == {"data_present": False, "data_path": "/nonexistent/longmemeval_s_cleaned.json"}
+    executed = (workspace / "08_longmemeval.ipynb").read_text()
+    assert "LongMemEval data not found" in executed
+
+
+@pytest.mark.notebook
+def test_longmemeval_notebook_runs_on_a_file_in_the_published_format(tmp_path):
+    from tests.test_natural_longmemeval import LONG_TURN, _with_turn
+
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([_with_turn("q1", "single-session-user", LONG_TURN),
+                                _with_turn("q2", "temporal-reasoning", LONG_TURN),
+                                _with_turn("q3_abs", "multi-session", LONG_TURN, evidence=False)]))
+    artifacts = tmp_path / "artifacts"
+    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb",
+                     {"data_path": str(data), "natural_budgets": [5, 20], "artifacts_dir": str(artifacts)},
+                     progress=False)
+    metrics = json.loads((artifacts / "metrics.json").read_text())
+    assert metrics["instances"] == 3 and metrics["answers"] == 9 and metrics["judgments"] == 0
+    assert metrics["natural"]["accepted"] == 2 and metrics["natural"]["opt_certified"] == metrics["natural"]["opt_rows"]
+    assert "not measured" in (artifacts / "run" / "report.md").read_text()

@@ -194,6 +194,26 @@ def graph_study_table(root: Path) -> PublishedTable:
     return PublishedTable(markdown, scores, caption)
 
 
+def longmemeval_table(root: Path) -> PublishedTable:
+    """Only when notebook 08 (or `memeval longmemeval run` into its directory) ran on fetched data."""
+    from memeval.artifacts import stored
+    from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow, longmemeval_report
+    from memeval.records import latest, read_records
+
+    run = stored("longmemeval_run", root)
+    if not (run / "answers.jsonl").is_file():
+        raise MissingResults("no LongMemEval run: fetch the data (memeval data fetch longmemeval --variant s) and "
+                             "execute notebook 08_longmemeval")
+    answers = list(latest(read_records(run / "answers.jsonl", LMEAnswerRow), lambda r: r.key).values())
+    judgments = {r.key: r for r in read_records(run / "judgments.jsonl", LMEJudgmentRow)}
+    markdown = longmemeval_report(answers, judgments).split("\n", 2)[2]
+    caption = (f"LongMemEval: {len({a.question_id for a in answers})} questions per system, accuracy by the judge "
+               "named under the table (\"not measured\" without one), evidence recall at session and turn level, "
+               "and published rows with their judges. It does not show a reader's quality when the reader is "
+               "extractive.")
+    return PublishedTable(markdown, None, caption)
+
+
 TABLES: dict[str, Callable[[Path], PublishedTable]] = {
     "tab_memaudit_base": memaudit_base_table,
     "tab_memaudit_stress": memaudit_stress_table,
@@ -203,6 +223,7 @@ TABLES: dict[str, Callable[[Path], PublishedTable]] = {
     "tab_locomo_j": locomo_j_table,
     "tab_evidence_recall": evidence_recall_table,
     "tab_graph_study": graph_study_table,
+    "tab_longmemeval": longmemeval_table,
 }
 
 
