@@ -428,3 +428,22 @@ def test_longmemeval_notebook_runs_on_a_file_in_the_published_format(tmp_path):
     assert metrics["instances"] == 3 and metrics["answers"] == 9 and metrics["judgments"] == 0
     assert metrics["natural"]["accepted"] == 2 and metrics["natural"]["opt_certified"] == metrics["natural"]["opt_rows"]
     assert "not measured" in (artifacts / "run" / "report.md").read_text()
+
+
+@pytest.mark.notebook
+def test_natural_notebook_takes_longmemeval_as_its_source(tmp_path):
+    from tests.test_natural_longmemeval import LONG_TURN, _with_turn
+
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([_with_turn("q1", "single-session-user", LONG_TURN),
+                                _with_turn("q2", "temporal-reasoning", LONG_TURN)]))
+    artifacts = tmp_path / "artifacts"
+    execute_notebook(NOTEBOOKS / "05_memaudit_natural87.ipynb", tmp_path / "out.ipynb",
+                     {"source": "longmemeval", "data_path": str(data), "target": 5, "budgets": [5, 20],
+                      "noise_seeds": 1, "jobs": 1, "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path)},
+                     progress=False)
+    metrics = json.loads((artifacts / "metrics.json").read_text())
+    assert metrics["source"] == "LongMemEval-Natural, rule-adjudicated"
+    assert metrics["manifest"]["accepted"] == 2 and metrics["opt_certified"] == metrics["opt_rows"] > 0
+    assert metrics["bridge_rows"] == 0 and "fact_only@5" not in metrics["writer_mean_ratio"]
+    assert "Source of every number below: LongMemEval-Natural" in (tmp_path / "out.ipynb").read_text()

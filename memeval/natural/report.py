@@ -23,7 +23,8 @@ def reliability_table(manifest: dict) -> pd.DataFrame:
     rows += [{"": f"  rejected: {reason.replace('_', ' ')}", "questions": n}
              for reason, n in manifest["rejected_by_reason"].items()]
     rows += [{"": f"  accepted: category {cat}", "questions": n}
-             for cat, n in manifest["accepted_by_category"].items()]
+             for cat, n in manifest.get("accepted_by_category", {}).items()]
+    rows += [{"": f"  accepted: {kind}", "questions": n} for kind, n in manifest.get("accepted_by_type", {}).items()]
     return pd.DataFrame(rows).set_index("")
 
 
@@ -31,14 +32,14 @@ def writer_table(summary: dict, methods: Sequence[str]) -> pd.DataFrame:
     return ratio_table(summary, list(methods))
 
 
-def paper_comparison(summary: dict) -> pd.DataFrame:
+def paper_comparison(summary: dict, source: str = "LoCoMo, rule-adjudicated") -> pd.DataFrame:
     df = pd.DataFrame(summary["rows"]).set_index(["method", "budget"])
     rows = []
     for budget, paper in PAPER_NATURAL_ESTIMATED_GVT.items():
         key = ("estimated_gvt", float(budget))
         ours = df.loc[key] if key in df.index else None
         rows.append({"budget": budget, "paper (LongMemEval)": paper,
-                     "ours (LoCoMo, rule-adjudicated)": None if ours is None else round(float(ours["mean_ratio"]), 3),
+                     f"ours ({source})": None if ours is None else round(float(ours["mean_ratio"]), 3),
                      "ours 95% CI": None if ours is None else f"[{ours['ci_low']:.3f}, {ours['ci_high']:.3f}]"})
     return pd.DataFrame(rows).set_index("budget")
 
