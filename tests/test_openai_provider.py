@@ -199,3 +199,15 @@ def test_longmemeval_dry_run_prices_full_context_without_caching_and_writes_noth
                  "replay", "--dry-run", "--out", tmp_path / "run", check=True)
     assert "1 calls to send" in result.stdout and "Prompt caching does not help" in result.stdout
     assert not (tmp_path / "run").exists()
+
+
+def test_doctor_checks_openai_roles_through_the_openai_api(fake_openai, cli):
+    result = cli("doctor", "--llm", "openai", "--judge-model", "gpt-4o-2024-08-06")
+    assert result.returncode == 0, result.stderr
+    assert [b["model"] for b in fake_openai.received] == ["gpt-4o-mini", "gpt-4o-2024-08-06", "gpt-4o-mini"]
+    assert "judge    gpt-4o-2024-08-06  openai API, temperature 0.5: ok" in result.stdout
+
+
+def test_doctor_without_an_openai_key_sends_nothing_and_names_the_variable(cli):
+    result = cli("doctor", "--llm", "openai")
+    assert result.returncode == 0 and "No OPENAI_API_KEY: nothing sent" in result.stdout

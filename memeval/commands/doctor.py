@@ -31,7 +31,8 @@ def plan(options) -> list[dict]:
         model = options.model(role)
         p = profiles.profile(model, f"--{role}-model")
         sent = profiles.sent_temperature(model, temperature, options.sampling) if p.sampling else None
-        rows.append({"role": role, "model": model, "status": p.status, "api_version": p.api_version,
+        rows.append({"role": role, "model": model, "provider": p.provider, "status": p.status,
+                     "api_version": p.api_version,
                      "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
                      "min_cache_tokens": p.min_cache_tokens, "structured_outputs": p.structured_outputs,
                      "usd_per_mtok": [p.input_usd_mtok, p.output_usd_mtok, p.cache_write_usd_mtok,
@@ -42,10 +43,17 @@ def plan(options) -> list[dict]:
 def check(options, rows: list[dict]) -> list[dict]:
     from memeval.llm.client import AnthropicBackend, LLMClient, LLMRequest
     from memeval.llm.errors import APIRejected, LLMError
+    from memeval.llm.openai_backend import OpenAIBackend
 
     for row in rows:
         # a client per role, without cache: one role's rejection must not stop the others' checks
-        client = LLMClient(AnthropicBackend(timeout=30), None, max_retries=2)
+        try:
+            backend = (AnthropicBackend(timeout=30) if row["provider"] == "anthropic"
+                       else OpenAIBackend(row["provider"], timeout=30))
+        except LLMError as exc:
+            row.update(ok=False, error=str(exc))
+            continue
+        client = LLMClient(backend, None, max_retries=2)
         request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=5,
                              temperature=row["temperature_sent"], template_version="doctor")
         try:
@@ -59,21 +67,30 @@ def check(options, rows: list[dict]) -> list[dict]:
     return rows
 
 
+KEY_VARIABLE = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "local": "OPENAI_BASE_URL"}
+
+
+def _where(row: dict) -> str:
+    return f"anthropic-version {row['api_version']}" if row["provider"] == "anthropic" else f"{row['provider']} API"
+
+
 def _doctor(args: argparse.Namespace) -> int:
     options = llm_options(args)
     rows = plan(options)
-    key = bool(os.environ.get("ANTHROPIC_API_KEY"))
+    needed = sorted({KEY_VARIABLE[r["provider"]] for r in rows})
+    key = all(os.environ.get(v) for v in needed)
     if not key or options.backend == "replay":
         if args.json:
             print(json.dumps({"key": False, "would_check": rows}, indent=2))
             return 0
-        print("No ANTHROPIC_API_KEY: nothing sent. With a key, doctor sends one 5-token request per role:")
+        print(f"No {' / '.join(needed)}: nothing sent. With it, doctor sends one 5-token request per role:")
         for r in rows:
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
-            print(f"  {r['role']:<8} {r['model']:<18} anthropic-version {r['api_version']}, {temp} "
+            print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp} "
                   f"({r['status']}; cache floor {r['min_cache_tokens']} tokens)")
-        print("Set the key with `export ANTHROPIC_API_KEY=...` (and ANTHROPIC_BASE_URL for another endpoint), "
-              "then run `memeval doctor` again.")
+        print("Set the key with `export ANTHROPIC_API_KEY=...` (ANTHROPIC_BASE_URL for another endpoint), or "
+              "`export OPENAI_API_KEY=...` (OPENAI_BASE_URL for an OpenAI-compatible server), then run "
+              "`memeval doctor` again.")
         return 0
     rows = check(options, rows)
     if args.json:
@@ -83,7 +100,7 @@ def _doctor(args: argparse.Namespace) -> int:
         for r in rows:
             verdict = (f"ok (request {r['request_id']}, ${r['cost_usd']:.6f})" if r["ok"] else f"FAILED: {r['error']}")
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
-            print(f"{r['role']:<8} {r['model']:<18} anthropic-version {r['api_version']}, {temp}: {verdict}")
+            print(f"{r['role']:<8} {r['model']:<18} {_where(r)}, {temp}: {verdict}")
         total = sum(r.get("cost_usd", 0.0) for r in rows)
         print(f"total ${total:.6f}; prompt caching engages from {min(r['min_cache_tokens'] for r in rows)} tokens "
               "on these models (see docs/llm.md, Using a real key)")

@@ -200,7 +200,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     answers = [r for r in load_answers(out / "answers.jsonl") if r.key in selected_ids]
     if answer_counts["errors"]:
         notes.append(f"{answer_counts['errors']} answers failed this run (see the `error` field); "
-                     "rerun to retry them" + (" — no LLM is configured (ANTHROPIC_API_KEY unset), so only "
+                     "rerun to retry them" + (" — no LLM is configured (no ANTHROPIC_API_KEY or OPENAI_API_KEY), so only "
                                               "cached answers exist" if client and client.backend_name == "replay"
                                               else ""))
 
