@@ -10,8 +10,27 @@ from memeval.notebook_runner import QUICK_PARAMETERS, execute_notebook
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 # Small parameters per notebook; each notebook writes metrics.json into artifacts_dir.
-SMALL_PARAMETERS = {"00_data_tour": {}, **QUICK_PARAMETERS, "07_publication": {},
-                    "08_longmemeval": {"data_path": "/nonexistent/longmemeval_s_cleaned.json"}}
+SMALL_PARAMETERS = {"00_data_tour": {}, **QUICK_PARAMETERS, "07_publication": {}}
+LME_SMALL = "lme_small.json"  # written into each workspace in the published format (the data is not reachable)
+
+
+def write_small_longmemeval(path: Path) -> Path:
+    from tests.test_natural_longmemeval import LONG_TURN, _with_turn
+
+    path.write_text(json.dumps([_with_turn("q1", "single-session-user", LONG_TURN),
+                                _with_turn("q2", "temporal-reasoning", LONG_TURN),
+                                _with_turn("q3_abs", "multi-session", LONG_TURN, evidence=False)]))
+    return path
+
+
+def notebook_parameters(name: str, root: Path) -> dict:
+    params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(root / "artifacts" / name),
+              "figures_dir": str(root / "figures")}
+    if name == "07_publication":
+        params["artifacts_root"] = str(root / "artifacts")
+    if name == "08_longmemeval":
+        params.update(data_path=str(write_small_longmemeval(root / LME_SMALL)), natural_budgets=[5, 20])
+    return params
 
 
 def test_committed_notebooks_have_no_outputs():
@@ -37,8 +56,16 @@ def test_every_notebook_has_small_parameters_and_a_parameters_cell():
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory) -> Path:
     """One reports-like tree for the session: artifacts/<notebook>/ and figures/, so the publication notebook
-    reads what the others wrote, as under `make reproduce`."""
-    return tmp_path_factory.mktemp("notebooks")
+    reads what the others wrote, as under `make reproduce`. The LongMemEval run a user with the data would have is
+    made first, from a small file in the published format, so the publication sees the same inputs whatever order
+    the notebooks run in."""
+    from memeval.qa.longmemeval_run import LongMemEvalConfig, run_longmemeval
+
+    root = tmp_path_factory.mktemp("notebooks")
+    run_longmemeval(LongMemEvalConfig(str(write_small_longmemeval(root / LME_SMALL)),
+                                      str(root / "artifacts" / "08_longmemeval" / "run"),
+                                      ["rag_turns", "full_context", "no_memory"], progress=False))
+    return root
 
 
 _executed: set[str] = set()
@@ -47,9 +74,7 @@ _executed: set[str] = set()
 def _run(name: str, root: Path) -> dict:
     artifacts = root / "artifacts" / name
     if name not in _executed:
-        params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(artifacts), "figures_dir": str(root / "figures")}
-        if name == "07_publication":
-            params["artifacts_root"] = str(root / "artifacts")
+        params = notebook_parameters(name, root)
         execute_notebook(NOTEBOOKS / f"{name}.ipynb", root / f"{name}.ipynb", params, progress=False)
         _executed.add(name)
     return json.loads((artifacts / "metrics.json").read_text())
@@ -153,7 +178,7 @@ def test_publication_notebook(workspace):
     assert len(images) == len(metrics["figures"]), "every figure must be shown in the notebook and its HTML"
     assert set(metrics["tables"]) == {"tab_memaudit_base", "tab_memaudit_stress", "tab_natural_writers",
                                       "tab_natural_stores", "tab_locomo_f1", "tab_locomo_j", "tab_evidence_recall",
-                                      "tab_graph_study", "tab_headline"}
+                                      "tab_graph_study", "tab_longmemeval", "tab_headline"}
     j = (workspace / "figures" / "tab_locomo_j.md").read_text()
     assert "| rag_turns | – | not measured |" in j and "| Mem0 (published) |" in j, "offline: published J, ours not"
     for name in metrics["tables"]:
@@ -269,10 +294,7 @@ def test_every_executed_notebook_shows_its_figures(tmp_path, monkeypatch):
     other tests' executions ran under the inline backend and are not reused)."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
     for name in sorted(SMALL_PARAMETERS):
-        params = {**SMALL_PARAMETERS[name], "artifacts_dir": str(tmp_path / "artifacts" / name),
-                  "figures_dir": str(tmp_path / "figures")}
-        if name == "07_publication":
-            params["artifacts_root"] = str(tmp_path / "artifacts")
+        params = notebook_parameters(name, tmp_path)
         execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", params, progress=False)
     for name in sorted(SMALL_PARAMETERS):
         executed = json.loads((tmp_path / f"{name}.ipynb").read_text())
@@ -405,11 +427,15 @@ def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, t
 
 
 @pytest.mark.notebook
-def test_longmemeval_notebook_says_the_data_is_missing_and_computes_nothing(workspace):
-    metrics = _run("08_longmemeval", workspace)
+def test_longmemeval_notebook_says_the_data_is_missing_and_computes_nothing(tmp_path):
+    artifacts = tmp_path / "artifacts"
+    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb",
+                     {"data_path": "/nonexistent/longmemeval_s_cleaned.json", "artifacts_dir": str(artifacts)},
+                     progress=False)
+    metrics = json.loads((artifacts / "metrics.json").read_text())
     assert metrics == {"data_present": False, "data_path": "/nonexistent/longmemeval_s_cleaned.json"}
-    executed = (workspace / "08_longmemeval.ipynb").read_text()
-    assert "LongMemEval data not found" in executed
+    assert "LongMemEval data not found" in (tmp_path / "out.ipynb").read_text()
+    assert sorted(p.name for p in artifacts.iterdir()) == ["metrics.json"]
 
 
 @pytest.mark.notebook

@@ -447,6 +447,31 @@ def recall_bands(systems: Mapping[str, Sequence[AnswerRow]], n_boot: int = 2000)
     return fig, caption
 
 
+def longmemeval_recall(answers: Sequence) -> tuple:
+    """Session- and turn-level evidence recall@k of the ranked systems on LongMemEval (notebook 08)."""
+    systems = list(dict.fromkeys(a.system for a in answers if a.session_recall))
+    if not systems:
+        raise MissingResults("no ranked system in the LongMemEval run: execute notebook 08_longmemeval")
+    with style():
+        fig, axes = plt.subplots(1, 2, figsize=(WIDTH_SINGLE * 2, 3.0), sharey=True)
+        for ax, key, level in ((axes[0], "session_recall", "session"), (axes[1], "turn_recall", "turn")):
+            for name in systems:
+                curves = [getattr(a, key) for a in answers if a.system == name and getattr(a, key)]
+                if not curves:
+                    continue
+                mean = 100 * np.asarray(curves, dtype=float).mean(axis=0)
+                ax.plot(np.arange(1, len(mean) + 1), mean, color=color(name), label=f"{name} (n={len(curves)})")
+            ax.set_xlabel("k (memories retrieved)")
+            ax.set_title(f"{level}-level evidence")
+            ax.set_ylim(0, 100)
+        axes[0].set_ylabel("evidence recall@k ×100")
+        axes[1].legend(loc="lower right", frameon=False)
+    caption = ("LongMemEval evidence recall@k of the ranked systems: the share of evidence sessions "
+               "(answer_session_ids) and of has_answer turns among the first k memories, averaged over questions "
+               "with evidence. It does not show whether a reader used the evidence.")
+    return fig, caption
+
+
 FIGURES: dict[str, Callable[[Path], tuple]] = {
     "fig_budget_sweep": lambda root: budget_sweep(readers.base_sweep_summary(root)),
     "fig_validity": lambda root: validity(readers.stress_summaries(root)),
