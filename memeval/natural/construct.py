@@ -153,29 +153,34 @@ def examine(conversation: Conversation, qa: QA, cost_rule: str = "words") -> Exa
                                           for e in qa.evidence_ids))
     if len(gold & evidence_tokens) < 0.5 * len(gold):
         return Examined(qa.sample_id, False, "evidence_turns_hold_under_half_of_answer")
-    package = build_package(conversation, qa, cost_rule)
+    return accept(qa.sample_id, build_package(conversation, qa, cost_rule))
+
+
+def accept(sample_id: str, package: Package) -> Examined:
+    """The last acceptance checks, shared by every source: a non-raw candidate covers something, and OPT at the
+    acceptance budget is certified and positive."""
     kinds = {c.id: c.kind for c in package.candidates}
     if not any(kinds[cid] != "raw" and value > 0 for cid, _, value in package.coverage):
-        return Examined(qa.sample_id, False, "no_non_raw_candidate_covers_anything")
+        return Examined(sample_id, False, "no_non_raw_candidate_covers_anything")
     opt = solve_exact(package.compiled, ACCEPT_BUDGET, 1, None, "auto")
     if not opt.certified:
-        return Examined(qa.sample_id, False, f"opt_not_certified_at_B{ACCEPT_BUDGET:g}")
+        return Examined(sample_id, False, f"opt_not_certified_at_B{ACCEPT_BUDGET:g}")
     if opt.value <= 0:
-        return Examined(qa.sample_id, False, f"opt_zero_at_B{ACCEPT_BUDGET:g}")
-    return Examined(qa.sample_id, True, None, package)
+        return Examined(sample_id, False, f"opt_zero_at_B{ACCEPT_BUDGET:g}")
+    return Examined(sample_id, True, None, package)
 
 
-def build_natural(conversations: Sequence[Conversation], target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED,
-                  cost_rule: str = "words", progress: bool = False) -> list[Examined]:
-    """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
+def examine_until(order, examine_one, target: int, label: str = "natural packages",
+                  progress: bool = False) -> list[Examined]:
+    """Examine `order` until `target` are accepted (or it runs out); every examined item is kept."""
     from memeval.progress import progress_bar
 
     examined, accepted = [], 0
-    bar = progress_bar(target, "natural packages", "pkg", progress)
-    for conversation, qa in examination_order(conversations, seed):
+    bar = progress_bar(target, label, "pkg", progress)
+    for item in order:
         if accepted >= target:
             break
-        result = examine(conversation, qa, cost_rule)
+        result = examine_one(item)
         examined.append(result)
         accepted += result.accepted
         if bar and result.accepted:
@@ -183,3 +188,10 @@ def build_natural(conversations: Sequence[Conversation], target: int = TARGET_AC
     if bar:
         bar.close()
     return examined
+
+
+def build_natural(conversations: Sequence[Conversation], target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED,
+                  cost_rule: str = "words", progress: bool = False) -> list[Examined]:
+    """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
+    return examine_until(examination_order(conversations, seed), lambda pair: examine(*pair, cost_rule), target,
+                         progress=progress)

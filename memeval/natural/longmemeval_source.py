@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 from memeval.data.longmemeval import LMEInstance, LMESession
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
-from memeval.memaudit.solvers import solve_exact
-from memeval.natural.construct import ACCEPT_BUDGET, WINDOW, Examined
+from memeval.natural.construct import WINDOW, Examined, accept, examine_until
 from memeval.natural.rules import COST_RULES, RULE_VERSION, content_tokens, lexical_support, summary_sentences
 
 SOURCE_LABEL = "LongMemEval-Natural, rule-adjudicated"
@@ -126,33 +125,11 @@ def examine(instance: LMEInstance, cost_rule: str = "words") -> Examined:
     evidence_tokens = frozenset().union(*(content_tokens(turns[e].content) for e in evidence_turns(instance)))
     if len(gold & evidence_tokens) < 0.5 * len(gold):
         return Examined(instance.question_id, False, "evidence_turns_hold_under_half_of_answer")
-    package = build_package(instance, cost_rule)
-    kinds = {c.id: c.kind for c in package.candidates}
-    if not any(kinds[cid] != "raw" and value > 0 for cid, _, value in package.coverage):
-        return Examined(instance.question_id, False, "no_non_raw_candidate_covers_anything")
-    opt = solve_exact(package.compiled, ACCEPT_BUDGET, 1, None, "auto")
-    if not opt.certified:
-        return Examined(instance.question_id, False, f"opt_not_certified_at_B{ACCEPT_BUDGET:g}")
-    if opt.value <= 0:
-        return Examined(instance.question_id, False, f"opt_zero_at_B{ACCEPT_BUDGET:g}")
-    return Examined(instance.question_id, True, None, package)
+    return accept(instance.question_id, build_package(instance, cost_rule))
 
 
 def build_lme_natural(instances: Sequence[LMEInstance], target: int, seed: int, cost_rule: str = "words",
                       progress: bool = False) -> list[Examined]:
     """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
-    from memeval.progress import progress_bar
-
-    examined, accepted = [], 0
-    bar = progress_bar(target, "natural packages (LongMemEval)", "pkg", progress)
-    for instance in examination_order(instances, seed):
-        if accepted >= target:
-            break
-        result = examine(instance, cost_rule)
-        examined.append(result)
-        accepted += result.accepted
-        if bar and result.accepted:
-            bar.update(1)
-    if bar:
-        bar.close()
-    return examined
+    return examine_until(examination_order(instances, seed), lambda i: examine(i, cost_rule), target,
+                         "natural packages (LongMemEval)", progress)
