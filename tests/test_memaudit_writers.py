@@ -105,7 +105,13 @@ def test_random_writer_is_seeded():
 def test_estimated_gvt_never_reads_coverage():
     pkg = generate("base", 5)
     cp = pkg.compiled
-    blind = type(cp)(**{**cp.__dict__, "coverage": np.zeros_like(cp.coverage)})
+    import dataclasses
+
+    import scipy.sparse as sparse
+
+    fields = {f.name: getattr(cp, f.name) for f in dataclasses.fields(cp)}
+    blind = type(cp)(**{**fields, "coverage_sparse": sparse.csr_matrix(cp.coverage_sparse.shape)})
+    assert not blind.coverage.any()
     assert estimated_gvt(cp, 8).selected == estimated_gvt(blind, 8).selected
 
 

@@ -2,7 +2,9 @@
 cost and group constraints, maximise sum_r w_r y_r. Zero relative gap, a time limit, one solver thread.
 
 One model per (package, allowed candidates, k) with the budget as a cvxpy Parameter, so a sweep over
-budgets canonicalises once and re-solves.
+budgets canonicalises once and re-solves. The model is written in matrix form — the sparse coverage matrix, one
+sparse group-incidence matrix for every group with more than k candidates, bounds on y — so building it costs a
+few constraint objects whatever the package size, and the coverage is never made dense.
 """
 
 from __future__ import annotations
@@ -59,6 +61,22 @@ def _silence_highs_banner() -> None:
         os.close(saved)
 
 
+def group_incidence(groups: np.ndarray, k: int):
+    """One row per group holding more than k candidates (the others cannot exceed k), a 1 per member; None when
+    no group can."""
+    import scipy.sparse as sparse
+
+    labels, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    crowded = counts > k
+    if not crowded.any():
+        return None
+    row_of = np.full(len(labels), -1)
+    row_of[crowded] = np.arange(int(crowded.sum()))
+    members = np.flatnonzero(crowded[inverse])
+    return sparse.csr_matrix((np.ones(len(members)), (row_of[inverse[members]], members)),
+                             shape=(int(crowded.sum()), len(groups)))
+
+
 class MilpModel:
     def __init__(self, cp: CompiledPackage, max_per_group: int | None = None, allowed: np.ndarray | None = None):
         import cvxpy as cp_
@@ -73,14 +91,12 @@ class MilpModel:
         self.x = cp_.Variable(n, boolean=True, name="x")
         units = np.flatnonzero(cp.weights > 0)
         self.units = units
-        self.y = cp_.Variable(len(units), name="y")
-        a = cp.coverage[np.ix_(self.index, units)]
-        constraints = [self.y >= 0, self.y <= 1, self.y <= a.T @ self.x, cp.costs[self.index] @ self.x <= self.budget]
-        groups = cp.group_of[self.index]
-        for g in np.unique(groups):
-            members = np.flatnonzero(groups == g)
-            if len(members) > self.k:
-                constraints.append(cp_.sum(self.x[members]) <= self.k)
+        self.y = cp_.Variable(len(units), bounds=[0, 1], name="y")
+        coverage = cp.coverage_sparse[self.index][:, units].tocsc()
+        constraints = [self.y <= coverage.T @ self.x, cp.costs[self.index] @ self.x <= self.budget]
+        incidence = group_incidence(cp.group_of[self.index], self.k)
+        if incidence is not None:
+            constraints.append(incidence @ self.x <= self.k)
         weights = cp.weights[units]
         self.scale = float(weights.max()) if len(units) else 1.0  # HiGHS's tolerances are absolute: solve on max 1
         self.problem = cp_.Problem(cp_.Maximize((weights / self.scale) @ self.y), constraints)

@@ -15,6 +15,8 @@ def coverage_sums(cp: CompiledPackage, selected: Iterable[int]) -> np.ndarray:
     idx = sorted(int(i) for i in selected)
     if not idx:
         return np.zeros(len(cp.weights))
+    if cp.is_large:  # never densify a large package to score a store
+        return np.asarray(cp.coverage_sparse[idx].sum(axis=0)).ravel()
     return cp.coverage[idx].sum(axis=0)
 
 

@@ -100,6 +100,9 @@ class Package:
         return write_text_atomic(path, self.to_json())
 
 
+DENSE_CELLS = 4_000_000  # above this many coverage cells the objective sums sparse rows
+
+
 @dataclass(frozen=True)
 class CompiledPackage:
     """Arrays in stream order: candidates grouped by experience, groups ordered by (time, listing order)."""
@@ -109,7 +112,7 @@ class CompiledPackage:
     kinds: tuple[str, ...]
     costs: np.ndarray  # (n_candidates,)
     weights: np.ndarray  # (n_units,)
-    coverage: np.ndarray  # dense (n_candidates, n_units), values in [0, 1]
+    coverage_sparse: Any  # scipy.sparse CSR (n_candidates, n_units), values in [0, 1]: the package as compiled
     group_of: np.ndarray  # (n_candidates,) group index
     groups: tuple[np.ndarray, ...]  # candidate indices per group, in stream order
     unit_ids: tuple[str, ...]
@@ -121,6 +124,16 @@ class CompiledPackage:
     @property
     def n_candidates(self) -> int:
         return len(self.candidate_ids)
+
+    @cached_property
+    def coverage(self) -> np.ndarray:
+        """Dense coverage, made on first use by the code that needs it (B&B, writers); the MILP and the
+        objective of a large package read `coverage_sparse` and never make it."""
+        return self.coverage_sparse.toarray()
+
+    @property
+    def is_large(self) -> bool:
+        return self.n_candidates * len(self.weights) > DENSE_CELLS
 
     def index(self, candidate_ids) -> list[int]:
         lookup = {c: i for i, c in enumerate(self.candidate_ids)}
@@ -135,9 +148,16 @@ def compile_package(pkg: Package) -> CompiledPackage:
     cands = [pkg.candidates[i] for i in cand_order]
     cand_pos = {c.id: i for i, c in enumerate(cands)}
     unit_pos = {u.id: i for i, u in enumerate(pkg.units)}
-    coverage = np.zeros((len(cands), len(pkg.units)))
+    import scipy.sparse as sparse
+
+    cells: dict[tuple[int, int], float] = {}
     for cid, uid, value in pkg.coverage:
-        coverage[cand_pos[cid], unit_pos[uid]] = value
+        cells[(cand_pos[cid], unit_pos[uid])] = value  # a repeated cell keeps its last value, as before
+    rows = np.fromiter((r for r, _ in cells), dtype=np.int64, count=len(cells))
+    cols = np.fromiter((c for _, c in cells), dtype=np.int64, count=len(cells))
+    coverage = sparse.csr_matrix((np.fromiter(cells.values(), dtype=float, count=len(cells)), (rows, cols)),
+                                 shape=(len(cands), len(pkg.units)))
+    coverage.sort_indices()
     group_of = np.array([group_index[c.experience] for c in cands], dtype=np.int64)
     groups = tuple(np.flatnonzero(group_of == g) for g in range(len(order)))
     invalid = set(pkg.invalidation_units)
@@ -147,7 +167,7 @@ def compile_package(pkg: Package) -> CompiledPackage:
         kinds=tuple(c.kind for c in cands),
         costs=np.array([c.cost for c in cands], dtype=float),
         weights=np.array([u.weight for u in pkg.units], dtype=float),
-        coverage=coverage,
+        coverage_sparse=coverage,
         group_of=group_of,
         groups=groups,
         unit_ids=tuple(u.id for u in pkg.units),
