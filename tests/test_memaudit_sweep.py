@@ -180,3 +180,20 @@ def test_a_sweep_directory_holds_one_configuration(tmp_path, cli):
     missing = cli("memaudit", "sweep", "natural", "--packages", tmp_path / "none", "--budgets", "30",
                   "--out", tmp_path / "never")
     assert missing.returncode == 2 and not (tmp_path / "never").exists()
+
+
+def test_opt_certificates_say_what_they_prove_and_summaries_count_disagreements(tmp_path):
+    from memeval.memaudit.sweep import disagreements
+    from memeval.records import SweepRow, read_records
+
+    summary = run_sweep(SweepConfig(kind="small", budgets=[2.0, 8.0], methods=["opt", "greedy"], distribution="base",
+                                    seeds=3, certify="milp", n_jobs=1), tmp_path / "s", progress=False)
+    assert summary["opt_disagreements"] == 0 and summary["opt_uncertified"] == 0 and summary["opt_certified"] == 6
+    rows = [r for r in read_records(tmp_path / "s" / "raw_results.jsonl", SweepRow) if r.method == "opt"]
+    for row in rows:
+        c = row.certificate
+        assert c["opt_solver"] == "bnb" and c["opt_status"] == "optimal" and c["agree"] is True
+        assert c["opt_dual_bound"] >= row.value and c["milp_dual_bound"] >= row.value - 1e-9
+        assert c["milp_gap"] <= c["tolerances"]["milp_cert_gap"] and c["tolerances"]["value_rtol"] == 1e-9
+    bad = rows[0].model_copy(update={"certified": False, "certificate": {**rows[0].certificate, "agree": False}})
+    assert disagreements([bad, *rows[1:]]) == 1

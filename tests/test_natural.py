@@ -112,7 +112,11 @@ def test_estimated_gvt_never_reads_coverage(examined):
     cp = pkg.compiled
     assert isinstance(cp.estimator, str) and cp.estimator == "tfidf_salience"
     rng = np.random.default_rng(0)
-    scrambled = replace(cp, coverage=rng.permutation(cp.coverage.ravel()).reshape(cp.coverage.shape))
+    import scipy.sparse as sparse
+
+    scrambled = replace(cp, coverage_sparse=sparse.csr_matrix(
+        rng.permutation(cp.coverage.ravel()).reshape(cp.coverage.shape)))
+    assert not np.array_equal(scrambled.coverage, cp.coverage)
     for budget in (30, 60, 100):
         assert estimated_gvt(cp, budget).selected == estimated_gvt(scrambled, budget).selected
     assert TfidfSalienceEstimator(cp.texts).salience.max() == pytest.approx(1.0)

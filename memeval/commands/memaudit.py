@@ -179,7 +179,8 @@ def _sweep(args: argparse.Namespace) -> int:
     manifest = json.loads((Path(args.out) / "manifest.json").read_text())
     print(markdown(sweep_rows(Path(args.out), manifest), compact=True))
     print(f"{summary['row_count']} rows ({summary['computed_rows']} computed, {summary['reused_rows']} reused); "
-          f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}"
+          f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}, solver disagreements "
+          f"{summary['opt_disagreements']}"
           + (f"; union rows certified {summary['union_certified']}/{summary['union_rows']}"
              if summary.get("union_rows") else "") + f" -> {args.out}/summary.json")
     return 0

@@ -202,15 +202,19 @@ def solve_bnb(
             status = "time_limit"
             break
     selected = sorted(incumbent_sel)
+    value = objective(cp, selected)
+    proved = status == "optimal"  # every node's bound was within `tol` of the incumbent: no better store exists
     return SolveResult(
         method="bnb",
-        value=objective(cp, selected),
+        value=value,
         selected=selected,
         cost=store_cost(cp, selected),
         status=status,
-        certified=status == "optimal",
+        certified=proved,
         runtime_s=time.perf_counter() - start,
         nodes=nodes,
+        dual_bound=value + tol if proved else None,
+        gap=tol / max(value, 1.0) if proved else None,
     )
 
 

@@ -107,6 +107,21 @@ class WriterScorer:
                            config.solver)
 
 
+def certificate_tolerances() -> dict:
+    """The tolerances an OPT row's certificate was judged under (memaudit/tolerance.py)."""
+    from memeval.memaudit import tolerance
+
+    return {"value_rtol": tolerance.VALUE_RTOL, "bound_rtol": tolerance.BOUND_RTOL,
+            "milp_cert_gap": tolerance.MILP_CERT_GAP, "highs_feasibility": tolerance.HIGHS_FEASIBILITY,
+            "cost_eps": tolerance.COST_EPS}
+
+
+def disagreements(opt_rows) -> int:
+    """OPT rows whose two solvers disagreed beyond tolerance (never certified, never a denominator)."""
+    return sum(1 for r in opt_rows if (r.certificate or {}).get("agree") is False
+               or (r.certificate or {}).get("opt_status") == "disagreement")
+
+
 def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
                 max_per_group: int | None, certify: str, solver: str = "auto") -> list[SweepRow]:
     """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
@@ -118,7 +133,10 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
     for budget in budgets:
         opt = solve_exact(cp, budget, k, None, solver)
         opt_certified = bool(opt.certified)
-        certificate = {"opt_solver": opt.method, "opt_status": opt.status, "opt_nodes": opt.nodes}
+        certificate = {"opt_solver": opt.method, "opt_status": opt.status, "opt_nodes": opt.nodes,
+                       "opt_gap": opt.gap, "opt_dual_bound": opt.dual_bound, "tolerances": certificate_tolerances()}
+        if "milp" in opt.info:  # solve_exact(method="both") checked B&B against the MILP itself
+            certificate["agree"] = bool(opt.info["milp"]["agree"])
         if certify == "milp":
             if milp_model is None:
                 from memeval.memaudit.milp import MilpModel
@@ -133,7 +151,8 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
                 )
             opt_certified = opt_certified and milp.certified
             certificate.update({"milp_value": milp.value, "milp_status": milp.status, "milp_gap": milp.gap,
-                                "milp_nodes": milp.nodes, "milp_runtime_s": milp.runtime_s})
+                                "milp_dual_bound": milp.dual_bound, "milp_nodes": milp.nodes,
+                                "milp_runtime_s": milp.runtime_s, "agree": agree})
         for method in methods:
             if method == "opt":
                 selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified
@@ -300,6 +319,8 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
         "row_count": len(selected),
         "opt_rows": len(opt_rows),
         "opt_certified": sum(1 for r in opt_rows if r.certified),
+        "opt_uncertified": sum(1 for r in opt_rows if not r.certified),
+        "opt_disagreements": disagreements(opt_rows),
         "union_rows": len(union),
         "union_certified": sum(1 for r in union if r.certified),
         "certify": config.certify,
