@@ -81,7 +81,12 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
     sweep.add_argument("--facts", type=int, default=3)
     sweep.add_argument("--updates", type=int, default=2)
     sweep.add_argument("--count", type=int, default=None)
-    sweep.add_argument("--jobs", type=int, default=2, help="worker processes (joblib)")
+    sweep.add_argument("--jobs", type=int, default=2, help="worker processes (joblib; with --backend dask and no "
+                                                           "--scheduler, the local cluster's workers)")
+    sweep.add_argument("--backend", choices=["local", "dask"], default="local",
+                       help="local: joblib processes; dask: joblib's Dask backend (pip install 'memeval[dask]')")
+    sweep.add_argument("--scheduler", default=None,
+                       help="address of an existing Dask scheduler (tcp://host:8786); default: a local cluster")
     add_out_dir(sweep, "sweep directory (raw_results.jsonl, summary.json, manifest.json; rerun to resume)")
     add_progress(sweep, old_quiet=True)
     sweep.set_defaults(handler=_sweep)
@@ -159,6 +164,7 @@ def _sweep(args: argparse.Namespace) -> int:
         distribution=args.distribution if args.family == "small" else None, seeds=args.n_seeds,
         seed_start=args.seed_start, packages_dir=args.packages, max_per_group=args.max_per_group,
         certify=args.certify, facts=args.facts, updates=args.updates, count=args.count, n_jobs=args.jobs,
+        backend=args.backend, scheduler=args.scheduler,
     )
     scorer = None
     if args.family == "natural":

@@ -8,6 +8,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -72,6 +73,8 @@ class SweepConfig:
     n_jobs: int = 2
     chunk: int = 25
     n_boot: int = 2000
+    backend: str = "local"  # or "dask": joblib's Dask backend (dask.distributed); rows do not depend on it
+    scheduler: str | None = None  # a Dask scheduler address; None with backend dask: a LocalCluster of n_jobs
 
     def command_line(self, out: str | Path) -> list[str]:
         """This configuration as a `memeval memaudit sweep` command writing into `out`."""
@@ -83,7 +86,8 @@ class SweepConfig:
         flags = {"distribution": "--distribution", "seeds": "--n-seeds", "seed_start": "--seed-start",
                  "packages_dir": "--packages", "budgets": "--budgets", "methods": "--methods",
                  "max_per_group": "--max-per-group", "certify": "--certify", "facts": "--facts",
-                 "updates": "--updates", "count": "--count", "n_jobs": "--jobs"}
+                 "updates": "--updates", "count": "--count", "n_jobs": "--jobs", "backend": "--backend",
+                 "scheduler": "--scheduler"}
         return ["memeval", "memaudit", "sweep", self.kind,
                 *flag_args(values, defaults, flags, paths=("packages_dir",)), "--out", path_text(out)]
 
@@ -105,6 +109,43 @@ class WriterScorer:
     def rows(self, pkg: Package, source: PackageSource, config: SweepConfig) -> list[SweepRow]:
         return writer_rows(pkg, source, config.budgets, config.methods, config.max_per_group, config.certify,
                            config.solver)
+
+
+BACKENDS = ("local", "dask")
+
+
+def check_backend(config: SweepConfig) -> None:
+    if config.backend not in BACKENDS:
+        raise InputError("--backend", config.backend, f"expected one of {', '.join(BACKENDS)}")
+    if config.backend == "local" and config.scheduler:
+        raise InputError("--scheduler", config.scheduler, "a scheduler address needs --backend dask")
+
+
+@contextmanager
+def sweep_backend(config: SweepConfig):
+    """`local`: joblib's own process pool. `dask`: joblib's Dask backend on the scheduler at `config.scheduler`
+    (workers need memeval installed and, for natural sweeps, the package directory at the same path), or on a
+    LocalCluster of `n_jobs` single-threaded worker processes started and stopped here."""
+    check_backend(config)
+    if config.backend == "local":
+        yield
+        return
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("--backend", "dask", "needs dask.distributed: pip install 'memeval[dask]'") from None
+    from joblib import parallel_config
+
+    cluster = None if config.scheduler else LocalCluster(n_workers=max(1, config.n_jobs), threads_per_worker=1,
+                                                         processes=True, dashboard_address=None)
+    client = Client(config.scheduler or cluster)
+    try:
+        with parallel_config(backend="dask"):
+            yield
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def certificate_tolerances() -> dict:
@@ -251,6 +292,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     from joblib import Parallel, delayed
 
     scorer = scorer or WriterScorer()
+    check_backend(config)
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(ALL_WRITERS)}")
@@ -293,16 +335,18 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     with JsonlWriter(raw_path) as writer:
         if chunks:
             bar = progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg", progress)
-            jobs = Parallel(n_jobs=config.n_jobs if len(chunks) > 1 else 1, return_as="generator_unordered")(
-                delayed(_chunk_rows)(c, config, scorer) for c in chunks
-            )
-            for rows in jobs:
-                fresh = [r for r in rows if SweepRow.key_of(r) not in done]
-                written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
-                rows_on_disk.extend(SweepRow.from_row(r, str(raw_path)) for r in fresh)
-                done.update(SweepRow.key_of(r) for r in fresh)
-                if bar:
-                    bar.update(len({r.package_id for r in rows}))
+            with sweep_backend(config):
+                n_jobs = -1 if config.backend == "dask" else (config.n_jobs if len(chunks) > 1 else 1)
+                jobs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                    delayed(_chunk_rows)(c, config, scorer) for c in chunks
+                )
+                for rows in jobs:  # written as each chunk finishes, so a killed run resumes on any backend
+                    fresh = [r for r in rows if SweepRow.key_of(r) not in done]
+                    written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
+                    rows_on_disk.extend(SweepRow.from_row(r, str(raw_path)) for r in fresh)
+                    done.update(SweepRow.key_of(r) for r in fresh)
+                    if bar:
+                        bar.update(len({r.package_id for r in rows}))
             if bar:
                 bar.close()
     budgets = {float(b) for b in config.budgets}
