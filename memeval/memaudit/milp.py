@@ -77,6 +77,21 @@ def group_incidence(groups: np.ndarray, k: int):
                              shape=(int(crowded.sum()), len(groups)))
 
 
+def saturation_cuts(y, x, coverage, slopes: np.ndarray, intercepts: np.ndarray) -> list:
+    """y_r <= s_rp z_r + b_rp for every unit r and line p (padding lines, b = inf, left out)."""
+    import scipy.sparse as sparse
+
+    zt = coverage.T.tocsr()
+    cuts = []
+    for p in range(slopes.shape[1]):
+        rows = np.flatnonzero(np.isfinite(intercepts[:, p]))
+        if rows.size == 0:
+            continue
+        scaled = sparse.diags(slopes[rows, p]) @ zt[rows]
+        cuts.append(y[rows] <= scaled @ x + intercepts[rows, p])
+    return cuts
+
+
 class MilpModel:
     def __init__(self, cp: CompiledPackage, max_per_group: int | None = None, allowed: np.ndarray | None = None):
         import cvxpy as cp_
@@ -91,9 +106,15 @@ class MilpModel:
         self.x = cp_.Variable(n, boolean=True, name="x")
         units = np.flatnonzero(cp.weights > 0)
         self.units = units
-        self.y = cp_.Variable(len(units), bounds=[0, 1], name="y")
         coverage = cp.coverage_sparse[self.index][:, units].tocsc()
-        constraints = [self.y <= coverage.T @ self.x, cp.costs[self.index] @ self.x <= self.budget]
+        if cp.saturation is None:  # h = min(1, z): y in [0, 1], y <= z
+            self.y = cp_.Variable(len(units), bounds=[0, 1], name="y")
+            constraints = [self.y <= coverage.T @ self.x]
+        else:  # h = min over lines: one cut y <= s z + b per line (concave h makes them exact)
+            self.y = cp_.Variable(len(units), nonneg=True, name="y")
+            constraints = saturation_cuts(self.y, self.x, coverage, cp.saturation.slopes[units],
+                                          cp.saturation.intercepts[units])
+        constraints.append(cp.costs[self.index] @ self.x <= self.budget)
         incidence = group_incidence(cp.group_of[self.index], self.k)
         if incidence is not None:
             constraints.append(incidence @ self.x <= self.k)

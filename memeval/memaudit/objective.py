@@ -1,5 +1,6 @@
-"""The write-time objective F(X) = sum_r w_r * min(1, sum_{u in X} a_ur), its marginal gains, and an
-incremental state so that writers never recompute F from scratch."""
+"""The write-time objective F(X) = sum_r w_r * h_r(sum_{u in X} a_ur) — h_r = min(1, z) unless the package gives a
+unit its own concave saturation (saturation.py) — its marginal gains, and an incremental state so that writers
+never recompute F from scratch."""
 
 from __future__ import annotations
 
@@ -22,22 +23,24 @@ def coverage_sums(cp: CompiledPackage, selected: Iterable[int]) -> np.ndarray:
 
 def objective(cp: CompiledPackage, selected: Iterable[int]) -> float:
     """F of a store given as candidate indices; summed in a canonical order, so equal stores give equal bits."""
-    return float(np.minimum(1.0, coverage_sums(cp, selected)) @ cp.weights)
+    return float(cp.h(coverage_sums(cp, selected)) @ cp.weights)
 
 
 def marginal_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """F(X + u) - F(X) for each candidate u, given X's coverage sums z."""
     rows = cp.coverage if candidates is None else cp.coverage[candidates]
-    clipped = np.minimum(1.0, z)
-    return (np.minimum(1.0, z + rows) - clipped) @ cp.weights
+    return (cp.h(z + rows) - cp.h(z)) @ cp.weights
 
 
 def invalidation_covered(cp: CompiledPackage, selected: Iterable[int]) -> float | None:
-    """Mean clipped coverage of the package's invalidation units (None when it declares none)."""
+    """Mean saturated coverage of the package's invalidation units, as a share of each one's maximum (None when
+    it declares none)."""
     if not cp.invalidation_mask.any():
         return None
     z = coverage_sums(cp, selected)
-    return float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
+    if cp.saturation is None:
+        return float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
+    return float((cp.h(z) / cp.h_max)[cp.invalidation_mask].mean())
 
 
 class CoverageState:

@@ -14,6 +14,7 @@ import numpy as np
 
 from memeval.atomic import write_text_atomic
 from memeval.errors import InputError
+from memeval.memaudit.saturation import Saturation, SaturationError, normalised
 
 SCHEMA = "memaudit.package/v1"
 KNOWN_CANDIDATE_KINDS = frozenset(
@@ -44,6 +45,7 @@ class Unit:
     weight: float
     kind: str = "fact"
     description: str = ""
+    saturation: dict | None = field(default=None, compare=False, hash=False)  # None: min(1, z) (saturation.py)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ class Package:
             for c in self.candidates
         ]
         doc["units"] = [
-            {"id": u.id, "weight": u.weight, "kind": u.kind, "description": u.description} for u in self.units
+            {"id": u.id, "weight": u.weight, "kind": u.kind, "description": u.description,
+             **({"saturation": u.saturation} if u.saturation is not None else {})} for u in self.units
         ]
         doc["coverage"] = [{"candidate": c, "unit": u, "value": v} for c, u, v in self.coverage]
         if self.queries:
@@ -120,6 +123,20 @@ class CompiledPackage:
     max_per_group: int
     texts: tuple[str, ...] = ()  # candidate texts (estimators may read them; coverage stays hidden)
     estimator: str = ""  # the package's declared estimator for estimated_gvt (meta.estimator), if any
+    saturation: Saturation | None = None  # per-unit concave h_r; None: min(1, z) everywhere
+
+    def h(self, z: np.ndarray) -> np.ndarray:
+        """The units' saturation applied along the last axis of z: F = h(z) @ weights."""
+        return np.minimum(1.0, z) if self.saturation is None else self.saturation.h(z)
+
+    @property
+    def h_max(self) -> np.ndarray:
+        return np.ones(len(self.weights)) if self.saturation is None else self.saturation.h_max
+
+    @property
+    def h_width(self) -> int:
+        """Lines per unit in h (memory per evaluated cell)."""
+        return 1 if self.saturation is None else self.saturation.width
 
     @property
     def n_candidates(self) -> int:
@@ -175,6 +192,7 @@ def compile_package(pkg: Package) -> CompiledPackage:
         max_per_group=pkg.max_per_group,
         texts=tuple(c.text for c in cands),
         estimator=str((pkg.meta or {}).get("estimator", "")),
+        saturation=Saturation.from_specs([u.saturation for u in pkg.units]),
     )
 
 
@@ -248,7 +266,16 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
         weight = item.get("weight")
         if not _finite_number(weight) or weight < 0:
             raise InputError(where, f"units[{uid}].weight", f"must be a number >= 0, got {weight!r}")
-        units.append(Unit(uid, float(weight), str(item.get("kind", "fact")), str(item.get("description", ""))))
+        spec = item.get("saturation")
+        if spec is not None and not isinstance(spec, dict):
+            raise InputError(where, f"units[{uid}].saturation", "expected an object: {\"cap\": c} or "
+                             "{\"breakpoints\": [[0, 0], [z, h], ...]}")
+        try:
+            spec = normalised(spec)
+        except SaturationError as exc:
+            raise InputError(where, f"units[{uid}].saturation", str(exc)) from None
+        units.append(Unit(uid, float(weight), str(item.get("kind", "fact")), str(item.get("description", "")),
+                          spec))
     unique([u.id for u in units], "units")
     unit_ids = {u.id for u in units}
 

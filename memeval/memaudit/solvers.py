@@ -84,7 +84,7 @@ def _greedy_incumbent(cp: CompiledPackage, budget: float, k: int, mask: np.ndarr
             idx = np.flatnonzero(ok)
             if idx.size == 0:
                 break
-            gains = (np.minimum(1.0, z + cp.coverage[idx]) - np.minimum(1.0, z)) @ cp.weights
+            gains = (cp.h(z + cp.coverage[idx]) - cp.h(z)) @ cp.weights
             score = gains / cp.costs[idx] if by_density else gains
             j = int(np.argmax(score))
             if gains[j] <= GAIN_EPS:
@@ -168,7 +168,7 @@ def solve_bnb(
             spent = np.concatenate([spent, child_cost[fits]])
             choice = np.vstack([choice, child_choice])
             nodes += int(fits.sum())
-        clipped = np.minimum(1.0, z)
+        clipped = cp.h(z)
         values = clipped @ w
         best = int(np.argmax(values))
         if values[best] > incumbent + tol:
@@ -177,20 +177,20 @@ def solve_bnb(
         if g == n_groups - 1:
             break
         rest = remaining_after[g]
-        bound = np.minimum(np.minimum(1.0, z + suffix_max[g + 1]) @ w, values)
+        bound = np.minimum(cp.h(z + suffix_max[g + 1]) @ w, values)
         if rest.size:
             rows, costs = cp.coverage[rest], cp.costs[rest]
-            block = max(1, _BOUND_BLOCK_CELLS // max(1, rest.size * n_units))  # bounded memory per block
+            block = max(1, _BOUND_BLOCK_CELLS // max(1, rest.size * n_units * cp.h_width))  # bounded memory
             for lo in range(0, len(z), block):
                 hi = min(len(z), lo + block)
-                gains = (np.minimum(1.0, z[lo:hi, None, :] + rows[None, :, :]) - clipped[lo:hi, None, :]) @ w
+                gains = (cp.h(z[lo:hi, None, :] + rows[None, :, :]) - clipped[lo:hi, None, :]) @ w
                 capacity = budget - spent[lo:hi]
                 knap = _fractional_knapsack(gains, costs, capacity)
                 if k == 1:
                     # one item per group: its best gain at its cheapest cost (over-estimates any single choice)
                     per_group = np.maximum.reduceat(gains, group_starts[g], axis=1)
                     knap = np.minimum(knap, _fractional_knapsack(per_group, group_min_cost[g], capacity))
-                bound[lo:hi] = np.minimum(np.minimum(1.0, z[lo:hi] + suffix_max[g + 1]) @ w, values[lo:hi] + knap)
+                bound[lo:hi] = np.minimum(cp.h(z[lo:hi] + suffix_max[g + 1]) @ w, values[lo:hi] + knap)
         keep = bound > incumbent + tol
         z, spent, choice = z[keep], spent[keep], choice[keep]
         if len(z) == 0:

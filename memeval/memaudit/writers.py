@@ -64,7 +64,7 @@ def exact_writer(method: str, cp: CompiledPackage, budget: float, max_per_group:
 # --- online rules over the stream ------------------------------------------------------------------------
 def lambda_grid(cp: CompiledPackage, size: int = 40, span: float = 1e-3) -> np.ndarray:
     """0 plus a geometric grid from span * d_max to d_max, d_max the best initial gain per unit cost."""
-    initial = (np.minimum(1.0, cp.coverage) @ cp.weights) / cp.costs
+    initial = (cp.h(cp.coverage) @ cp.weights) / cp.costs
     d_max = float(initial.max()) if initial.size else 0.0
     if d_max <= 0:
         return np.array([0.0])
@@ -102,7 +102,7 @@ def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
         if members.size == 0:
             continue
         rows, costs = cp.coverage[members], cp.costs[members]
-        gains = (np.minimum(1.0, z[:, None, :] + rows[None, :, :]) - np.minimum(1.0, z)[:, None, :]) @ w
+        gains = (cp.h(z[:, None, :] + rows[None, :, :]) - cp.h(z)[:, None, :]) @ w
         admissible = ((costs[None, :] <= (budget - spent)[:, None] + COST_EPS) & (gains > GAIN_EPS)
                       & (gains / costs[None, :] >= lams[:, None]))
         chosen = np.argmax(np.where(admissible, gains, -np.inf), axis=1)
