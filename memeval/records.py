@@ -173,7 +173,7 @@ class PackageId(Record):
         if match := _SMALL.match(base):
             return cls(kind="small", distribution=match["distribution"], seed=int(match["seed"]),
                        system=system or None)
-        return cls(kind="other", raw=package_id)
+        return cls(kind="other", raw=base, system=system or None)
 
     @property
     def sample_id(self) -> str | None:
@@ -189,7 +189,7 @@ class PackageId(Record):
         elif self.kind == "small":
             text = f"small-{self.distribution}-s{self.seed:04d}"
         else:
-            return str(self.raw)
+            text = str(self.raw)
         return text + (f"+{self.system}" if self.system else "")
 
 

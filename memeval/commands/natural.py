@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"the examination-order seed ({SAMPLE_SEED})")
     build.add_argument("--source", choices=["locomo", "longmemeval"], default="locomo",
                        help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
+    build.add_argument("--scope", choices=["question", "conversation"], default="question",
+                       help="question: one package per accepted question (default); conversation: one package per "
+                            "LoCoMo conversation with every turn and every question's evidence units")
+    build.add_argument("--conversations", default="all", help="--scope conversation: all, conv-26, or a list")
     build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
     build.add_argument("--with-graph", action="store_true",
                        help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
@@ -182,6 +186,16 @@ def _bridge(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from memeval.natural.build import build_directory, build_longmemeval_directory
 
+    if args.scope == "conversation":
+        from memeval.natural.build import build_conversation_directory
+
+        if args.source != "locomo" or args.with_graph:
+            raise InputError("natural build --scope conversation", "--source/--with-graph",
+                             "conversation-scale packages are built from LoCoMo without the graph")
+        manifest = build_conversation_directory(args.out, args.data, args.cost, union=not args.no_union,
+                                                conversations=args.conversations)
+        print(json.dumps({k: manifest[k] for k in ("scope", "source", "sizes", "union_systems", "tombstones")}))
+        return 0
     if args.source == "longmemeval":
         if not args.data:
             raise InputError("natural build --source longmemeval", "--data", "name the LongMemEval file (memeval "

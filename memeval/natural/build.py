@@ -116,6 +116,51 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
     return manifest
 
 
+def build_conversation_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
+                                 union: bool = True, conversations: str = "all") -> dict:
+    """`natural build --scope conversation`: one package per LoCoMo conversation (every turn, every question's
+    evidence units) and, unless `union` is off, the built-in stores' union packages over it."""
+    from memeval.natural import conversation_scope as scope
+    from memeval.qa.selection import select_conversations
+
+    data_path = find_locomo(data)
+    chosen = select_conversations(load_locomo(data_path), conversations)
+    packages = [scope.build_conversation_package(c, cost_rule) for c in chosen]
+    line = ["memeval", "natural", "build", "--scope", "conversation", *flag_args(
+        {"data": data, "cost": cost_rule, "no_union": not union, "conversations": conversations},
+        {"data": None, "cost": "words", "no_union": False, "conversations": "all"},
+        {"data": "--data", "cost": "--cost", "no_union": "--no-union", "conversations": "--conversations"},
+        paths=("data",)), "--out", path_text(out)]
+    manifest = {
+        **invocation(line), "command": "natural build", "scope": "conversation", "source": scope.SOURCE_LABEL,
+        "packages": [p.package_id for p in packages],
+        "sizes": {p.package_id: {"candidates": p.compiled.n_candidates, "units": len(p.units),
+                                 "groups": len(p.experiences), "questions": p.meta["questions"],
+                                 "total_cost": float(p.compiled.costs.sum())} for p in packages},
+        "tombstones": scope.NO_TOMBSTONES, "cost_rule": cost_rule, "rule_version": RULE_VERSION,
+        "data_sha256": data_hashes(data_path), "git_sha": git_sha(), "package_versions": package_versions(),
+        "union_systems": list(EXPORT_SYSTEMS) if union else [],
+        "union_not_exported": {"memory_graph": "needs an LLM extractor (question-level builds take --with-graph)"}
+        if union else {},
+    }
+    files = {f"{p.package_id}.json": p.to_json() for p in packages}
+    if union:
+        by_id = {c.sample_id: c for c in chosen}
+        for p in packages:
+            for system in EXPORT_SYSTEMS:
+                u = union_package(p, by_id[p.meta["conversation"]], system)
+                files[f"union/{u.package_id}.json"] = u.to_json()
+    files["manifest.json"] = _dump(manifest)
+    out = Path(out)
+    (out / "union").mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob(f"{scope.PACKAGE_PREFIX}*.json"), *(out / "union").glob(f"{scope.PACKAGE_PREFIX}*.json")]:
+        if str(stale.relative_to(out)) not in files:
+            stale.unlink()
+    for name, text in files.items():
+        write_text_atomic(out / name, text)
+    return manifest
+
+
 def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
                                 seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
     """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
@@ -161,10 +206,12 @@ def load_packages(directory: str | Path, union: bool = False) -> list:
     """The base natural packages of a build directory (or, with union=True, its union packages), in name order."""
     from memeval.errors import InputError
     from memeval.memaudit.package import load_package
+    from memeval.natural.conversation_scope import PACKAGE_PREFIX as CONVERSATION_PREFIX
     from memeval.natural.longmemeval_source import PACKAGE_PREFIX as LME_PREFIX
 
     root = Path(directory) / ("union" if union else "")
-    paths = sorted([*root.glob(f"{PACKAGE_PREFIX}*.json"), *root.glob(f"{LME_PREFIX}*.json")])
+    paths = sorted([p for prefix in (PACKAGE_PREFIX, LME_PREFIX, CONVERSATION_PREFIX)
+                    for p in root.glob(f"{prefix}*.json")])
     if not paths:
         raise InputError(root, "packages", "no natural package files here; run `memeval natural build` first")
     return [load_package(p) for p in paths]

@@ -70,18 +70,27 @@ def graph_exports(conversations: Sequence[Conversation], client) -> dict[str, li
     return out
 
 
+def package_evidence_units(base: Package) -> list[dict]:
+    """Each evidence unit of a package with its turn, gold answer and time unit: a conversation-scale package
+    lists them in its meta (many questions); a question-level package has one answer and its evidence turns."""
+    meta = base.meta
+    if "evidence_units" in meta:
+        return list(meta["evidence_units"])
+    unit_ids = {u.id for u in base.units}
+    return [{"turn": d, "answer_unit": f"answer:{d}", "answer": meta.get("answer") or "",
+             "time_unit": f"time:{d}" if f"time:{d}" in unit_ids else None} for d in meta["evidence"]]
+
+
 def union_package(base: Package, conversation: Conversation, system: str,
                   graph_export: Sequence[MemoryItem] | None = None,
                   store: Sequence[MemoryItem] | None = None) -> Package:
     """`store`: an imported system's exported memories for this conversation (memeval natural union); else
     the built-in `system`'s own export."""
     meta = base.meta
-    evidence = list(meta["evidence"])
-    gold = content_tokens(meta.get("answer") or "")
+    evidence_units = package_evidence_units(base)
     turns = {t.dia_id: t for s in conversation.sessions for t in s.turns}
     position = {e.id: e.time for e in base.experiences}
     slice_ids = set(position)
-    unit_ids = {u.id for u in base.units}
     experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)
     items = ([i for i in store if slice_ids.intersection(i.source_ids)] if store is not None
              else exported_store(conversation, system, slice_ids, graph_export))
@@ -93,14 +102,15 @@ def union_package(base: Package, conversation: Conversation, system: str,
         cid = f"{group}:external"
         candidates.append(Candidate(cid, group, "external", word_cost(text), text))
         tokens = content_tokens(item.text)
-        for dia_id in evidence:
-            if dia_id not in item.source_ids:
+        for unit in evidence_units:
+            if unit["turn"] not in item.source_ids:
                 continue
-            support = lexical_support(gold, content_tokens(turn_text(turns[dia_id])), tokens)
+            support = lexical_support(content_tokens(unit["answer"]), content_tokens(turn_text(turns[unit["turn"]])),
+                                      tokens)
             if support > 0:
-                coverage.append((cid, f"answer:{dia_id}", support))
-            if item.time and f"time:{dia_id}" in unit_ids:
-                coverage.append((cid, f"time:{dia_id}", 1.0))
+                coverage.append((cid, unit["answer_unit"], support))
+            if item.time and unit["time_unit"]:
+                coverage.append((cid, unit["time_unit"], 1.0))
     union_id = PackageId.parse(base.package_id).model_copy(update={"system": system})
     return replace(base, package_id=str(union_id), experiences=tuple(experiences),
                    candidates=tuple(candidates), coverage=tuple(coverage),
