@@ -114,7 +114,8 @@ QUICK_PARAMETERS = {
                     "systems": ["rag_turns", "observations", "full_context"]},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},
-    "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1},
+    "05_memaudit_natural87": {"target": 5, "budgets": [30, 100], "noise_seeds": 1, "jobs": 1,
+                              "conversation_scope": "conv-30", "conversation_budgets": [500, 2000]},
     "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
     "08_longmemeval": {"questions": 20, "natural_target": 5},
 }

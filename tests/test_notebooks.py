@@ -124,6 +124,10 @@ def test_memaudit_natural87_notebook(workspace):
     for name in ("05_bridge", "05_natural_writers", "05_natural_stores"):
         assert (workspace / "figures" / f"{name}.png").stat().st_size > 10_000
     assert (workspace / "artifacts" / "05_memaudit_natural87" / "audit_frame.csv").stat().st_size > 0
+    conversation = metrics["conversation_scope"]
+    assert conversation["packages"] == 1 and conversation["candidates_max"] > 900
+    assert conversation["opt_certified"] == conversation["opt_rows"] == 2 and conversation["opt_disagreements"] == 0
+    assert conversation["writer_mean_ratio"]["opt@500"] == 1.0
 
 
 @pytest.mark.notebook
