@@ -72,6 +72,19 @@ def support_slice(conversation: Conversation, evidence_ids: Sequence[str], windo
     return [sessions[s].turns[p] for s, p in sorted(keep)]
 
 
+def evidence_units(evidence: Sequence[str], temporal: bool) -> list[Unit]:
+    """A question's units: an answer unit per evidence turn sharing weight 1 (half of it for temporal questions,
+    whose other half goes to a time unit per turn)."""
+    units: list[Unit] = []
+    for turn_id in evidence:
+        share = 1.0 / len(evidence)
+        units.append(Unit(f"answer:{turn_id}", share * (0.5 if temporal else 1.0), "fact",
+                          f"the answer-bearing content of {turn_id}"))
+        if temporal:
+            units.append(Unit(f"time:{turn_id}", share * 0.5, "temporal", f"when {turn_id} was said"))
+    return units
+
+
 def package_id_for(sample_id: str) -> str:
     return str(PackageId.natural(sample_id))
 
@@ -87,13 +100,7 @@ def build_package(conversation: Conversation, qa: QA, cost_rule: str = "words") 
     temporal = qa.category == 2
     gold = content_tokens(qa.answer or "")
 
-    units: list[Unit] = []
-    for dia_id in evidence:
-        share = 1.0 / len(evidence)
-        units.append(Unit(f"answer:{dia_id}", share * (0.5 if temporal else 1.0), "fact",
-                          f"the answer-bearing content of {dia_id}"))
-        if temporal:
-            units.append(Unit(f"time:{dia_id}", share * 0.5, "temporal", f"when {dia_id} was said"))
+    units = evidence_units(evidence, temporal)
     unit_ids = {u.id for u in units}
 
     experiences, candidates, coverage = [], [], []

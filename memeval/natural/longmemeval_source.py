@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memeval.data.longmemeval import LMEInstance, LMESession
-from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
-from memeval.natural.construct import WINDOW, Examined, accept, examine_until
+from memeval.memaudit.package import Candidate, Experience, Package, Query
+from memeval.natural.construct import WINDOW, Examined, accept, evidence_units, examine_until
 from memeval.natural.rules import COST_RULES, RULE_VERSION, content_tokens, lexical_support, summary_sentences
 
 SOURCE_LABEL = "LongMemEval-Natural, rule-adjudicated"
@@ -61,13 +61,7 @@ def build_package(instance: LMEInstance, cost_rule: str = "words") -> Package:
     evidence = evidence_turns(instance)
     temporal = instance.question_type == TEMPORAL_TYPE
     gold = content_tokens(instance.answer)
-    units: list[Unit] = []
-    for turn_id in evidence:
-        share = 1.0 / len(evidence)
-        units.append(Unit(f"answer:{turn_id}", share * (0.5 if temporal else 1.0), "fact",
-                          f"the answer-bearing content of {turn_id}"))
-        if temporal:
-            units.append(Unit(f"time:{turn_id}", share * 0.5, "temporal", f"when {turn_id} was said"))
+    units = evidence_units(evidence, temporal)
     unit_ids = {u.id for u in units}
     wanted: dict[str, set[int]] = {}
     by_id = {s.session_id: s for s in instance.sessions}
