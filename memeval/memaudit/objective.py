@@ -26,8 +26,23 @@ def objective(cp: CompiledPackage, selected: Iterable[int]) -> float:
     return float(cp.h(coverage_sums(cp, selected)) @ cp.weights)
 
 
+def sparse_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """F(X + u) - F(X) from each candidate's nonzero cells only (a large package is never made dense)."""
+    sub = cp.coverage_sparse[np.asarray(candidates)]
+    cols = sub.indices
+    before = z[cols]
+    values = (cp.h_at(before + sub.data, cols) - cp.h_at(before, cols)) * cp.weights[cols]
+    out = np.zeros(sub.shape[0])
+    filled = np.diff(sub.indptr) > 0
+    if values.size:
+        out[filled] = np.add.reduceat(values, sub.indptr[:-1][filled])
+    return out
+
+
 def marginal_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """F(X + u) - F(X) for each candidate u, given X's coverage sums z."""
+    if cp.is_large and "coverage" not in cp.__dict__:
+        return sparse_gains(cp, z, np.arange(cp.n_candidates) if candidates is None else candidates)
     rows = cp.coverage if candidates is None else cp.coverage[candidates]
     return (cp.h(z + rows) - cp.h(z)) @ cp.weights
 
@@ -74,7 +89,7 @@ class CoverageState:
 
     def add(self, candidate: int) -> None:
         candidate = int(candidate)
-        self.z = self.z + self.cp.coverage[candidate]
+        self.z = self.z + self.cp.rows([candidate])[0]
         self.cost += float(self.cp.costs[candidate])
         self.selected.append(candidate)
         self.chosen[candidate] = True

@@ -129,6 +129,16 @@ class CompiledPackage:
         """The units' saturation applied along the last axis of z: F = h(z) @ weights."""
         return np.minimum(1.0, z) if self.saturation is None else self.saturation.h(z)
 
+    def h_at(self, values: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """h of sparse entries: values[i] at unit units[i]."""
+        return np.minimum(1.0, values) if self.saturation is None else self.saturation.h_at(values, units)
+
+    def rows(self, candidates) -> np.ndarray:
+        """Dense coverage rows of some candidates, without making the whole matrix dense for a large package."""
+        if self.is_large and "coverage" not in self.__dict__:
+            return self.coverage_sparse[np.asarray(candidates)].toarray()
+        return self.coverage[candidates]
+
     @property
     def h_max(self) -> np.ndarray:
         return np.ones(len(self.weights)) if self.saturation is None else self.saturation.h_max

@@ -94,6 +94,10 @@ class Saturation:
         """h applied unit-wise along the last axis of z (any leading shape)."""
         return (np.asarray(z)[..., None] * self.slopes + self.intercepts).min(axis=-1)
 
+    def h_at(self, values: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """h of each value at its own unit (values[i] belongs to units[i]): for sparse entries."""
+        return (np.asarray(values)[:, None] * self.slopes[units] + self.intercepts[units]).min(axis=1)
+
     @property
     def h_max(self) -> np.ndarray:
         """Each unit's value at saturation (its flat line's height)."""

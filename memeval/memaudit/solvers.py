@@ -246,9 +246,10 @@ def solve_exact(
     max_states: int = 200_000,
 ) -> SolveResult:
     """OPT by B&B (`bnb`), by MILP (`milp`), by both (`both`: certified only if they agree), or `auto`
-    (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to the MILP at its state limit; the MILP beyond)."""
-    if method == "auto" and len(cp.groups) > AUTO_BNB_MAX_GROUPS:
-        method = "milp"
+    (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to the MILP at its state limit; the MILP beyond and for
+    large packages)."""
+    if method == "auto" and (len(cp.groups) > AUTO_BNB_MAX_GROUPS or cp.is_large):
+        method = "milp"  # B&B works on the dense matrix, which a large package never gets
     if method in ("bnb", "auto", "both"):
         result = solve_bnb(cp, budget, max_per_group, allowed, max_states=max_states)
         if method == "bnb" or (method == "auto" and result.certified):
