@@ -101,7 +101,6 @@ PROFILES.update({p.model: p for p in (
     _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075),
     _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge"),
 )})
-PROVIDERS = ("anthropic", "openai", "local")
 _LOCAL: dict[str, ModelProfile] = {}
 
 

@@ -41,7 +41,7 @@ def sparse_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray) -> 
 
 def marginal_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
     """F(X + u) - F(X) for each candidate u, given X's coverage sums z."""
-    if cp.is_large and "coverage" not in cp.__dict__:
+    if cp.is_large:
         return sparse_gains(cp, z, np.arange(cp.n_candidates) if candidates is None else candidates)
     rows = cp.coverage if candidates is None else cp.coverage[candidates]
     return (cp.h(z + rows) - cp.h(z)) @ cp.weights
@@ -89,7 +89,7 @@ class CoverageState:
 
     def add(self, candidate: int) -> None:
         candidate = int(candidate)
-        self.z = self.z + self.cp.rows([candidate])[0]
+        self.z = self.z + self.cp.row(candidate)
         self.cost += float(self.cp.costs[candidate])
         self.selected.append(candidate)
         self.chosen[candidate] = True

@@ -135,9 +135,12 @@ class CompiledPackage:
 
     def rows(self, candidates) -> np.ndarray:
         """Dense coverage rows of some candidates, without making the whole matrix dense for a large package."""
-        if self.is_large and "coverage" not in self.__dict__:
+        if self.is_large:
             return self.coverage_sparse[np.asarray(candidates)].toarray()
         return self.coverage[candidates]
+
+    def row(self, candidate: int) -> np.ndarray:
+        return self.coverage_sparse[candidate].toarray()[0] if self.is_large else self.coverage[candidate]
 
     @property
     def h_max(self) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from memeval.memaudit.objective import CoverageState, objective, sparse_gains, store_cost
+from memeval.memaudit.objective import CoverageState, marginal_gains, objective, store_cost
 from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import COST_EPS, GAIN_EPS
@@ -64,10 +64,7 @@ def exact_writer(method: str, cp: CompiledPackage, budget: float, max_per_group:
 # --- online rules over the stream ------------------------------------------------------------------------
 def lambda_grid(cp: CompiledPackage, size: int = 40, span: float = 1e-3) -> np.ndarray:
     """0 plus a geometric grid from span * d_max to d_max, d_max the best initial gain per unit cost."""
-    if cp.is_large and "coverage" not in cp.__dict__:
-        initial = sparse_gains(cp, np.zeros(len(cp.weights)), np.arange(cp.n_candidates)) / cp.costs
-    else:
-        initial = (cp.h(cp.coverage) @ cp.weights) / cp.costs
+    initial = marginal_gains(cp, np.zeros(len(cp.weights))) / cp.costs  # h(0) = 0: each candidate's own value
     d_max = float(initial.max()) if initial.size else 0.0
     if d_max <= 0:
         return np.array([0.0])

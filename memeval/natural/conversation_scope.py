@@ -47,7 +47,7 @@ def build_conversation_package(conversation: Conversation, cost_rule: str = "wor
     units: list[Unit] = []
     evidence_units: list[dict] = []
     queries = []
-    by_turn: dict[str, list[dict]] = defaultdict(list)
+    by_turn: dict[str, list[tuple[dict, frozenset]]] = defaultdict(list)  # turn → (unit, gold tokens)
     for qa in questions(conversation):
         evidence = list(dict.fromkeys(qa.evidence_ids))
         temporal = qa.category == 2
@@ -65,7 +65,7 @@ def build_conversation_package(conversation: Conversation, cost_rule: str = "wor
             unit = {"turn": dia_id, "answer_unit": answer_unit, "time_unit": time_unit, "answer": qa.answer or "",
                     "question": qa.sample_id}
             evidence_units.append(unit)
-            by_turn[dia_id].append(unit)
+            by_turn[dia_id].append((unit, content_tokens(unit["answer"])))
         queries.append(Query(qa.sample_id, qa.question, tuple(ids)))
 
     experiences, candidates, coverage = [], [], []
@@ -87,11 +87,11 @@ def build_conversation_package(conversation: Conversation, cost_rule: str = "wor
                 cid = f"{turn.dia_id}:{kind}"
                 candidates.append(Candidate(cid, turn.dia_id, kind, cost(text), text))
                 text_tokens = content_tokens(text)
-                for unit in by_turn.get(turn.dia_id, ()):
+                for unit, gold in by_turn.get(turn.dia_id, ()):
                     if kind == "raw":
                         answer_value, time_value = 1.0, 1.0
                     else:
-                        answer_value = lexical_support(content_tokens(unit["answer"]), turn_tokens, text_tokens)
+                        answer_value = lexical_support(gold, turn_tokens, text_tokens)
                         time_value = 1.0 if kind == "dated_fact" or (kind == "summary"
                                                                      and states_date(text, session.date)) else 0.0
                     if answer_value > 0:

@@ -87,8 +87,9 @@ def union_package(base: Package, conversation: Conversation, system: str,
     """`store`: an imported system's exported memories for this conversation (memeval natural union); else
     the built-in `system`'s own export."""
     meta = base.meta
-    evidence_units = package_evidence_units(base)
     turns = {t.dia_id: t for s in conversation.sessions for t in s.turns}
+    evidence_units = [(unit, content_tokens(unit["answer"]), content_tokens(turn_text(turns[unit["turn"]])))
+                      for unit in package_evidence_units(base)]  # tokens once per unit, not per exported item
     position = {e.id: e.time for e in base.experiences}
     slice_ids = set(position)
     experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)
@@ -102,11 +103,10 @@ def union_package(base: Package, conversation: Conversation, system: str,
         cid = f"{group}:external"
         candidates.append(Candidate(cid, group, "external", word_cost(text), text))
         tokens = content_tokens(item.text)
-        for unit in evidence_units:
+        for unit, gold, turn_tokens in evidence_units:
             if unit["turn"] not in item.source_ids:
                 continue
-            support = lexical_support(content_tokens(unit["answer"]), content_tokens(turn_text(turns[unit["turn"]])),
-                                      tokens)
+            support = lexical_support(gold, turn_tokens, tokens)
             if support > 0:
                 coverage.append((cid, unit["answer_unit"], support))
             if item.time and unit["time_unit"]:
