@@ -107,6 +107,8 @@ def test_a_local_server_is_priced_zero_takes_max_tokens_and_needs_its_url(tmp_pa
         response = client.complete(_judge_request())
         assert server.received[0]["model"] == "qwen2.5:7b-instruct" and server.received[0]["max_tokens"] == 40
         assert "max_completion_tokens" not in server.received[0] and response.cost_usd == 0.0
+        assert client.endpoints == {"openai": "https://api.openai.com/v1", "local": server.url}, \
+            "cloud OpenAI models keep OpenAI's URL in their cache keys while the base URL is the local server"
         with pytest.raises(InputError, match="--answer-model"):
             client.model_for("answer")
     monkeypatch.delenv("OPENAI_BASE_URL")

@@ -29,7 +29,7 @@ from memeval.llm.errors import (
     decide,
     retry_after_seconds,
 )
-from memeval.llm.openai_backend import endpoint_for
+from memeval.llm.openai_backend import OPENAI_BASE_URL, endpoint_for
 from memeval.llm.profiles import cost_usd
 from memeval.llm.wire import request_body
 
@@ -243,12 +243,15 @@ class LLMClient:
         models: Mapping[str, str] | None = None,
         backends: Mapping[str, object] | None = None,
         require_named_roles: bool = False,
+        endpoints: Mapping[str, str] | None = None,
     ):
         if sampling not in profiles.SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {profiles.SAMPLING_MODES}")
         self.backend = backend  # the Anthropic one, and every provider's unless `backends` names its own
         self.backends = dict(backends or {})
         self.require_named_roles = require_named_roles  # --llm local: no default model exists for a role
+        # base URL per OpenAI-compatible provider, read once: it is part of every such request's cache key
+        self.endpoints = dict(endpoints) if endpoints is not None else {p: endpoint_for(p) for p in ("openai", "local")}
         self.cache = cache
         self.semaphore = threading.BoundedSemaphore(max_concurrency)
         self.max_retries = max_retries
@@ -298,7 +301,7 @@ class LLMClient:
         other = p.provider != "anthropic"
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider,
-            endpoint=endpoint_for(p.provider) if other else "",
+            endpoint=self.endpoints.get(p.provider, "") if other else "",
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=profiles.sent_temperature(model, request.temperature, self.sampling),
             output_schema=request.output_schema if p.structured_outputs else "")
@@ -483,6 +486,17 @@ class LLMClient:
 BACKENDS = ("auto", "anthropic", "openai", "local", "replay")
 
 
+def checked_client(backend: str, roles: Mapping[str, float | None], client: LLMClient | None = None,
+                   **kwargs) -> LLMClient | None:
+    """A run's client, made only when some role calls a model, and checked before any call: each role's model can
+    honour its protocol's temperature (or --sampling model-default was chosen)."""
+    if client is None and roles:
+        client = make_client(backend, **kwargs)
+    if client is not None:
+        client.check_roles(roles)
+    return client
+
+
 def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -> LLMClient:
     """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
     required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
@@ -498,6 +512,9 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     openai_live = backend == "openai" or (backend in ("auto", "anthropic") and bool(os.environ.get("OPENAI_API_KEY")))
     backends = {"openai": OpenAIBackend("openai") if openai_live else ReplayBackend()}
     named = {role: model for role, model in (kwargs.pop("models", None) or {}).items() if model}
+    # under --llm local OPENAI_BASE_URL is the user's server, so cloud OpenAI models keep OpenAI's own URL (cache only)
+    endpoints = {"openai": OPENAI_BASE_URL if backend == "local" else endpoint_for("openai"),
+                 "local": endpoint_for("local")}
     if backend == "local":
         backends["local"] = OpenAIBackend("local")
         for model in named.values():
@@ -505,4 +522,4 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
         kwargs["require_named_roles"] = True
     models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
     return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,
-                     models=models, **kwargs)
+                     models=models, endpoints=endpoints, **kwargs)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from memeval.llm import profiles
-from memeval.llm.openai_backend import endpoint_for
+
+SDK_PACKAGE = {"anthropic": "anthropic", "openai": "openai", "local": "openai"}
 
 
 def sdk_version(package: str = "anthropic") -> str | None:
@@ -25,11 +26,10 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
         p = profiles.profile(model)
         sent = profiles.sent_temperature(model, temperature, client.sampling)
         roles[role] = {"model": model, "provider": p.provider, "api_version": p.api_version,
-                       "endpoint": endpoint_for(p.provider) if p.provider != "anthropic" else None,
+                       "endpoint": client.endpoints.get(p.provider),
                        "protocol_temperature": temperature, "temperature_sent": sent,
                        "first_request_id": client.stats.first_request_id.get(role), "profile": p.as_dict()}
-    providers = sorted({r["provider"] for r in roles.values()})
-    sdks = {p: sdk_version("anthropic" if p == "anthropic" else "openai") for p in providers}
-    return {"backend": client.backend_name, "sdk": "+".join("anthropic" if p == "anthropic" else "openai"
-                                                            for p in providers) or "anthropic",
-            "sdk_version": sdk_version(), "sdk_versions": sdks, "sampling": client.sampling, "roles": roles}
+    sdks = {SDK_PACKAGE[r["provider"]] for r in roles.values()} or {"anthropic"}
+    return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)), "sdk_version": sdk_version(),
+            "sdk_versions": {name: sdk_version(name) for name in sorted(sdks)}, "sampling": client.sampling,
+            "roles": roles}

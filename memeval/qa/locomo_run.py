@@ -16,7 +16,7 @@ from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.errors import InputError
 from memeval.invocation import flag_args, path_text
-from memeval.llm.client import LLMClient, make_client
+from memeval.llm.client import LLMClient, checked_client, make_client
 from memeval.llm.count import token_counter
 from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
@@ -155,13 +155,8 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
     """The run's client, checked before any call: each role's model can honour its protocol's temperature
     (or --sampling model-default was chosen)."""
-    roles = role_temperatures(config)
-    if client is None and roles:
-        client = make_client(config.llm_backend, budget_usd=config.budget_usd, sampling=config.sampling,
-                             models=config.models)
-    if client is not None:
-        client.check_roles(roles)
-    return client
+    return checked_client(config.llm_backend, role_temperatures(config), client, budget_usd=config.budget_usd,
+                          sampling=config.sampling, models=config.models)
 
 
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunResult:

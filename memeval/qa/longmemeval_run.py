@@ -92,8 +92,10 @@ def _curve(relevant: set[str], ranked: Sequence[set[str]], depth: int) -> list[f
     return out
 
 
-def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> tuple[LMEAnswerRow, list]:
-    """The system's row with the extractive reader's answer, and the memories it gave (for an LLM reader)."""
+def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive: bool = True
+                    ) -> tuple[LMEAnswerRow, list]:
+    """The system's row and the memories it gave; the extractive reader's answer only when that reader is used
+    (an LLM reader's answer replaces the empty prediction)."""
     from memeval.memory.base import SystemConfig, approx_tokens
     from memeval.memory.registry import build_system
     from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, extractive_answer, render_memories
@@ -116,7 +118,8 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int) -> tuple[LM
     return LMEAnswerRow(
         question_id=instance.question_id, question_type=instance.question_type, abstention=instance.abstention,
         question=instance.question, answer=instance.answer,
-        prediction=extractive_answer(instance.question, memories), system=SystemConfig.parse(system_spec).label,
+        prediction=extractive_answer(instance.question, memories) if extractive else "",
+        system=SystemConfig.parse(system_spec).label,
         answerer=EXTRACTIVE_LABEL,
         session_recall=_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
         turn_recall=_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
@@ -172,7 +175,7 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     from memeval.atomic import write_json_atomic, write_text_atomic
     from memeval.data.fetch import data_hashes
     from memeval.jsonl import JsonlWriter
-    from memeval.llm.client import make_client
+    from memeval.llm.client import checked_client
     from memeval.llm.manifest import llm_manifest
     from memeval.manifest import base_manifest
     from memeval.memory.base import SystemConfig
@@ -187,11 +190,8 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     for spec in config.systems:
         build_system(SystemConfig.parse(spec))  # parameters checked before anything is written
     roles = role_temperatures(config)
-    if roles and client is None:
-        client = make_client(config.llm_backend, budget_usd=config.budget_usd, sampling=config.sampling,
-                             models=config.models)
-    if client is not None:
-        client.check_roles(roles)
+    client = checked_client(config.llm_backend, roles, client, budget_usd=config.budget_usd,
+                            sampling=config.sampling, models=config.models)
     instances, report = load_longmemeval(config.data)
     if config.questions is not None:
         instances = instances[: config.questions]
@@ -206,7 +206,8 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     failed_answers = 0
     with JsonlWriter(answers_path) as writer:
         for instance in instances:
-            fresh = [answer_instance(instance, spec, config.k) for label, spec in labels.items()
+            fresh = [answer_instance(instance, spec, config.k, config.reader == "extractive")
+                     for label, spec in labels.items()
                      if (label, instance.question_id) not in done]
             if config.reader == "llm" and fresh:
                 rows, failed = read_with_llm(instance, fresh, client)
@@ -228,7 +229,7 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
         notes.append(f"{failed_answers} reader calls failed or could not be made (no key and no cache): no row was "
                      "written for them; a rerun fills them")
     if config.judge == "longmemeval":
-        notes += judge_pass(answers, judgments_path, client, config.llm_backend)
+        notes += judge_pass(answers, judgments_path, client)
     judgments = {r.key: r for r in read_records(judgments_path, LMEJudgmentRow) if r.key in wanted}
     text = longmemeval_report(answers, judgments, notes)
     write_text_atomic(out / "report.md", text)
@@ -273,7 +274,7 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     todo = [(i, spec) for i in instances for label, spec in labels.items() if (label, i.question_id) not in done]
     lines = [f"# LongMemEval dry run: {len(todo)} (system, question) pairs still to answer"]
     if config.reader == "llm" and client is not None:
-        requests = [reader_request(i, answer_instance(i, spec, config.k)[1]) for i, spec in todo]
+        requests = [reader_request(i, answer_instance(i, spec, config.k, extractive=False)[1]) for i, spec in todo]
         est = client.estimate(requests)
         lines.append(f"reader {client.model_for('answer')}: {est['to_send']} calls to send ({est['cached']} cached), "
                      f"~{est['input_tokens_est']:,} input tokens ({est['token_count']}), ≤{est['output_tokens_max']:,} "
@@ -288,20 +289,14 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     return {"out": config.out, "report": text, "answers": 0, "judgments": 0, "notes": [], "dry_run": True}
 
 
-def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client, backend: str) -> list[str]:
-    """One yes/no call per unjudged answer (cache first); a failed call writes nothing, so a rerun fills it."""
+def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client) -> list[str]:
+    """One yes/no call per unjudged answer (cache first) through the run's checked client; a failed call writes
+    nothing, so a rerun fills it."""
     from memeval.jsonl import JsonlWriter
-    from memeval.llm.client import LLMError, make_client
+    from memeval.llm.client import LLMError
     from memeval.records import read_records, write_records
-    from memeval.scoring.longmemeval_judge import (
-        TEMPERATURE,
-        longmemeval_request,
-        longmemeval_version,
-        parse_longmemeval,
-    )
+    from memeval.scoring.longmemeval_judge import longmemeval_request, longmemeval_version, parse_longmemeval
 
-    client = client or make_client(backend)
-    client.check_roles({"judge": TEMPERATURE})
     done = {r.key for r in read_records(path, LMEJudgmentRow)}
     todo = [a for a in answers if a.key not in done and a.error is None]
     judge_model = client.model_for("judge")
