@@ -29,9 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.loopback import JsonHandler, LoopbackServer
 
 TEST_SECRET = "sk-ant-test-SECRET-do-not-store-0123456789"
 VERSIONS = ("2023-06-01", "2026-10-21")
@@ -69,7 +69,7 @@ def _blocks(content) -> list[dict]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     def __init__(self, responder=None):
         self.responder = responder or (lambda body: "ok")
         self.faults: list[tuple] = []  # (status, headers, body) or ("sleep", seconds): next /v1/messages calls
@@ -81,30 +81,15 @@ class FakeAnthropic:
         self.batch_polls_before_end = 2
         self.batch_errored: dict[str, str] = {}  # custom_id → error type to inject
         self.prompt_cache: set[str] = set()
-        self._n = 0
-        self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, payload, status=200, headers=None, content_type="application/json"):
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _error(self, rejection: Rejection, request_id: str, record=True):
                 if record:
                     with fake._lock:
                         fake.rejected.append((rejection.status, rejection.message))
-                self._send({"type": "error", "error": {"type": rejection.kind, "message": rejection.message},
-                            "request_id": request_id}, rejection.status, {"request-id": request_id})
+                self.send_json({"type": "error", "error": {"type": rejection.kind, "message": rejection.message},
+                                "request_id": request_id}, rejection.status, {"request-id": request_id})
 
             def do_GET(self):
                 request_id = fake._request_id()
@@ -118,17 +103,16 @@ class FakeAnthropic:
                 if len(parts) >= 5 and parts[1:4] == ["v1", "messages", "batches"] and parts[4] in fake.batches:
                     batch_id = parts[4]
                     if len(parts) == 6 and parts[5] == "results":
-                        return self._send(fake._batch_results(batch_id), content_type="application/binary")
+                        return self.send_json(fake._batch_results(batch_id), content_type="application/binary")
                     with fake._lock:
                         fake.batches[batch_id]["polls_left"] -= 1
-                    return self._send(fake._batch_object(batch_id), headers={"request-id": request_id})
+                    return self.send_json(fake._batch_object(batch_id), headers={"request-id": request_id})
                 del version
                 self._error(Rejection(404, "not_found_error", f"Not found: {self.path}"), request_id)
 
             def do_POST(self):
                 request_id = fake._request_id()
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 path = self.path.split("?")[0].rstrip("/")
                 with fake._lock:
                     fake.headers.append(dict(self.headers))
@@ -146,7 +130,7 @@ class FakeAnthropic:
                         batch_id = f"msgbatch_fake_{len(fake.batches) + 1}"
                         fake.batches[batch_id] = {"requests": body["requests"], "version": version,
                                                   "polls_left": fake.batch_polls_before_end}
-                    return self._send(fake._batch_object(batch_id), headers={"request-id": request_id})
+                    return self.send_json(fake._batch_object(batch_id), headers={"request-id": request_id})
                 if path.endswith("/v1/messages/count_tokens"):
                     with fake._lock:
                         fake.count_requests.append(body)
@@ -155,7 +139,8 @@ class FakeAnthropic:
                         fake._validate(body, version, count_tokens=True)
                     except Rejection as r:
                         return self._error(r, request_id)
-                    return self._send({"input_tokens": fake._prompt_tokens(body)}, headers={"request-id": request_id})
+                    return self.send_json({"input_tokens": fake._prompt_tokens(body)},
+                                          headers={"request-id": request_id})
                 with fake._lock:
                     fake.received.append(body)
                     fault = fake.faults.pop(0) if fake.faults else None
@@ -164,24 +149,19 @@ class FakeAnthropic:
                     fault = None
                 if fault:
                     status, headers, payload = fault
-                    return self._send({**payload, "request_id": request_id}, status,
-                                      {**headers, "request-id": request_id})
+                    return self.send_json({**payload, "request_id": request_id}, status,
+                                          {**headers, "request-id": request_id})
                 try:
                     version = fake._check_headers(self.headers)
                     fake._validate(body, version)
                 except Rejection as r:
                     return self._error(r, request_id)
-                self._send(fake._message(body, request_id), headers={"request-id": request_id})
+                self.send_json(fake._message(body, request_id), headers={"request-id": request_id})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
-                                       daemon=True)
+        self.serve(Handler, "")
 
     def _request_id(self) -> str:
-        with self._lock:
-            self._n += 1
-            return f"req_fake_{self._n:06d}"
+        return f"req_fake_{self.next_number():06d}"
 
     @staticmethod
     def _check_headers(headers) -> str:
@@ -302,14 +282,6 @@ class FakeAnthropic:
 
     def versions_sent(self) -> list[str | None]:
         return [{k.lower(): v for k, v in h.items()}.get("anthropic-version") for h in self.headers]
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def error(status: int, retry_after: str | None = None, retry_after_ms: str | None = None,

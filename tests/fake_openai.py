@@ -1,36 +1,49 @@
 """A local OpenAI-compatible chat-completions server on 127.0.0.1 for driving the real `openai` SDK in tests. It
 holds the contract as published, independently of memeval's own model table, and rejects what the real service
-rejects:
+rejects. Each rule and where it was read (2026-12-03):
 
-- Authentication: `Authorization: Bearer <key>`; a missing or wrong key is 401 with code `invalid_api_key`
-  ("Incorrect API key provided: ...", OpenAI's error-codes guide). With `local=True` it behaves like vLLM / Ollama
-  started without a key: any key, any model name.
-- Error bodies are {"error": {"message", "type", "param", "code"}} with an `x-request-id` header (the SDK reads
-  `x-request-id` into `APIStatusError.request_id` and the `error` object into code/param/type:
-  openai/_client.py `_make_status_error`, openai/_exceptions.py `APIError`).
-- An unknown model is 404 `model_not_found`: "The model `X` does not exist or you do not have access to it."
-- Unknown body fields are 400 "Unrecognized request argument supplied: X" (invalid_request_error).
-- `temperature` must lie in [0, 2]; reasoning models (o-series, gpt-5 family) take only the default temperature
-  (400 `unsupported_value`, "Only the default (1) value is supported") and refuse `max_tokens` (400
-  `unsupported_parameter`: use `max_completion_tokens`; the SDK's own docstring: max_tokens "is not compatible
-  with o-series models").
-- `response_format: {"type": "json_object"}` needs the word "json" somewhere in the messages (400 "'messages' must
-  contain the word 'json' in some form, to use 'response_format' of type 'json_object'.", param `messages`).
-- 429 comes in two kinds: a rate limit (`rate_limit_exceeded`, with `retry-after` / `retry-after-ms`, which the SDK
-  honours up to 120 s: openai/_base_client.py) and an exhausted quota (`insufficient_quota`, "You exceeded your
-  current quota, please check your plan and billing details", retrying does not help).
-- Responses: `chat.completion` objects whose `model` is the dated snapshot served (the alias gpt-4o-mini is served
-  as gpt-4o-mini-2024-07-18), `finish_reason` `length` when the output cap cut the reply, usage with
-  `prompt_tokens_details.cached_tokens`: prompts of 1,024 tokens or more are cached by prefix in 128-token steps
-  (OpenAI's prompt-caching guide). Tokens here are characters/4.
+- Authentication is `Authorization: Bearer <key>`; a missing or wrong key is 401 with code `invalid_api_key`,
+  "Incorrect API key provided: ..." (OpenAI's error-codes guide, help.openai.com article 6891839, "401 -
+  Incorrect API key provided"). With `local=True` it behaves like vLLM / Ollama started without a key: any key,
+  any model name.
+- Error bodies are {"error": {"message", "type", "param", "code"}} with an `x-request-id` header: the SDK reads
+  `x-request-id` into `APIStatusError.request_id` and the `error` object into code/param/type
+  (openai 3.60 `_client.py` `_make_status_error`, `_exceptions.py` `APIError`).
+- An unknown model is 404 `model_not_found`, "The model `X` does not exist or you do not have access to it."
+  (portkey.ai/error-library/access-error-10503 and model-access-error-10537 quote the body).
+- An unknown body field is 400 "Unrecognized request argument supplied: X", type invalid_request_error, param and
+  code null (bodies quoted in davidmigloz/langchain_dart#712 and coroot/coroot#698). The known fields are the
+  keyword arguments of the SDK's `chat.completions.create` (openai 3.60 `resources/chat/completions`).
+- Message roles are those of the SDK's `ChatCompletionMessageParam` union (system, developer, user, assistant,
+  tool, function: openai 3.60 `types/chat/chat_completion_message_param.py`).
+- `temperature` lies in [0, 2] (the SDK's own docstring, `types/chat/completion_create_params.py`). Reasoning
+  models (o-series, gpt-5) take only the default: 400 `unsupported_value`, "Unsupported value: 'temperature' does
+  not support 0.5 with this model. Only the default (1) value is supported." (body quoted in leafo/lua-openai#12,
+  BeehiveInnovations/pal-mcp-server#78), and refuse `max_tokens`: 400 `unsupported_parameter` (the SDK's
+  docstring: max_tokens "is not compatible with o-series models"; simonw/llm#724).
+- `response_format: {"type": "json_object"}` needs the word "json" in the messages, else 400 (the API's own check,
+  simonw/llm#373; the JSON-mode docs: "you must also instruct the model to produce JSON"). The message text here
+  is the one widely quoted for that 400.
+- 429 comes in two kinds (error-codes guide): a rate limit (`rate_limit_exceeded`, with `retry-after` /
+  `retry-after-ms`, which the SDK honours up to 120 s: openai 3.60 `_base_client.py`, `_constants.py`
+  MAX_RETRY_AFTER_DELAY) and an exhausted quota (`insufficient_quota`, "You exceeded your current quota, please
+  check your plan and billing details"; retrying does not help).
+- Responses are `chat.completion` objects whose `model` is the dated snapshot served (gpt-4o-mini has the one
+  snapshot gpt-4o-mini-2024-07-18, openai/openai-openapi#292; gpt-4o points to gpt-4o-2024-08-06,
+  anomalyco/models.dev#231), `finish_reason` `length` when the output cap cut the reply, and usage with
+  `prompt_tokens_details.cached_tokens`: nothing is cached below 1,024 prompt tokens (OpenAI's "Prompt Caching
+  201" cookbook, as distilled at skills.sh/archive228/lab-skills/prompt-cache-optimization); the 128-token steps
+  follow the prompt-caching guide as remembered, not re-read here. Tokens here are characters/4.
 """
 
 from __future__ import annotations
 
-import json
-import threading
+import inspect
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from openai.resources.chat.completions import Completions
+
+from tests.loopback import JsonHandler, LoopbackServer
 
 TEST_KEY = "sk-proj-test-SECRET-do-not-store-9876543210"
 SNAPSHOTS = {  # model id → snapshot served
@@ -42,11 +55,8 @@ SNAPSHOTS = {  # model id → snapshot served
     "gpt-5-mini": "gpt-5-mini-2025-08-07",
 }
 REASONING = ("o1", "o3", "o4", "gpt-5")
-FIELDS = {"model", "messages", "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
-          "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction",
-          "presence_penalty", "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
-          "service_tier", "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools",
-          "top_logprobs", "top_p", "user", "verbosity", "web_search_options"}
+FIELDS = frozenset(p for p in inspect.signature(Completions.create).parameters  # the API's request fields
+                   if p not in ("self", "extra_headers", "extra_query", "extra_body", "timeout"))
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 CACHE_MIN, CACHE_STEP = 1024, 128
 
@@ -69,7 +79,7 @@ def _prompt(body: dict) -> str:
     return "".join(str(m.get("content", "")) for m in body.get("messages", []))
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     def __init__(self, responder=None, local: bool = False):
         self.responder = responder or (lambda body: "ok")
         self.local = local
@@ -78,57 +88,36 @@ class FakeOpenAI:
         self.headers: list[dict] = []
         self.rejected: list[tuple[int, str]] = []
         self.prefixes: set[str] = set()
-        self._n = 0
-        self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, payload: dict, status: int = 200, headers: dict | None = None):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 request_id = fake._request_id()
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 with fake._lock:
                     fake.headers.append(dict(self.headers))
                 if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
-                    return self._send(Rejection(404, f"Invalid URL (POST {self.path})").body(), 404,
-                                      {"x-request-id": request_id})
+                    return self.send_json(Rejection(404, f"Invalid URL (POST {self.path})").body(), 404,
+                                          {"x-request-id": request_id})
                 with fake._lock:
                     fake.received.append(body)
                     fault = fake.faults.pop(0) if fake.faults else None
                 if fault:
                     status, headers, payload = fault
-                    return self._send(payload, status, {**headers, "x-request-id": request_id})
+                    return self.send_json(payload, status, {**headers, "x-request-id": request_id})
                 try:
                     fake._check_key(self.headers)
                     snapshot = fake._validate(body)
                 except Rejection as r:
                     with fake._lock:
                         fake.rejected.append((r.status, r.message))
-                    return self._send(r.body(), r.status, {"x-request-id": request_id})
-                self._send(fake._completion(body, snapshot, request_id), headers={"x-request-id": request_id})
+                    return self.send_json(r.body(), r.status, {"x-request-id": request_id})
+                self.send_json(fake._completion(body, snapshot, request_id), headers={"x-request-id": request_id})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
-                                       daemon=True)
+        self.serve(Handler, "/v1")
 
     def _request_id(self) -> str:
-        with self._lock:
-            self._n += 1
-            return f"req_{self._n:032x}"
+        return f"req_{self.next_number():032x}"
 
     def _check_key(self, headers) -> None:
         if self.local:
@@ -205,15 +194,6 @@ class FakeOpenAI:
                       "prompt_tokens_details": {"cached_tokens": self._cached_tokens(prompt), "audio_tokens": 0},
                       "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}},
         }
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-
 
 def rate_limited(retry_after: str | None = "1", retry_after_ms: str | None = None) -> tuple:
     headers = {}

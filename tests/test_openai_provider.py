@@ -213,3 +213,58 @@ def test_doctor_checks_openai_roles_through_the_openai_api(fake_openai, cli):
 def test_doctor_without_an_openai_key_sends_nothing_and_names_the_variable(cli):
     result = cli("doctor", "--llm", "openai")
     assert result.returncode == 0 and "No OPENAI_API_KEY: nothing sent" in result.stdout
+
+
+def _raw_sdk(server, key=TEST_KEY):
+    import openai
+
+    return openai.OpenAI(api_key=key, base_url=server.url, max_retries=0)
+
+
+def test_the_fake_rejects_what_the_real_service_rejects(fake_openai):
+    """Each rule of tests/fake_openai.py, through the real SDK, with the body the SDK parses."""
+    import openai
+
+    sdk = _raw_sdk(fake_openai)
+    hello = [{"role": "user", "content": "hello"}]
+    cases = [
+        (openai.BadRequestError, "must contain the word 'json'", None,
+         dict(model="gpt-4o-mini", messages=hello, response_format={"type": "json_object"})),
+        (openai.BadRequestError, "Unrecognized request argument supplied: top_k", None,
+         dict(model="gpt-4o-mini", messages=hello, extra_body={"top_k": 5})),
+        (openai.BadRequestError, "'max_tokens' is not supported with this model", "unsupported_parameter",
+         dict(model="o3-mini", messages=hello, max_tokens=5)),
+        (openai.BadRequestError, "Only the default \\(1\\) value is supported", "unsupported_value",
+         dict(model="gpt-5-mini", messages=hello, temperature=0.0)),
+        (openai.BadRequestError, "Expected a value <= 2", "decimal_above_max_value",
+         dict(model="gpt-4o-mini", messages=hello, temperature=2.5)),
+        (openai.BadRequestError, "Invalid value: 'robot'", "invalid_value",
+         dict(model="gpt-4o-mini", messages=[{"role": "robot", "content": "hi"}])),
+        (openai.NotFoundError, "The model `gpt-4o-nano-fake` does not exist", "model_not_found",
+         dict(model="gpt-4o-nano-fake", messages=hello)),
+    ]
+    for error, message, code, kwargs in cases:
+        with pytest.raises(error, match=message) as caught:
+            sdk.chat.completions.create(**kwargs)
+        assert caught.value.code == code and caught.value.request_id.startswith("req_")
+    with pytest.raises(openai.AuthenticationError) as caught:
+        _raw_sdk(fake_openai, "sk-wrong-0000").chat.completions.create(model="gpt-4o-mini", messages=hello)
+    assert caught.value.code == "invalid_api_key"
+    assert len(fake_openai.rejected) == len(cases) + 1
+    fake_openai.responder = lambda body: '{"label": "CORRECT", "why": "same place"}'
+    accepted = sdk.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "reply in JSON"}],
+                                           max_completion_tokens=2, temperature=0.0,
+                                           response_format={"type": "json_object"})
+    assert accepted.choices[0].finish_reason == "length" and accepted.model == "gpt-4o-mini-2024-07-18"
+
+
+def test_a_rejected_call_stops_the_client_after_one_request(fake_openai, tmp_path):
+    """A JSON-mode request whose prompt never says JSON: the real API's 400, one request, nothing cached."""
+    client = make_client("openai", cache_dir=str(tmp_path))
+    request = LLMRequest(model="x", messages=(("user", "label it"),), max_tokens=8, temperature=0.0, role="judge",
+                         output_schema='{"type": "object"}')
+    with pytest.raises(APIRejected, match="400 invalid_request_error: 'messages' must contain the word 'json'"):
+        client.complete(request)
+    with pytest.raises(APIRejected):
+        client.complete(_judge_request())
+    assert len(fake_openai.received) == 1 and client.cache.get(client.resolve(request).key) is None
