@@ -126,8 +126,7 @@ def sweep_backend(config: SweepConfig):
     """`local`: joblib's own process pool. `dask`: joblib's Dask backend on the scheduler at `config.scheduler`
     (workers need memeval installed and, for natural sweeps, the package directory at the same path), or on a
     LocalCluster of `n_jobs` single-threaded worker processes started and stopped here."""
-    check_backend(config)
-    if config.backend == "local":
+    if config.backend == "local":  # run_sweep checked the backend settings before writing anything
         yield
         return
     try:
