@@ -13,8 +13,10 @@ import argparse
 
 def command(subparsers: argparse._SubParsersAction, name: str, help_text: str, example: str,
             **kwargs) -> argparse.ArgumentParser:
-    """A subcommand whose --help ends with a worked example."""
-    return subparsers.add_parser(name, help=help_text, description=help_text, epilog=f"example:\n  {example}",
+    """A subcommand whose --help ends with a worked example. The one-line help goes through argparse's
+    %-formatting (a literal "95%" would crash `memeval --help`); the description and epilog do not."""
+    return subparsers.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
+                                 epilog=f"example:\n  {example}",
                                  formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 

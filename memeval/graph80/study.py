@@ -247,39 +247,36 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     systems = {c.shown: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
     rows = []
-    bar = progress_bar(config.repeats * len(systems) * len(questions), "graph80", "q", config.progress)
-    for repeat in range(config.repeats):
-        order = list(questions)
-        random.Random(repeat).shuffle(order)
-        for label, system in systems.items():
-            if bar:
+    with progress_bar(config.repeats * len(systems) * len(questions), "graph80", "q", config.progress) as bar:
+        for repeat in range(config.repeats):
+            order = list(questions)
+            random.Random(repeat).shuffle(order)
+            for label, system in systems.items():
                 bar.update(len(order))
-            for q in order:
-                items = system.search(q["question"])
-                memories = [Memory(i.text, i.time, i.source_ids) for i in items]
-                error = None
-                if config.answerer == "extractive":
-                    prediction = extractive_answer(q["question"], memories)
-                else:
-                    try:
-                        prediction = client.complete(answer_request(q["question"], memories)).text.strip()
-                    except LLMError as exc:
-                        prediction, error = "", f"{type(exc).__name__}: {exc}"
-                score = None  # a failed answer or judgment is left out of every mean, never scored 0
-                if error is None and config.judge != "three_dim":
-                    score = containment(prediction, q["answer"])
-                elif error is None:
-                    try:
-                        score = parse_three_dim(client.complete(three_dim_request(q, prediction, repeat)).text)
-                    except LLMError as exc:
-                        error = f"judge: {type(exc).__name__}: {exc}"
-                rows.append({"question_id": q["id"], "type": q["type"], "system": label, "repeat": repeat,
-                             "question": q["question"], "gold": q["answer"], "prediction": prediction,
-                             "score": score, "score_kind": score_kind(config), "error": error,
-                             "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
-                             **diagnostics(q, items, triples)})
-    if bar:
-        bar.close()
+                for q in order:
+                    items = system.search(q["question"])
+                    memories = [Memory(i.text, i.time, i.source_ids) for i in items]
+                    error = None
+                    if config.answerer == "extractive":
+                        prediction = extractive_answer(q["question"], memories)
+                    else:
+                        try:
+                            prediction = client.complete(answer_request(q["question"], memories)).text.strip()
+                        except LLMError as exc:
+                            prediction, error = "", f"{type(exc).__name__}: {exc}"
+                    score = None  # a failed answer or judgment is left out of every mean, never scored 0
+                    if error is None and config.judge != "three_dim":
+                        score = containment(prediction, q["answer"])
+                    elif error is None:
+                        try:
+                            score = parse_three_dim(client.complete(three_dim_request(q, prediction, repeat)).text)
+                        except LLMError as exc:
+                            error = f"judge: {type(exc).__name__}: {exc}"
+                    rows.append({"question_id": q["id"], "type": q["type"], "system": label, "repeat": repeat,
+                                 "question": q["question"], "gold": q["answer"], "prediction": prediction,
+                                 "score": score, "score_kind": score_kind(config), "error": error,
+                                 "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
+                                 **diagnostics(q, items, triples)})
     write_text_atomic(out / "rows.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": config.public(),
                "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},

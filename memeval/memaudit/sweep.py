@@ -333,8 +333,9 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     written = 0
     with JsonlWriter(raw_path) as writer:
         if chunks:
-            bar = progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg", progress)
-            with sweep_backend(config):
+            with sweep_backend(config), \
+                    progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg",
+                                 progress) as bar:
                 n_jobs = -1 if config.backend == "dask" else (config.n_jobs if len(chunks) > 1 else 1)
                 jobs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
                     delayed(_chunk_rows)(c, config, scorer) for c in chunks
@@ -344,10 +345,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
                     written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
                     rows_on_disk.extend(SweepRow.from_row(r, str(raw_path)) for r in fresh)
                     done.update(SweepRow.key_of(r) for r in fresh)
-                    if bar:
-                        bar.update(len({r.package_id for r in rows}))
-            if bar:
-                bar.close()
+                    bar.update(len({r["package_id"] for r in rows}))
     budgets = {float(b) for b in config.budgets}
     selected = [r for r in rows_on_disk
                 if r.package_id in wanted_ids and float(r.budget) in budgets

@@ -183,17 +183,15 @@ def examine_until(order, examine_one, target: int, label: str = "natural package
     from memeval.progress import progress_bar
 
     examined, accepted = [], 0
-    bar = progress_bar(target, label, "pkg", progress)
-    for item in order:
-        if accepted >= target:
-            break
-        result = examine_one(item)
-        examined.append(result)
-        accepted += result.accepted
-        if bar and result.accepted:
-            bar.update(1)
-    if bar:
-        bar.close()
+    with progress_bar(target, label, "pkg", progress) as bar:
+        for item in order:
+            if accepted >= target:
+                break
+            result = examine_one(item)
+            examined.append(result)
+            accepted += result.accepted
+            if result.accepted:
+                bar.update(1)
     return examined
 
 

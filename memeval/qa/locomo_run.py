@@ -186,11 +186,9 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
                         if len(native) < len(systems) else "."))
 
     total = sum(len(q) for _, q in selection) * len(native)
-    bar = progress_bar(total, "answers", "q", config.progress)
-    answer_counts = run_answer_pass(selection, native, AnswerSettings(config.answerer, config.k),
-                                    out / "answers.jsonl", client, progress=bar.update if bar else None)
-    if bar:
-        bar.close()
+    with progress_bar(total, "answers", "q", config.progress) as bar:
+        answer_counts = run_answer_pass(selection, native, AnswerSettings(config.answerer, config.k),
+                                        out / "answers.jsonl", client, progress=bar.callback)
     selected_ids = {(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs}
     answers = [r for r in load_answers(out / "answers.jsonl") if r.key in selected_ids]
     if answer_counts["errors"]:
@@ -202,13 +200,10 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     judge_counts = None
     if config.judge != "none":
         final = [a for a in answers if a.final]
-        bar = progress_bar(len(final), f"judge ({config.judge})", "q", config.progress)
-        judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
-                                      config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
-                                      poll_interval_s=config.poll_interval_s,
-                                      progress=bar.update if bar else None)
-        if bar:
-            bar.close()
+        with progress_bar(len(final), f"judge ({config.judge})", "q", config.progress) as bar:
+            judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
+                                          config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
+                                          poll_interval_s=config.poll_interval_s, progress=bar.callback)
         if judge_counts["skipped_failed"]:
             notes.append(f"J incomplete: {judge_counts['skipped_failed']} questions have a judge call that failed "
                          "past its retries; no judgment is recorded for them and a rerun retries them.")

@@ -202,9 +202,9 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     if config.dry_run:
         return dry_run(config, instances, labels, done, client)
     out.mkdir(parents=True, exist_ok=True)
-    bar = progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress)
     failed_answers = 0
-    with JsonlWriter(answers_path) as writer:
+    with JsonlWriter(answers_path) as writer, \
+            progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress) as bar:
         for instance in instances:
             fresh = [answer_instance(instance, spec, config.k, config.reader == "extractive")
                      for label, spec in labels.items()
@@ -215,10 +215,7 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
             else:
                 rows = [row for row, _ in fresh]
             write_records(writer, rows)
-            if bar:
-                bar.update(len(labels))
-    if bar:
-        bar.close()
+            bar.update(len(labels))
     wanted = {(label, i.question_id) for label in labels for i in instances}
     answers = [r for r in latest(read_records(answers_path, LMEAnswerRow), lambda r: r.key).values()
                if r.key in wanted]
