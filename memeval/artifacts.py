@@ -1,14 +1,22 @@
 """Where every notebook and command stores what: the one index of stored results.
 
-Notebooks write under `<artifacts root>/<notebook>/...` (the root is reports/artifacts, or DIR/artifacts under
-`memeval reproduce --out DIR`); the publication reads the same paths from here. Folder names are only ever
-written from this index, never decoded back into settings: what produced a directory is in its manifest.
+Notebooks write under `<artifacts root>/<notebook>/<configuration>/...` (the root is reports/artifacts, or
+DIR/artifacts under `memeval reproduce --out DIR`). Each configuration a notebook runs gets its own directory —
+a readable name (`paper`, or the parameters that differ from the notebook's committed defaults) and a short
+hash of all its parameters — so a rerun with other parameters never touches another configuration's results.
+The publication reads the paper's configuration (the notebook's committed defaults) when it exists, else the
+newest configuration present, and says which. Folder names are only ever written from this index, never
+decoded back into settings: what produced a directory is in its manifest.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from memeval.data.paths import project_root
@@ -20,6 +28,7 @@ class Artifact:
     path: str  # inside that notebook's artifacts directory ("" for the directory itself)
     what: str
     command: str  # the command that writes the same files
+    overrides: dict = field(default_factory=dict)  # parameters that differ from the paper's configuration
 
 
 ARTIFACTS: dict[str, Artifact] = {
@@ -27,8 +36,9 @@ ARTIFACTS: dict[str, Artifact] = {
                               "memeval locomo run --conversations conv-26 --questions prototype"),
     "locomo_run": Artifact("02_full_run", "run", "LoCoMo run with the extractive (no-LLM) reader",
                            "memeval locomo run"),
-    "locomo_run_claude": Artifact("02_full_run", "run_claude", "LoCoMo run with the Claude reader and judges",
-                                  "memeval locomo run --answerer claude --judge graded"),
+    "locomo_run_claude": Artifact("02_full_run", "run", "LoCoMo run with the Claude reader and judges",
+                                  "memeval locomo run --reader claude --judge graded",
+                                  overrides={"answerer": "claude", "judge": "graded"}),
     "base_sweep": Artifact("03_memaudit_small", "sweep", "MEMAUDIT-Small base sweep", "memeval memaudit sweep small"),
     "stress_sweeps": Artifact("04_memaudit_validity", "", "one sweep directory per stress distribution",
                               "memeval memaudit sweep small --distribution NAME"),
@@ -48,15 +58,104 @@ ARTIFACTS: dict[str, Artifact] = {
 }
 
 
-def reader_run(answerer: str) -> str:
-    """The run directory name notebooks 01 and 02 use per reader: one reader per run directory."""
-    return "run" if answerer == "extractive" else f"run_{answerer}"
+NOT_CONFIGURATION = frozenset({"artifacts_dir", "figures_dir", "run_dir", "sweep_dir", "jobs", "allow_incomplete"})
+UNCONFIGURED = frozenset({"00_data_tour", "07_publication"})  # they store no results of their own configuration
+
+
+@lru_cache(maxsize=None)
+def notebook_parameters(notebook: str) -> dict:
+    """The committed defaults of a notebook's parameters cell (the paper's configuration), or {} when the
+    notebook is not beside the package."""
+    from memeval.data.paths import project_root
+
+    path = project_root() / "notebooks" / f"{notebook}.ipynb"
+    if not path.is_file():
+        return {}
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        return {}
+    values = {}
+    for node in ast.parse("".join(cell["source"])).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+def configuration_parameters(notebook: str, namespace: dict) -> dict:
+    """The values in `namespace` (a notebook's globals) of the parameters that name its configuration."""
+    names = [n for n in notebook_parameters(notebook) if n not in NOT_CONFIGURATION]
+    return {n: namespace.get(n) for n in names}
+
+
+def configuration_name(notebook: str, values: dict) -> str:
+    """`paper-<hash>` for the committed defaults, else the differing parameters and the hash, e.g.
+    `seeds=50,budgets=3+6-1f0c2a9b4e`."""
+    from memeval.rundir import identity_hash
+
+    paper = {n: v for n, v in notebook_parameters(notebook).items() if n not in NOT_CONFIGURATION}
+    digest = identity_hash(values)
+    differing = [f"{n}={_short(values[n])}" for n in values if paper.get(n) != values[n]]
+    readable = ",".join(differing) if differing else "paper"
+    readable = re.sub(r"[^A-Za-z0-9=,._+-]", "_", readable)[:60].strip("_") or "config"
+    return f"{readable}-{digest}"
+
+
+def _short(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "+".join(_short(v) for v in value) if len(value) <= 4 else f"{len(value)}items"
+    if isinstance(value, dict):
+        return f"{len(value)}keys"
+    return str(value)
+
+
+def configuration_for(notebook: str, parameters: dict) -> str:
+    """The configuration directory's name for a notebook executed with these (papermill) parameters."""
+    return configuration_name(notebook, configuration_parameters(notebook, {**notebook_parameters(notebook),
+                                                                            **parameters}))
+
+
+def configuration_dir(notebook: str, namespace: dict, explicit: str | Path | None = None) -> Path:
+    """Where a notebook run with these parameters keeps its results: its own directory per configuration."""
+    values = configuration_parameters(notebook, namespace)
+    path = artifacts_dir(notebook, explicit) / configuration_name(notebook, values)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def paper_configuration(notebook: str, overrides: dict | None = None) -> str:
+    values = {n: v for n, v in notebook_parameters(notebook).items() if n not in NOT_CONFIGURATION}
+    return configuration_name(notebook, {**values, **(overrides or {})})
+
+
+def stored_configuration(key: str, root: str | Path | None = None) -> tuple[Path, str]:
+    """(the configuration directory the publication reads for `key`, which one it is): the paper's when it
+    exists, else the newest configuration that holds the artifact."""
+    artifact = ARTIFACTS[key]
+    base = artifacts_root(root) / artifact.notebook
+    if artifact.notebook in UNCONFIGURED:
+        return base, "unconfigured"
+    paper = base / paper_configuration(artifact.notebook, artifact.overrides)
+    if (paper / artifact.path).exists():
+        return paper, "the paper's configuration (the notebook's defaults" + (
+            ", with " + ", ".join(f"{k}={v}" for k, v in artifact.overrides.items()) if artifact.overrides else "") \
+            + ")"
+    if artifact.overrides:
+        return paper, "absent"
+    present = [d for d in base.glob("*-*") if d.is_dir() and (d / artifact.path).exists()
+               and REPLACED_MARK not in d.name]
+    if not present:
+        return paper, "absent"
+    newest = max(present, key=lambda d: (d / artifact.path).stat().st_mtime)
+    return newest, f"not the paper's configuration: {newest.name} (the newest present)"
+
+
+REPLACED_MARK = ".replaced-"
 
 
 def stored(key: str, root: str | Path | None = None) -> Path:
-    """Where artifact `key` lives under the artifacts root."""
-    artifact = ARTIFACTS[key]
-    return artifacts_root(root) / artifact.notebook / artifact.path
+    """Where artifact `key` lives under the artifacts root (see `stored_configuration`)."""
+    return stored_configuration(key, root)[0] / ARTIFACTS[key].path
 
 
 def figures_dir(explicit: str | Path | None = None) -> Path:

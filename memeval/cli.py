@@ -57,11 +57,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    from memeval.errors import PluginFailed
+
     try:
         return int(args.handler(args) or 0)
     except (InputError, DataNotFoundError) as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)
         return 2
+    except PluginFailed as exc:  # --fail-fast: the first plug-in failure stops the run (rows so far are kept)
+        print(f"memeval: error: {exc}", file=sys.stderr)
+        return 1
     except APIRejected as exc:
         print(f"memeval: error: {exc.one_line()}", file=sys.stderr)
         return 1

@@ -81,7 +81,30 @@ def list_results(roots: Iterable[str | Path]) -> list[dict]:
             sha = manifest.get("git_sha")
             commands = recorded_commands(path.parent)
             out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
+                        "status": directory_status(path.parent, manifest), "rows": row_counts(path.parent),
                         "commit": sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None,
                         "created_utc": manifest.get("created_utc"),
                         "command_line": commands[-1] if commands else None, "commands": commands})
     return out
+
+
+ROW_FILES = ("answers.jsonl", "judgments.jsonl", "raw_results.jsonl", "rows.jsonl")
+
+
+def row_counts(directory: Path) -> dict[str, int]:
+    """Lines per results file (a torn last line not counted)."""
+    counts = {}
+    for name in ROW_FILES:
+        path = directory / name
+        if path.is_file():
+            with open(path, "rb") as handle:
+                counts[name.split(".")[0]] = sum(1 for line in handle if line.endswith(b"\n"))
+    return counts
+
+
+def directory_status(directory: Path, manifest: dict) -> str:
+    from memeval.rundir import REPLACED, status
+
+    if REPLACED in directory.name:
+        return "replaced"
+    return status(directory, manifest)

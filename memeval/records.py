@@ -126,13 +126,17 @@ class JudgeOutcome(Record):
 
 
 class JudgmentRow(JudgeOutcome):
-    """One judged (system, question, protocol) (judgments.jsonl)."""
+    """One judged (system, question, protocol) (judgments.jsonl), with the judge model that gave it (rows
+    written before the model was recorded have none)."""
+
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"explanations", "judge_model"})
 
     sample_id: str
     conversation_id: str
     category: int
     system: str
     prompt_version: str
+    judge_model: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -294,7 +298,17 @@ class RunResult(Record):
     judge_counts: dict | None
     notes: list[str]
     llm: dict | None
+    missing: dict = {}  # what was requested and is not there (see locomo_run.missing_rows); empty: complete
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def closing_line(self) -> str | None:
+        from memeval.rundir import incomplete_line
+
+        return incomplete_line(self.missing)
 
     def summary(self) -> dict:
         return {"out": self.out, "answer_counts": self.answer_counts, "judge_counts": self.judge_counts,
-                "notes": self.notes, "llm": self.llm}
+                "notes": self.notes, "llm": self.llm, "missing": self.missing, "complete": self.complete}

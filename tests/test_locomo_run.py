@@ -75,7 +75,7 @@ def test_run_directory_refuses_a_different_answerer(locomo_dir, tmp_path, capsys
             "--out", str(out), "--no-progress"]
     assert main(args) == 0
     assert main([*args, "--answerer", "claude"]) == 2
-    assert "config.answerer" in capsys.readouterr().err
+    assert "reader: 'extractive' here, 'claude' asked" in capsys.readouterr().err
 
 
 def test_torn_last_line_is_repaired_and_the_row_recomputed(locomo_dir, tmp_path):

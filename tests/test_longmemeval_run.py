@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from memeval.artifacts import stored
 from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow, haystack_conversation
 from memeval.records import read_records
 from tests.test_longmemeval_data import instance
@@ -77,7 +78,7 @@ def test_the_publication_picks_a_longmemeval_run_up_only_when_it_exists(data, tm
     root = tmp_path / "artifacts"
     with pytest.raises(MissingResults, match="08_longmemeval"):
         longmemeval_table(root)
-    cli("longmemeval", "run", "--data", data, "--systems", "rag_turns", "--out", root / "08_longmemeval" / "run",
+    cli("longmemeval", "run", "--data", data, "--systems", "rag_turns", "--out", stored("longmemeval_run", root),
         "--no-progress", check=True)
     table = longmemeval_table(root)
     assert "| rag_turns | not measured |" in table.markdown and "3 questions per system" in table.caption

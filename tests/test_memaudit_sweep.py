@@ -55,10 +55,15 @@ def test_resume_reuses_rows_and_survives_a_torn_line(tmp_path):
     assert _keys(rows) == reference and resumed["computed_rows"] == 30
     assert len(rows) == len(reference)
     # another configuration (more seeds) is refused: its rows would mix with these
-    with pytest.raises(InputError, match=r"manifest.json: config.seeds: this directory holds a sweep with seeds=12, "
-                                         r"not 14; use another --out"):
+    with pytest.raises(InputError, match=r"identity: this directory holds a memaudit sweep with other settings "
+                                         r"\(seeds: 12 here, 14 asked\); use another --out, or --restart to move it aside"):
         run_sweep(_config(seeds=14), tmp_path, progress=False)
     assert _keys(read_rows(path)) == reference
+    # --restart moves the old sweep aside, whole, and starts afresh
+    restarted = run_sweep(_config(seeds=14), tmp_path, progress=False, restart=True)
+    aside = [p for p in tmp_path.parent.iterdir() if p.name.startswith(tmp_path.name + ".replaced-")]
+    assert len(aside) == 1 and _keys(read_rows(aside[0] / "raw_results.jsonl")) == reference
+    assert restarted["moved_aside"] == str(aside[0]) and restarted["reused_rows"] == 0
 
 
 def test_parallel_equals_serial(tmp_path):

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from memeval.artifacts import stored
 from memeval.notebook_runner import QUICK_PARAMETERS, execute_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -21,6 +22,14 @@ def write_small_longmemeval(path: Path) -> Path:
                                 _with_turn("q2", "temporal-reasoning", LONG_TURN),
                                 _with_turn("q3_abs", "multi-session", LONG_TURN, evidence=False)]))
     return path
+
+
+def configured(name: str, artifacts: Path, params: dict) -> Path:
+    """Where a notebook executed with `params` keeps its results: its own configuration directory (notebooks
+    00 and 07 have none)."""
+    from memeval.artifacts import UNCONFIGURED, configuration_for
+
+    return artifacts if name in UNCONFIGURED else artifacts / configuration_for(name, params)
 
 
 def notebook_parameters(name: str, root: Path) -> dict:
@@ -63,7 +72,7 @@ def workspace(tmp_path_factory) -> Path:
 
     root = tmp_path_factory.mktemp("notebooks")
     run_longmemeval(LongMemEvalConfig(str(write_small_longmemeval(root / LME_SMALL)),
-                                      str(root / "artifacts" / "08_longmemeval" / "run"),
+                                      str(stored("longmemeval_run", root / "artifacts")),
                                       ["rag_turns", "full_context", "no_memory"], progress=False))
     return root
 
@@ -72,12 +81,11 @@ _executed: set[str] = set()
 
 
 def _run(name: str, root: Path) -> dict:
-    artifacts = root / "artifacts" / name
+    params = notebook_parameters(name, root)
     if name not in _executed:
-        params = notebook_parameters(name, root)
         execute_notebook(NOTEBOOKS / f"{name}.ipynb", root / f"{name}.ipynb", params, progress=False)
         _executed.add(name)
-    return json.loads((artifacts / "metrics.json").read_text())
+    return json.loads((configured(name, root / "artifacts" / name, params) / "metrics.json").read_text())
 
 
 @pytest.mark.notebook
@@ -110,7 +118,8 @@ def test_full_run_notebook(workspace):
     assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
     for ext in ("png", "pdf"):
         assert (workspace / "figures" / f"02_locomo.{ext}").stat().st_size > 10_000
-    assert (workspace / "artifacts" / "02_full_run" / "run" / "view.html").stat().st_size > 10_000
+    run = configured("02_full_run", workspace / "artifacts" / "02_full_run", notebook_parameters("02_full_run", workspace))
+    assert (run / "run" / "view.html").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -123,7 +132,9 @@ def test_memaudit_natural87_notebook(workspace):
     assert metrics["bridge_pairs"] == 5 * 3 * 3 * 2 and metrics["audit"] is None
     for name in ("05_bridge", "05_natural_writers", "05_natural_stores"):
         assert (workspace / "figures" / f"{name}.png").stat().st_size > 10_000
-    assert (workspace / "artifacts" / "05_memaudit_natural87" / "audit_frame.csv").stat().st_size > 0
+    config = configured("05_memaudit_natural87", workspace / "artifacts" / "05_memaudit_natural87",
+                        notebook_parameters("05_memaudit_natural87", workspace))
+    assert (config / "audit_frame.csv").stat().st_size > 0
     conversation = metrics["conversation_scope"]
     assert conversation["packages"] == 1 and conversation["candidates_max"] > 900
     assert conversation["opt_certified"] == conversation["opt_rows"] == 2 and conversation["opt_disagreements"] == 0
@@ -219,8 +230,11 @@ def test_publication_notebook(workspace):
 
 @pytest.mark.notebook
 def test_judged_configuration_without_key_or_cache_says_so_and_scores_nothing(tmp_path, monkeypatch):
-    """MEMEVAL_REPRODUCE_JUDGED=1 with an empty cache: the notebooks finish, say the calls failed, and never
-    count a failed answer as a zero."""
+    """MEMEVAL_REPRODUCE_JUDGED=1 with an empty cache: the notebooks stop with the run's closing line; with
+    allow_incomplete they finish, say at the top that the run is incomplete, and never count a failed answer as a
+    zero."""
+    from papermill.exceptions import PapermillExecutionError
+
     from memeval.notebook_runner import JUDGED_PARAMETERS
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -230,10 +244,14 @@ def test_judged_configuration_without_key_or_cache_says_so_and_scores_nothing(tm
     metrics = {}
     for name, params in small.items():
         artifacts = tmp_path / "artifacts" / name
-        execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb",
-                         {**JUDGED_PARAMETERS[name], **params, "artifacts_dir": str(artifacts),
-                          "figures_dir": str(tmp_path / "figures")}, progress=False)
-        metrics[name] = json.loads((artifacts / "metrics.json").read_text())
+        params = {**JUDGED_PARAMETERS[name], **params, "artifacts_dir": str(artifacts),
+                  "figures_dir": str(tmp_path / "figures")}
+        with pytest.raises(PapermillExecutionError, match="incomplete: "):
+            execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.stopped.ipynb", params, progress=False)
+        execute_notebook(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", {**params, "allow_incomplete": True},
+                         progress=False)
+        metrics[name] = json.loads((configured(name, artifacts, params) / "metrics.json").read_text())
+        assert "**incomplete: " in (tmp_path / f"{name}.ipynb").read_text()
     prototype = metrics["01_prototype_scoring"]
     assert prototype["mean_f1"] == {"rag_turns": None} and prototype["answer_counts"]["errors"] == 20
     assert any("20 answers failed" in n for n in prototype["notes"])
@@ -366,14 +384,15 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
                           "figures_dir": str(replayed / "figures")}, progress=False)
         assert len(server.received) == sent, "the shared cache must answer everything"
     for root in (keyed, replayed):
-        metrics = json.loads((root / "artifacts" / "02_full_run" / "metrics.json").read_text())
+        config = configured("02_full_run", root / "artifacts" / "02_full_run", params)
+        metrics = json.loads((config / "metrics.json").read_text())
         assert metrics["judged"] == {"rag_turns": 3}
-        assert metrics["run_dir"].endswith("run_claude")
+        assert metrics["run_dir"] == str(config / "run")
         j_table = locomo_j_table(root / "artifacts").markdown
         assert "| rag_turns | graded (ours) | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" in j_table
         headline = headline_table(root / "artifacts").markdown
         command = ("`memeval locomo run --conversations conv-26 --questions 3 --answerer claude "
-                   f"--judge graded --judge-runs 2 --out {root / 'artifacts' / '02_full_run' / 'run_claude'}` "
+                   f"--judge graded --judge-runs 2 --out {config / 'run'}` "
                    "(notebook 02)")
         assert "| LoCoMo J (categories 1–4) | rag_turns 80.00 (graded judge) | Mem0 66.88" in headline
         assert "3 questions, claude reader" in headline and command in headline
@@ -384,19 +403,22 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
 
 @pytest.mark.notebook
 def test_a_notebook_rerun_with_other_parameters_shows_only_its_own_configuration(tmp_path):
-    """Notebook 03 rerun into the same artifacts with fewer seeds: every number is that configuration's (the
-    first run's rows are not mixed in, as they were when the sweep directory simply grew)."""
+    """Notebook 03 rerun into the same artifacts with other parameters: each configuration keeps its own
+    directory, so the second run neither mixes its rows with the first's nor deletes them."""
     artifacts = tmp_path / "artifacts" / "03_memaudit_small"
-    for seeds in (6, 3):
-        params = {**SMALL_PARAMETERS["03_memaudit_small"], "seeds": seeds, "artifacts_dir": str(artifacts),
-                  "figures_dir": str(tmp_path / "figures")}
+    configs = {}
+    for seeds, budgets in ((6, [2, 4, 16]), (3, [3, 6])):
+        params = {**SMALL_PARAMETERS["03_memaudit_small"], "seeds": seeds, "budgets": budgets,
+                  "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path / "figures")}
         execute_notebook(NOTEBOOKS / "03_memaudit_small.ipynb", tmp_path / f"03_{seeds}.ipynb", params,
                          progress=False)
-    metrics = json.loads((artifacts / "metrics.json").read_text())
-    assert metrics["packages"] == 3 and metrics["opt_rows"] == 3 * 3
-    assert metrics["certification_rows"] == 3 * 3
-    manifest = json.loads((artifacts / "sweep" / "manifest.json").read_text())
-    assert manifest["config"]["seeds"] == 3 and manifest["complete"] is True
+        configs[seeds] = configured("03_memaudit_small", artifacts, params)
+    assert configs[6] != configs[3] and configs[3].name.startswith("seeds=3,budgets=3+6-")
+    for seeds, budgets in ((6, 3), (3, 2)):
+        metrics = json.loads((configs[seeds] / "metrics.json").read_text())
+        assert metrics["packages"] == seeds and metrics["opt_rows"] == seeds * budgets
+        manifest = json.loads((configs[seeds] / "sweep" / "manifest.json").read_text())
+        assert manifest["config"]["seeds"] == seeds and manifest["complete"] is True
 
 
 @pytest.mark.notebook
@@ -415,7 +437,7 @@ def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, t
               "figures_dir": str(tmp_path / "figures"),
               "imported_answers": [{"source": str(answers), "format": "jsonl", "system": "perfect"}]}
     execute_notebook(NOTEBOOKS / "02_full_run.ipynb", tmp_path / "02.ipynb", params, progress=False)
-    metrics = json.loads((tmp_path / "a02" / "metrics.json").read_text())
+    metrics = json.loads((configured("02_full_run", tmp_path / "a02", params) / "metrics.json").read_text())
     assert metrics["questions"]["perfect"] == 30 and metrics["f1_overall_1_4"]["perfect"] > 0.9
     store = tmp_path / "store.json"
     store.write_text(json.dumps({c.sample_id: [{"memory": i.text, "created_at": i.time, "metadata": {}}
@@ -424,7 +446,7 @@ def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, t
               "figures_dir": str(tmp_path / "figures"),
               "imported_stores": [{"store": str(store), "format": "mem0", "system": "mem0"}]}
     execute_notebook(NOTEBOOKS / "05_memaudit_natural87.ipynb", tmp_path / "05.ipynb", params, progress=False)
-    metrics = json.loads((tmp_path / "a05" / "metrics.json").read_text())
+    metrics = json.loads((configured("05_memaudit_natural87", tmp_path / "a05", params) / "metrics.json").read_text())
     assert metrics["union_rows"] == 5 * 4 * 3 * 2, "three built-in stores and the imported one"
     executed = (tmp_path / "05.ipynb").read_text()
     assert "mem0 @ B=" in executed or "| mem0 |" in executed
@@ -433,13 +455,15 @@ def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, t
 @pytest.mark.notebook
 def test_longmemeval_notebook_says_the_data_is_missing_and_computes_nothing(tmp_path):
     artifacts = tmp_path / "artifacts"
-    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb",
-                     {"data_path": "/nonexistent/longmemeval_s_cleaned.json", "artifacts_dir": str(artifacts)},
-                     progress=False)
-    metrics = json.loads((artifacts / "metrics.json").read_text())
+    params = {"data_path": "/nonexistent/longmemeval_s_cleaned.json", "artifacts_dir": str(artifacts),
+              "figures_dir": str(tmp_path / "figures")}
+    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb", params, progress=False)
+    config = configured("08_longmemeval", artifacts, params)
+    metrics = json.loads((config / "metrics.json").read_text())
     assert metrics == {"data_present": False, "data_path": "/nonexistent/longmemeval_s_cleaned.json"}
     assert "LongMemEval data not found" in (tmp_path / "out.ipynb").read_text()
-    assert sorted(p.name for p in artifacts.iterdir()) == ["metrics.json"]
+    assert [p.name for p in artifacts.iterdir()] == [config.name]
+    assert sorted(p.name for p in config.iterdir()) == ["metrics.json"]
 
 
 @pytest.mark.notebook
@@ -451,13 +475,15 @@ def test_longmemeval_notebook_runs_on_a_file_in_the_published_format(tmp_path):
                                 _with_turn("q2", "temporal-reasoning", LONG_TURN),
                                 _with_turn("q3_abs", "multi-session", LONG_TURN, evidence=False)]))
     artifacts = tmp_path / "artifacts"
-    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb",
-                     {"data_path": str(data), "natural_budgets": [5, 20], "artifacts_dir": str(artifacts)},
-                     progress=False)
-    metrics = json.loads((artifacts / "metrics.json").read_text())
+    params = {"data_path": str(data), "natural_budgets": [5, 20], "artifacts_dir": str(artifacts),
+              "figures_dir": str(tmp_path / "figures")}  # never the user's reports/figures
+    execute_notebook(NOTEBOOKS / "08_longmemeval.ipynb", tmp_path / "out.ipynb", params, progress=False)
+    config = configured("08_longmemeval", artifacts, params)
+    metrics = json.loads((config / "metrics.json").read_text())
     assert metrics["instances"] == 3 and metrics["answers"] == 9 and metrics["judgments"] == 0
     assert metrics["natural"]["accepted"] == 2 and metrics["natural"]["opt_certified"] == metrics["natural"]["opt_rows"]
-    assert "not measured" in (artifacts / "run" / "report.md").read_text()
+    assert "not measured" in (config / "run" / "report.md").read_text()
+    assert (tmp_path / "figures" / "08_longmemeval_recall.png").is_file()
 
 
 @pytest.mark.notebook
@@ -468,11 +494,10 @@ def test_natural_notebook_takes_longmemeval_as_its_source(tmp_path):
     data.write_text(json.dumps([_with_turn("q1", "single-session-user", LONG_TURN),
                                 _with_turn("q2", "temporal-reasoning", LONG_TURN)]))
     artifacts = tmp_path / "artifacts"
-    execute_notebook(NOTEBOOKS / "05_memaudit_natural87.ipynb", tmp_path / "out.ipynb",
-                     {"source": "longmemeval", "data_path": str(data), "target": 5, "budgets": [5, 20],
-                      "noise_seeds": 1, "jobs": 1, "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path)},
-                     progress=False)
-    metrics = json.loads((artifacts / "metrics.json").read_text())
+    params = {"source": "longmemeval", "data_path": str(data), "target": 5, "budgets": [5, 20], "noise_seeds": 1,
+              "jobs": 1, "artifacts_dir": str(artifacts), "figures_dir": str(tmp_path)}
+    execute_notebook(NOTEBOOKS / "05_memaudit_natural87.ipynb", tmp_path / "out.ipynb", params, progress=False)
+    metrics = json.loads((configured("05_memaudit_natural87", artifacts, params) / "metrics.json").read_text())
     assert metrics["source"] == "LongMemEval-Natural, rule-adjudicated"
     assert metrics["manifest"]["accepted"] == 2 and metrics["opt_certified"] == metrics["opt_rows"] > 0
     assert metrics["bridge_rows"] == 0 and "fact_only@5" not in metrics["writer_mean_ratio"]

@@ -1,12 +1,13 @@
 import json
 
+from memeval.artifacts import stored
 from memeval.publication.figures import FIGURES
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 from tests.rows import answer_row, judgment_row
 
 
 def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_path):
-    run = tmp_path / "02_full_run" / "run"
+    run = stored("locomo_run", tmp_path)
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
     fig, caption = FIGURES["fig_locomo"](tmp_path)
@@ -44,7 +45,7 @@ def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgment
     from memeval.qa.answer_pass import load_answers
     from memeval.scoring.f1 import score_f1
 
-    run = tmp_path / "02_full_run" / "run"
+    run = stored("locomo_run", tmp_path)
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
     table = locomo_f1_table(tmp_path)
@@ -95,11 +96,11 @@ def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
         return answer_row(f"conv-26:q{i:04d}", system="rag_turns", prediction="", f1=None if error else 0.5,
                           error=error)
 
-    judged = tmp_path / "02_full_run" / "run_claude"
+    judged = stored("locomo_run_claude", tmp_path)
     judged.mkdir(parents=True)
     (judged / "answers.jsonl").write_text("".join(json.dumps(answer(i, "CacheMiss: no key")) + "\n"
                                                   for i in range(3)))
-    assert locomo_run_dir(tmp_path) == tmp_path / "02_full_run" / "run"
+    assert locomo_run_dir(tmp_path) == stored("locomo_run", tmp_path)
     with (judged / "answers.jsonl").open("a") as fh:
         fh.write(json.dumps(answer(1, None)) + "\n")  # one retried answer made it
     assert locomo_run_dir(tmp_path) == judged

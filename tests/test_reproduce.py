@@ -63,7 +63,11 @@ def test_reproduce_quick_runs_a_notebook_on_small_parameters(tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["reproduce", "--only", "03", "--quick", "--out", str(out), "--figures", str(tmp_path / "figures"),
                  "--no-progress"]) == 0
-    metrics = json.loads((out / "artifacts" / "03_memaudit_small" / "metrics.json").read_text())
+    from memeval.artifacts import configuration_for
+    from memeval.notebook_runner import QUICK_PARAMETERS
+
+    config = configuration_for("03_memaudit_small", QUICK_PARAMETERS["03_memaudit_small"])
+    metrics = json.loads((out / "artifacts" / "03_memaudit_small" / config / "metrics.json").read_text())
     assert metrics["packages"] == 6 and metrics["opt_rows"] == 6 * 3
     manifest = json.loads((out / "reproduce_manifest.json").read_text())
     assert manifest["quick"] is True and manifest["command_line"].endswith("--only 03 --quick")

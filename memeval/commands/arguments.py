@@ -77,3 +77,21 @@ def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument("--n-seeds", "--seeds", dest="n_seeds", type=int, default=default,
                         help=f"how many seeds (default {default}; --seeds: older spelling)")
     parser.add_argument("--seed-start", type=int, default=0, help="the first seed (default 0)")
+
+
+def add_restart(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--restart", action="store_true",
+                        help="move what --out holds aside to DIR.replaced-<UTC time> (never deleted) and start "
+                             "afresh; without it a directory holding another configuration is refused")
+
+
+def finish(closing_line: str | None) -> int:
+    """The exit code of a run: 0 when complete; otherwise the closing line, last on the terminal, and 4."""
+    import sys
+
+    from memeval.errors import EXIT_INCOMPLETE, EXIT_OK
+
+    if not closing_line:
+        return EXIT_OK
+    print(f"memeval: {closing_line}", file=sys.stderr)
+    return EXIT_INCOMPLETE

@@ -28,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     st = command(sub, "stats", "counts of conversations or instances, questions by category or type, turns, "
                  "sessions, and the data's quirks", "memeval data stats --json")
     st.add_argument("path", nargs="?", default=None, help="file, directory or zip (default: discovered LoCoMo)")
-    st.add_argument("--dataset", choices=["locomo", "longmemeval"], default="locomo")
+    st.add_argument("--dataset", choices=["locomo", "longmemeval"], default="locomo",
+                    help="what the path holds: locomo (default) or a LongMemEval file")
     st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(handler=_stats)
 

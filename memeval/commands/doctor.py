@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor = command(subparsers, "doctor", "check the key, models, API versions and sampling (< $0.01)",
                      "memeval doctor --judge-model claude-sonnet-4-6")
     add_llm_arguments(doctor)
-    doctor.add_argument("--json", action="store_true")
+    doctor.add_argument("--json", action="store_true", help="print the plan or the checks as JSON")
     doctor.set_defaults(handler=_doctor)
 
 

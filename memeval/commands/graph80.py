@@ -9,8 +9,10 @@ from memeval.commands.arguments import (
     add_data,
     add_out_dir,
     add_progress,
+    add_restart,
     add_systems,
     command,
+    finish,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
@@ -28,11 +30,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "memeval graph80 run --data graph80 --systems 'memory_graph:hops=1;chunks' --out graph80_run")
     add_data(run, "a `graph80 generate` directory", required=True)
     add_systems(run, "memory_graph:hops=0;memory_graph:hops=1;memory_graph:hops=2;chunks", "memory_graph:hops=1")
-    run.add_argument("--extractor", choices=["gold", "llm"], default="gold")
-    run.add_argument("--answerer", choices=["extractive", "claude"], default="extractive")
-    run.add_argument("--judge", choices=["none", "three_dim"], default="none")
-    run.add_argument("--repeats", type=int, default=3)
-    add_out_dir(run, "study directory (rows.jsonl, summary.json, manifest.json)")
+    run.add_argument("--extractor", choices=["gold", "llm"], default="gold",
+                     help="gold: the corpus's own triples (default, no LLM); llm: triples extracted by the model")
+    run.add_argument("--reader", "--answerer", dest="answerer", choices=["extractive", "claude"],
+                     default="extractive",
+                     help="who answers from the memories: extractive (no LLM, the default) or claude; "
+                          "--answerer: older spelling, still accepted")
+    run.add_argument("--judge", choices=["none", "three_dim"], default="none",
+                     help="none: gold-answer containment, labelled as such (default); three_dim: the "
+                          "three-dimension LLM judge (entity, relation, no wrong information)")
+    run.add_argument("--repeats", type=int, default=3, help="runs of every question per system (default 3)")
+    add_out_dir(run, "study directory (rows.jsonl, summary.json, manifest.json; another configuration is refused)")
+    add_restart(run)
     add_progress(run)
     add_llm_arguments(run)
     run.set_defaults(handler=_run)
@@ -50,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
 
     llm = llm_options(args)
     config = StudyConfig(args.data, args.out, split_systems(args.systems), args.extractor, args.answerer,
-                         args.judge, args.repeats, progress=not args.no_progress)
+                         args.judge, args.repeats, progress=not args.no_progress, restart=args.restart)
     roles = role_temperatures(config)
     client = None
     if roles:
@@ -71,4 +80,6 @@ def _run(args: argparse.Namespace) -> int:
                   f"{row['path_recall']:.3f}  entity recall {row['entity_recall']:.3f}  tokens "
                   f"{row['context_tokens']:.0f}")
     print(f"score: {summary['score_kind']} -> {args.out}/summary.json")
-    return 0
+    from memeval.rundir import incomplete_line
+
+    return finish(incomplete_line(summary.get("missing") or {}))

@@ -9,22 +9,23 @@ from memeval.commands.arguments import command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    ls = command(subparsers, "ls", "list the runs and sweeps under a directory, with their manifests' commit and "
-                 "command", "memeval ls reports/artifacts")
+    ls = command(subparsers, "ls", "list the runs, sweeps and builds under a directory: status (complete, "
+                 "incomplete, running, replaced), row counts, commit and command", "memeval ls reports/artifacts")
     ls.add_argument("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print the list as JSON")
     ls.set_defaults(handler=_ls)
 
     cache = subparsers.add_parser("cache", help="the LLM response cache: stats and pruning")
     sub = cache.add_subparsers(dest="cache_command", required=True)
     stats = command(sub, "stats", "entries, models and size of the response cache", "memeval cache stats --json")
     stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
-    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
     stats.set_defaults(handler=_cache_stats)
     prune = command(sub, "prune", "delete cached responses by age and/or model",
                     "memeval cache prune --model claude-opus-4-6 --older-than 30 --dry-run")
     prune.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
-    prune.add_argument("--older-than", type=float, default=None, metavar="DAYS")
+    prune.add_argument("--older-than", type=float, default=None, metavar="DAYS",
+                       help="only responses cached more than DAYS days ago")
     prune.add_argument("--model", default=None, help="only this model's responses")
     prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
     prune.set_defaults(handler=_cache_prune)
@@ -43,9 +44,10 @@ def _ls(args: argparse.Namespace) -> int:
     if not found:
         print(f"no results (no manifest.json) under {', '.join(roots)}")
         return 0
-    print(markdown_table(["directory", "what", "commit", "created (UTC)", "command"],
-                         [[r["directory"], r["kind"], r["commit"] or "–", r["created_utc"] or "–",
-                           r["command_line"] or "–"] for r in found]))
+    print(markdown_table(["directory", "what", "status", "rows", "commit", "created (UTC)", "command"],
+                         [[r["directory"], r["kind"], r["status"],
+                           ", ".join(f"{n} {k}" for k, n in r["rows"].items()) or "–", r["commit"] or "–",
+                           r["created_utc"] or "–", r["command_line"] or "–"] for r in found]))
     return 0
 
 

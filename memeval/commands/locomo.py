@@ -9,8 +9,10 @@ from memeval.commands.arguments import (
     add_data,
     add_out_dir,
     add_progress,
+    add_restart,
     add_systems,
     command,
+    finish,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
@@ -23,19 +25,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     locomo = subparsers.add_parser("locomo", help="end-to-end QA on LoCoMo")
     sub = locomo.add_subparsers(dest="locomo_command", required=True)
     run = command(sub, "run", "answer (and optionally judge) LoCoMo questions with memory systems",
-                  "memeval locomo run --systems rag_turns,full_context --answerer claude --judge graded "
+                  "memeval locomo run --systems rag_turns,full_context --reader claude --judge graded "
                   "--out runs/claude")
     add_data(run, "LoCoMo file or directory (default: the documented search order)")
     run.add_argument("--conversations", default="all", help="all, conv-26, or a comma-separated list")
     run.add_argument("--questions", default="all", help="prototype, all, or N (the first N per conversation)")
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
-    run.add_argument("--answerer", choices=ANSWERERS, default="extractive")
-    run.add_argument("--judge", choices=JUDGE_CHOICES, default="none")
-    run.add_argument("--judge-runs", type=int, default=None, help="runs per question (graded 10, binary 1)")
-    run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync")
+    run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
+                     help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
+                          "project's memory prompt) or claude_official (the LoCoMo paper's prompt); --answerer: "
+                          "older spelling, still accepted")
+    run.add_argument("--judge", choices=JUDGE_CHOICES, default="none",
+                     help="none (default: F1 only), graded (0-100, 10 runs a question) or binary (Mem0's "
+                          "CORRECT/WRONG protocol); needs a key or a cache holding the calls")
+    run.add_argument("--judge-runs", type=int, default=None,
+                     help="judge runs per question (default: graded 10, binary 1)")
+    run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",
+                     help="sync: one request per judgment (default); batch: uncached judgments through the Message "
+                          "Batches API at half price, resumed after a kill")
     run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
     add_llm_arguments(run)
-    add_out_dir(run, "run directory (resumable: rerun to continue)")
+    add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
+    add_restart(run)
+    run.add_argument("--fail-fast", action="store_true",
+                     help="stop at the first plug-in failure (its own ingest or search raising) with one "
+                          "line naming the system, the question and the exception; without it the failure "
+                          "is recorded in that question's answer row (retried on a rerun) and the run goes on")
     add_progress(run)
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
@@ -49,6 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--system", required=True, help="the name the imported answers carry in every table")
     add_data(imp, "LoCoMo file or directory the answers are matched against (default: the documented order)")
     add_out_dir(imp, "run directory to add the answers to")
+    imp.add_argument("--skip-invalid", action="store_true",
+                     help="leave malformed rows out (each reported, here and in the manifest) instead of refusing "
+                          "the file")
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
@@ -61,7 +79,8 @@ def _run(args: argparse.Namespace) -> int:
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
         judge_mode=args.judge_mode, k=args.k, llm_backend=llm.backend, budget_usd=llm.budget_usd,
-        sampling=llm.sampling, models=llm.models, progress=not args.no_progress,
+        sampling=llm.sampling, models=llm.models, progress=not args.no_progress, restart=args.restart,
+        fail_fast=args.fail_fast,
     )
     if llm.dry_run:
         print(json.dumps(estimate_run(config), indent=2))
@@ -72,20 +91,25 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(result.report)
         print(f"written to {result.out}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
-    return 0
+    return finish(result.closing_line())
 
 
 def _import(args: argparse.Namespace) -> int:
     from memeval.qa.importer import import_answers
 
-    report = import_answers(args.source, args.format, args.system, args.out, args.data)
+    report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid)
     if args.json:
         print(json.dumps(report))
     else:
         print(f"{report['matched']} of {report['rows']} rows matched to LoCoMo questions -> {args.out}/answers.jsonl "
               f"({report['unmatched']} unmatched, {report['ambiguous']} ambiguous, {report['duplicates']} "
-              "duplicated, all left out)")
+              f"duplicated, {report['mismatched']} gold mismatches, {report['skipped']} invalid, all left out)")
+        if report["by_position"]:
+            print(f"  {report['by_position']} rows whose question text repeats in their conversation were placed "
+                  "by position (the k-th such row answers the k-th such question in dataset order)")
         for example in report["examples"]:
             print(f"  {example}")
+        for skipped in report["skipped_rows"]:
+            print(f"  skipped (invalid): {skipped}")
         print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
     return 0

@@ -8,8 +8,10 @@ from memeval.commands.arguments import (
     add_data,
     add_out_dir,
     add_progress,
+    add_restart,
     add_systems,
     command,
+    finish,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
@@ -32,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache); the published "
                           "one is --judge-model gpt-4o-2024-08-06 --llm openai")
     add_llm_arguments(run, roles=("answer", "judge"))
-    add_out_dir(run, "run directory (resumable: rerun to continue)")
+    add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
+    add_restart(run)
+    run.add_argument("--fail-fast", action="store_true",
+                     help="stop at the first plug-in failure (its own ingest or search raising) with one "
+                          "line naming the system, the question and the exception; without it the failure "
+                          "is recorded in that question's answer row (retried on a rerun) and the run goes on")
     add_progress(run)
     run.set_defaults(handler=_run)
 
@@ -44,8 +51,11 @@ def _run(args: argparse.Namespace) -> int:
     result = run_longmemeval(LongMemEvalConfig(
         args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
-        budget_usd=llm.budget_usd, dry_run=llm.dry_run))
+        budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast))
     print(result["report"])
     if not result.get("dry_run"):
         print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+        from memeval.rundir import incomplete_line
+
+        return finish(incomplete_line(result.get("missing") or {}))
     return 0

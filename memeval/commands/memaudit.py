@@ -14,6 +14,7 @@ from memeval.commands.arguments import (
     add_out_dir,
     add_output_file,
     add_progress,
+    add_restart,
     command,
     names,
 )
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _validate_parser(sub, name: str, alias: str) -> None:
     val = command(sub, name, "check a memaudit.package/v1 file" + alias, "memeval memaudit validate package.json")
-    val.add_argument("package")
+    val.add_argument("package", help="a memaudit.package/v1 JSON file")
     val.set_defaults(handler=_validate)
 
 
@@ -41,11 +42,14 @@ def _solve_parser(sub, name: str, alias: str) -> None:
 
     solve = command(sub, name, "solve one package at a budget: the certified OPT or a writer" + alias,
                     "memeval memaudit solve package.json --budget 6 --method both --json")
-    solve.add_argument("package")
+    solve.add_argument("package", help="a memaudit.package/v1 JSON file")
     solve.add_argument("--budget", type=float, default=None, help="default: the package's own budget")
-    solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "both", *ALL_WRITERS[1:]])
-    solve.add_argument("--max-per-group", type=int, default=None)
-    solve.add_argument("--json", action="store_true")
+    solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "both", *ALL_WRITERS[1:]],
+                       help="opt: the certified optimum by the solver that suits the package (default); bnb, milp: "
+                            "that solver; both: both, checked against each other; any other name: that writer")
+    solve.add_argument("--max-per-group", type=int, default=None,
+                       help="candidates kept per experience (default: the package's own, usually 1)")
+    solve.add_argument("--json", action="store_true", help="print the result as one JSON object")
     solve.set_defaults(handler=_solve)
 
 
@@ -54,11 +58,12 @@ def _generate_parser(sub, name: str, alias: str) -> None:
 
     gen = command(sub, name, "generate a MEMAUDIT-Small or stress package" + alias,
                   "memeval memaudit generate small --distribution base --seed 7 --output base-7.json")
-    gen.add_argument("family", choices=["small"])
-    gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS))
+    gen.add_argument("family", choices=["small"], help="the package family (MEMAUDIT-Small)")
+    gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
+                     help="base (default) or a stress distribution")
     gen.add_argument("--seed", type=int, default=0, help="the one seed of this package")
-    gen.add_argument("--facts", type=int, default=3)
-    gen.add_argument("--updates", type=int, default=2)
+    gen.add_argument("--facts", type=int, default=3, help="stable facts in the package (default 3)")
+    gen.add_argument("--updates", type=int, default=2, help="preferences that are later changed (default 2)")
     gen.add_argument("--count", type=int, default=None, help="override a stress distribution's item count")
     add_output_file(gen, "the package file to write")
     gen.set_defaults(handler=_generate)
@@ -70,24 +75,33 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
     sweep = command(sub, name, "budget sweep of writers against certified OPT denominators" + alias,
                     "memeval memaudit sweep small --distribution base --n-seeds 500 --budgets 2,4,6,8 "
                     "--certify milp --out sweep_base")
-    sweep.add_argument("family", choices=["small", "natural"])
-    sweep.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS))
+    sweep.add_argument("family", choices=["small", "natural"],
+                       help="small: generated packages (--distribution, --n-seeds); natural: the package files in "
+                            "--packages")
+    sweep.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
+                       help="small: base (default) or a stress distribution")
     add_n_seeds(sweep, 500)
     sweep.add_argument("--packages", default=None, help="directory of package files (natural)")
     add_budgets(sweep)
     sweep.add_argument("--methods", type=names, default=None, help="comma-separated writers")
-    sweep.add_argument("--max-per-group", type=int, default=None)
-    sweep.add_argument("--certify", choices=["none", "milp"], default="none")
-    sweep.add_argument("--facts", type=int, default=3)
-    sweep.add_argument("--updates", type=int, default=2)
-    sweep.add_argument("--count", type=int, default=None)
+    sweep.add_argument("--max-per-group", type=int, default=None,
+                       help="candidates kept per experience (default: each package's own)")
+    sweep.add_argument("--certify", choices=["none", "milp"], default="none",
+                       help="milp: solve every OPT row by the MILP as well and stop (exit 3) if the solvers "
+                            "disagree")
+    sweep.add_argument("--facts", type=int, default=3, help="small: stable facts per package (default 3)")
+    sweep.add_argument("--updates", type=int, default=2,
+                       help="small: preferences later changed, per package (default 2)")
+    sweep.add_argument("--count", type=int, default=None, help="small: override a stress distribution's item count")
     sweep.add_argument("--jobs", type=int, default=2, help="worker processes (joblib; with --backend dask and no "
                                                            "--scheduler, the local cluster's workers)")
     sweep.add_argument("--backend", choices=["local", "dask"], default="local",
                        help="local: joblib processes; dask: joblib's Dask backend (pip install 'memeval[dask]')")
     sweep.add_argument("--scheduler", default=None,
                        help="address of an existing Dask scheduler (tcp://host:8786); default: a local cluster")
-    add_out_dir(sweep, "sweep directory (raw_results.jsonl, summary.json, manifest.json; rerun to resume)")
+    add_out_dir(sweep, "sweep directory (raw_results.jsonl, summary.json, manifest.json; rerun to resume; "
+                       "another configuration is refused)")
+    add_restart(sweep)
     add_progress(sweep, old_quiet=True)
     sweep.set_defaults(handler=_sweep)
 
@@ -152,6 +166,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from memeval.errors import EXIT_UNCERTIFIED
     from memeval.memaudit.sweep import DEFAULT_SMALL_METHODS, CertificationError, SweepConfig, run_sweep
 
     if args.family == "natural" and not args.packages:
@@ -172,10 +187,10 @@ def _sweep(args: argparse.Namespace) -> int:
 
         scorer = UnionAwareScorer()
     try:
-        summary = run_sweep(config, args.out, progress=not args.no_progress, scorer=scorer)
+        summary = run_sweep(config, args.out, progress=not args.no_progress, scorer=scorer, restart=args.restart)
     except CertificationError as exc:
         print(f"memeval: CERTIFICATION FAILED: {exc}", file=sys.stderr)
-        return 3
+        return EXIT_UNCERTIFIED
     except InputError:
         raise
     except ValueError as exc:

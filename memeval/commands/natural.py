@@ -12,6 +12,7 @@ from memeval.commands.arguments import (
     add_out_dir,
     add_output_file,
     add_progress,
+    add_restart,
     command,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
@@ -25,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build = command(sub, "build", "build the natural packages (one per accepted question) and their union packages",
                     "memeval natural build --out natural87")
     add_data(build, "LoCoMo file or directory (default: the documented search order)")
-    add_out_dir(build, "directory for the package files, rejected.jsonl, manifest")
+    add_out_dir(build, "directory for the package files, rejected.jsonl, manifest (a build with other settings is "
+                       "refused)")
+    add_restart(build)
     build.add_argument("--cost", choices=["words", "bytes"], default="words",
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
     build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help=f"packages to accept ({TARGET_ACCEPTED})")
@@ -48,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "memeval natural sensitivity --packages natural87 --output sensitivity.json")
     sens.add_argument("--packages", required=True, help="a `natural build` directory")
     add_budgets(sens, required=False, default="30,60,100")
-    sens.add_argument("--noise-rate", type=float, default=0.1)
+    sens.add_argument("--noise-rate", type=float, default=0.1,
+                      help="share of coverage cells replaced by a random level in the label-noise check (0.1)")
     sens.add_argument("--noise-seeds", type=int, default=3, help="how many label-noise seeds")
     add_output_file(sens, "the JSON file to write")
     sens.set_defaults(handler=_sensitivity)
@@ -76,7 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--out natural87")
     union.add_argument("--packages", required=True, help="a `natural build` directory")
     union.add_argument("--store", required=True, help="the exported store: a JSON object keyed by conversation id")
-    union.add_argument("--format", required=True, choices=["memeval", "mem0", "letta", "amem"])
+    union.add_argument("--format", required=True, choices=["memeval", "mem0", "letta", "amem"],
+                       help="the store's shape: memeval items, Mem0 get_all(), Letta archival passages or "
+                            "A-Mem notes")
     union.add_argument("--system", required=True, help="the name the store carries in every table")
     add_data(union, "LoCoMo file or directory (default: the documented search order)")
     add_out_dir(union, "packages directory to write into (the same as --packages adds the union packages there)")
@@ -193,7 +199,7 @@ def _build(args: argparse.Namespace) -> int:
             raise InputError("natural build --scope conversation", "--source/--with-graph",
                              "conversation-scale packages are built from LoCoMo without the graph")
         manifest = build_conversation_directory(args.out, args.data, args.cost, union=not args.no_union,
-                                                conversations=args.conversations)
+                                                conversations=args.conversations, restart=args.restart)
         print(json.dumps({k: manifest[k] for k in ("scope", "source", "sizes", "union_systems", "tombstones")}))
         return 0
     if args.source == "longmemeval":
@@ -204,7 +210,7 @@ def _build(args: argparse.Namespace) -> int:
             raise InputError("natural build --source longmemeval", "--with-graph", "the memory graph's union "
                              "packages are built for LoCoMo only")
         manifest = build_longmemeval_directory(args.out, args.data, args.cost, args.target, args.seed,
-                                               progress=not args.no_progress)
+                                               progress=not args.no_progress, restart=args.restart)
         print(json.dumps({k: manifest[k] for k in ("source", "eligible", "examined", "accepted", "rejected",
                                                    "rejected_by_reason", "accepted_by_type", "rule_version")}))
         return 0
@@ -224,7 +230,7 @@ def _build(args: argparse.Namespace) -> int:
                              indent=2))
             return 0
     manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
-                               graph_client=client, progress=not args.no_progress)
+                               graph_client=client, progress=not args.no_progress, restart=args.restart)
     print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
                                                "accepted_by_category", "rule_version", "union_systems",
                                                "union_not_exported")}))

@@ -24,11 +24,13 @@ def _publish(args: argparse.Namespace) -> int:
 
     root = artifacts_root(args.artifacts)
     results = publish_all(root, figures_dir(args.figures))
-    metrics = publication_metrics(results)
+    metrics = publication_metrics(results, root)
     write_json_atomic(artifacts_dir("07_publication", root / "07_publication") / "metrics.json", metrics)
     if args.json:
         print(json.dumps(metrics, indent=2, sort_keys=True))
     else:
         for r in results:
             print(f"{r.name:22} {r.status:13} {', '.join(r.paths) if r.paths else r.message}")
+        for key, read in metrics["configurations"].items():
+            print(f"read {key}: {read['configuration']} ({read['directory']})")
     return 0

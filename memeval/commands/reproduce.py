@@ -10,7 +10,7 @@ from memeval.commands.arguments import add_out_dir, add_progress, command
 def register(subparsers: argparse._SubParsersAction) -> None:
     rep = command(subparsers, "reproduce", "execute the notebooks with papermill and render HTML",
                   "memeval reproduce --only 03 05 --out reports")
-    rep.add_argument("--notebooks", default="notebooks")
+    rep.add_argument("--notebooks", default="notebooks", help="the directory of notebooks to run (default notebooks)")
     add_out_dir(rep, "where executed notebooks, HTML and artifacts/ go (default reports)", required=False,
                 default="reports")
     rep.add_argument("--figures", default="figures", help="where notebooks write figures (they read MEMEVAL_FIGURES)")

@@ -16,11 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score = command(subparsers, "score", "score a JSONL of predictions with token F1, by category or by system",
                     "memeval score predictions.jsonl --mode mem0 --by system")
     score.add_argument("predictions", help="JSONL rows with prediction, answer (or gold), category (and system)")
-    score.add_argument("--mode", choices=["locomo", "seed", "mem0"], default="locomo")
+    score.add_argument("--mode", choices=["locomo", "seed", "mem0"], default="locomo",
+                       help="locomo: the official LoCoMo scorer (default); seed: plain token F1; mem0: the Mem0 "
+                            "paper's set-based F1")
     score.add_argument("--by", choices=["category", "system"], default="category",
                        help="category: one row per category; system: one row per `system` field, categories as "
                             "columns")
-    score.add_argument("--json", action="store_true")
+    score.add_argument("--json", action="store_true", help="print the scores as JSON instead of a table")
     score.set_defaults(handler=_score)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -182,9 +183,10 @@ class StudyConfig:
     judge: str = "none"  # or three_dim
     repeats: int = 3
     progress: bool = True
+    restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
 
     def public(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "progress"}
+        return {k: v for k, v in asdict(self).items() if k not in ("progress", "restart")}
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval graph80 run` command."""
@@ -240,11 +242,37 @@ def score_kind(config: StudyConfig) -> str:
     return "three_dim judge" if config.judge == "three_dim" else "gold-answer containment (no judge)"
 
 
+def study_identity(config: StudyConfig, client: LLMClient | None):
+    """What the study's rows depend on. The study rewrites rows.jsonl whole, so nothing is additive: another
+    configuration is refused (or, with --restart, the old study is moved aside)."""
+    from memeval.data.fetch import data_hashes
+    from memeval.llm.manifest import role_identity
+    from memeval.rundir import Identity
+
+    roles = {role: role_identity(client, role, t) for role, t in role_temperatures(config).items()} if client else {}
+    return Identity("graph80 run", fixed={
+        "data_sha256": data_hashes(config.data), "systems": list(config.systems), "extractor": config.extractor,
+        "answerer": config.answerer, "judge": config.judge, "repeats": config.repeats, "roles": roles})
+
+
 def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
+    from memeval.rundir import DirectoryLock, claim
+
     documents, questions, triples = load_graph80(config.data)
     configs = [check_system(SystemConfig.parse(s)) for s in config.systems]
     out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    lock = DirectoryLock(out, shlex.join(config.command_line()))
+    claimed = claim(out, study_identity(config, client), base_manifest(command="graph80 run",
+                                                                       command_line=config.command_line(),
+                                                                       config=config.public()),
+                    restart=config.restart, lock=lock)
+    try:
+        return _study_claimed(config, client, documents, questions, triples, configs, out, claimed)
+    finally:
+        lock.release()
+
+
+def _study_claimed(config: StudyConfig, client, documents, questions, triples, configs, out: Path, claimed) -> dict:
     systems = {c.shown: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
     rows = []
     with progress_bar(config.repeats * len(systems) * len(questions), "graph80", "q", config.progress) as bar:
@@ -285,9 +313,14 @@ def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
     write_json_atomic(out / "summary.json", summary)
     from memeval.llm.manifest import llm_manifest
 
+    failed = summary["failed_rows"]
+    missing = {"rows": f"{failed} of {len(rows)} rows failed (see `error` in rows.jsonl)"} if failed else {}
     write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", command_line=config.command_line(),
                                                            config=config.public(),
-                                                           llm=llm_manifest(client, role_temperatures(config))))
+                                                           llm=llm_manifest(client, role_temperatures(config)),
+                                                           identity=claimed.identity.as_dict(),
+                                                           complete=not missing, missing=missing))
+    summary["missing"] = missing
     return summary
 
 

@@ -33,3 +33,12 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
     return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)), "sdk_version": sdk_version(),
             "sdk_versions": {name: sdk_version(name) for name in sorted(sdks)}, "sampling": client.sampling,
             "roles": roles}
+
+
+def role_identity(client, role: str, temperature: float | None) -> dict:
+    """What of a role changes its replies, for a run directory's identity: model, provider, API version,
+    sampling and the temperature actually sent."""
+    model = client.model_for(role)
+    p = profiles.profile(model)
+    return {"model": model, "provider": p.provider, "api_version": p.api_version, "sampling": client.sampling,
+            "temperature_sent": profiles.sent_temperature(model, temperature, client.sampling)}

@@ -4,7 +4,7 @@ each), so `joblib.parallel_config(backend="dask"|"ray")` moves a sweep past one 
 
 from __future__ import annotations
 
-import json
+import shlex
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -283,13 +283,12 @@ def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
-              scorer: PackageScorer | None = None, other_configuration: str = "refuse") -> dict:
+              scorer: PackageScorer | None = None, other_configuration: str = "refuse", restart: bool = False
+              ) -> dict:
     """Run (or resume) a sweep into out_dir; returns the summary document. `scorer` decides which rows each
     package owes (default: the writers of `config.methods`; natural sweeps pass the union-aware scorer).
-    A directory holding another configuration is refused (`other_configuration="refuse"`, the CLI) or emptied
-    of that sweep's files first (`"restart"`: a notebook rerun with other parameters owns its directory)."""
-    from joblib import Parallel, delayed
-
+    A directory holding another configuration is refused in one line, unless `restart` (older spelling:
+    `other_configuration="restart"`), which moves it aside to OUT.replaced-<UTC time> — never deletes it."""
     scorer = scorer or WriterScorer()
     check_backend(config)
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
@@ -299,19 +298,24 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
     out = Path(out_dir)
-    try:
-        check_same_configuration(out, config)
-    except InputError:
-        if other_configuration != "restart":
-            raise
-        for name in SWEEP_FILES:
-            (out / name).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    raw_path = out / "raw_results.jsonl"
-    if not (out / "manifest.json").is_file():  # claim the directory for this configuration before any row
-        write_json_atomic(out / "manifest.json", base_manifest(command="memaudit sweep",
+    from memeval.rundir import DirectoryLock, claim
+
+    lock = DirectoryLock(out, shlex.join(config.command_line(out)))
+    claimed = claim(out, sweep_identity(config), base_manifest(command="memaudit sweep",
                                                                command_line=config.command_line(out),
-                                                               config=asdict(config), complete=False))
+                                                               config=asdict(config)),
+                    restart=restart or other_configuration == "restart", legacy=_legacy_identity(out), lock=lock)
+    try:
+        return _sweep_claimed(config, out, sources, scorer, progress, claimed)
+    finally:
+        lock.release()
+
+
+def _sweep_claimed(config: SweepConfig, out: Path, sources: list[PackageSource], scorer: PackageScorer,
+                   progress: bool, claimed) -> dict:
+    from joblib import Parallel, delayed
+
+    raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
     rows_on_disk = read_records(raw_path, SweepRow)
     done = {r.key for r in rows_on_disk}
@@ -382,9 +386,12 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
             wall_time_s=elapsed,
             rows_written=written,
             rows_total=len(selected),
+            identity=claimed.identity.as_dict(),
             complete=True,
         ),
     )
+    if claimed.moved_to is not None:
+        summary["moved_aside"] = str(claimed.moved_to)
     return summary
 
 
@@ -404,18 +411,28 @@ def _identity(config: dict) -> dict:
     return out
 
 
+def sweep_identity(config: SweepConfig):
+    """What a sweep's rows depend on (n_jobs, chunk, n_boot and the backend do not)."""
+    from memeval.rundir import Identity
+
+    return Identity("memaudit sweep", fixed=_identity(asdict(config)))
+
+
+def _legacy_identity(out: Path):
+    """A manifest written before identities were recorded still pins its configuration."""
+    from memeval.rundir import Identity, read_manifest
+
+    manifest = read_manifest(out) or {}
+    recorded = manifest.get("config")
+    if not isinstance(recorded, dict) or "identity" in manifest:
+        return None
+    return Identity("memaudit sweep", fixed=_identity(recorded))
+
+
 def check_same_configuration(out: Path, config: SweepConfig) -> None:
-    """A sweep directory holds one configuration: resuming it continues, another configuration is refused
-    (its rows would mix with these while summary.json described only the last call)."""
-    path = out / "manifest.json"
-    if not path.is_file():
-        return
-    try:
-        recorded = json.loads(path.read_text()).get("config") or {}
-    except json.JSONDecodeError:
-        raise InputError(path, "manifest", "not valid JSON; move the sweep directory aside") from None
-    mine, theirs = _identity(asdict(config)), _identity(recorded)
-    for key in IDENTITY:
-        if key in theirs and theirs[key] != mine[key]:
-            raise InputError(path, f"config.{key}", f"this directory holds a sweep with {key}={recorded.get(key)!r}, "
-                             f"not {getattr(config, key)!r}; use another --out")
+    """A sweep directory holds one configuration: resuming it continues, another configuration is refused in
+    one line naming every field that differs (its rows would mix with these while summary.json described only
+    the last call)."""
+    from memeval.rundir import check
+
+    check(out, sweep_identity(config), _legacy_identity(out))

@@ -62,6 +62,32 @@ def as_memory_item(obj: object, where: str) -> MemoryItem:
     return MemoryItem(text, float(score), tuple(sources), time, kind)
 
 
+SEARCH_RETURNS = (f"a list of {MemoryItem.__module__}.{MemoryItem.__qualname__} (or dicts with text, score, "
+                  "source_ids, time, kind)")
+
+
+def _shape(value: object) -> str:
+    """`a list of str`, `a tuple of str and int`, `a str`: what a search gave, in the words of the protocol."""
+    if not isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__}"
+    kinds = list(dict.fromkeys(type(v).__name__ for v in value))
+    return f"an empty {type(value).__name__}" if not kinds else f"a {type(value).__name__} of {' and '.join(kinds)}"
+
+
+def as_memory_items(found: object, where: str) -> list[MemoryItem]:
+    """A search's return value as MemoryItems (`where`: which system and question). A value that is not a list,
+    or items that are neither MemoryItems, mappings nor objects with a `text` attribute (plain strings, say), are
+    an input error naming the type it got and the type the protocol expects; a mapping or object missing a field
+    is one naming that field (as_memory_item)."""
+    from memeval.errors import InputError
+
+    if not isinstance(found, (list, tuple)):
+        raise InputError(where, "return value", f"expected {SEARCH_RETURNS}, got {_shape(found)}")
+    if any(not isinstance(item, (MemoryItem, dict)) and not hasattr(item, "text") for item in found):
+        raise InputError(where, "return value", f"search returned {_shape(found)}; expected {SEARCH_RETURNS}")
+    return [as_memory_item(item, f"{where}, item {i}") for i, item in enumerate(found)]
+
+
 class MemorySystem(Protocol):
     name: str
     ranked: bool  # False: search returns the whole store in a fixed order (k does not apply)

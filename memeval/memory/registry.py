@@ -46,6 +46,12 @@ def known(name: str) -> bool:
     return name in BUILTIN or name in registered() or _is_factory_path(name)
 
 
+def is_plugin(name: str) -> bool:
+    """A system from outside this package (an entry point or a named factory): its own exceptions in `ingest` or
+    `search` are recorded in the answer rows, where a built-in system's are programming errors and propagate."""
+    return name not in BUILTIN
+
+
 def _is_factory_path(name: str) -> bool:
     module, sep, attr = name.partition(":")
     return bool(sep and module and attr.isidentifier())

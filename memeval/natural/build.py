@@ -46,10 +46,14 @@ def graph_requests(data: str | None = None, cost_rule: str = "words", target: in
 
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
                     target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True,
-                    graph_client=None, progress: bool = False) -> dict:
+                    graph_client=None, progress: bool = False, restart: bool = False) -> dict:
     """`graph_client`: an LLM client whose extractions (cached or live) give the memory graph's union
     packages; without one the graph is not exported and the manifest says why."""
     data_path = find_locomo(data)
+    identity = settle_output(out, {"source": SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
+                                   "target": target, "seed": seed, "union": union,
+                                   "with_graph": graph_client is not None, "rule_version": RULE_VERSION,
+                                   "data_sha256": data_hashes(data_path)}, restart)
     conversations = {c.sample_id: c for c in load_locomo(data_path)}
     examined = build_natural(list(conversations.values()), target, seed, cost_rule, progress)
     accepted = [e for e in examined if e.accepted]
@@ -82,6 +86,8 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
         "packages": [e.package.package_id for e in accepted],
         "union_systems": list(EXPORT_SYSTEMS) if union else [],
         "union_not_exported": {},
+        "identity": identity,
+        "complete": True,  # written last, after every package file
     }
     graphs = None
     if union and graph_client is not None:
@@ -117,7 +123,7 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
 
 
 def build_conversation_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
-                                 union: bool = True, conversations: str = "all") -> dict:
+                                 union: bool = True, conversations: str = "all", restart: bool = False) -> dict:
     """`natural build --scope conversation`: one package per LoCoMo conversation (every turn, every question's
     evidence units) and, unless `union` is off, the built-in stores' union packages over it."""
     from memeval.natural import conversation_scope as scope
@@ -125,6 +131,9 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
 
     data_path = find_locomo(data)
     chosen = select_conversations(load_locomo(data_path), conversations)
+    identity = settle_output(out, {"source": scope.SOURCE_LABEL, "scope": "conversation", "cost_rule": cost_rule,
+                                   "union": union, "conversations": [c.sample_id for c in chosen],
+                                   "rule_version": RULE_VERSION, "data_sha256": data_hashes(data_path)}, restart)
     packages = [scope.build_conversation_package(c, cost_rule) for c in chosen]
     line = ["memeval", "natural", "build", "--scope", "conversation", *flag_args(
         {"data": data, "cost": cost_rule, "no_union": not union, "conversations": conversations},
@@ -142,6 +151,8 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
         "union_systems": list(EXPORT_SYSTEMS) if union else [],
         "union_not_exported": {"memory_graph": "needs an LLM extractor (question-level builds take --with-graph)"}
         if union else {},
+        "identity": identity,
+        "complete": True,  # written last, after every package file
     }
     files = {f"{p.package_id}.json": p.to_json() for p in packages}
     if union:
@@ -162,13 +173,16 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
 
 
 def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
-                                seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
+                                seed: int = SAMPLE_SEED, progress: bool = False, restart: bool = False) -> dict:
     """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
     examined.jsonl, manifest.json), no union packages (LongMemEval has no annotated stores to export)."""
     from memeval.data.longmemeval import load_longmemeval
     from memeval.natural import longmemeval_source as lme
 
     instances, _ = load_longmemeval(data)
+    identity = settle_output(out, {"source": lme.SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
+                                   "target": target, "seed": seed, "rule_version": RULE_VERSION,
+                                   "data_sha256": data_hashes(data)}, restart)
     examined = lme.build_lme_natural(instances, target, seed, cost_rule, progress)
     accepted = [e for e in examined if e.accepted]
     rejected = [e for e in examined if not e.accepted]
@@ -187,6 +201,8 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
         "packages": [e.package.package_id for e in accepted], "union_systems": [],
         "union_not_exported": {"all": "LongMemEval has no annotated observations or summaries to export; score "
                                       "your own store with `memeval natural union --store`"},
+        "identity": identity,
+        "complete": True,  # written last, after every package file
     }
     files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
@@ -200,6 +216,26 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
     for name, text in files.items():
         write_text_atomic(out / name, text)
     return manifest
+
+
+def settle_output(out: str | Path, fixed: dict, restart: bool) -> dict:
+    """A build directory holds one build: the same settings rebuild it (byte for byte), other settings are refused
+    in one line before anything is computed, unless `restart` moves the old build aside (never deleted).
+    Returns the identity recorded in the manifest."""
+    from memeval.rundir import Identity, check, move_aside, read_manifest
+
+    identity = Identity("natural build", fixed=fixed)
+    out = Path(out)
+    if restart:
+        move_aside(out)
+        return identity.as_dict()
+    previous = read_manifest(out) or {}
+    legacy = None
+    if previous and "identity" not in previous:  # built before identities were recorded
+        legacy = Identity("natural build", fixed={k: previous[k] for k in ("cost_rule", "target", "seed",
+                                                                          "rule_version") if k in previous})
+    check(out, identity, legacy)
+    return identity.as_dict()
 
 
 def load_packages(directory: str | Path, union: bool = False) -> list:

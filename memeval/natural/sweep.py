@@ -28,5 +28,6 @@ class UnionAwareScorer(WriterScorer):
 
 
 def run_natural_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
-                      other_configuration: str = "refuse") -> dict:
-    return run_sweep(config, out_dir, progress, scorer=UnionAwareScorer(), other_configuration=other_configuration)
+                      other_configuration: str = "refuse", restart: bool = False) -> dict:
+    return run_sweep(config, out_dir, progress, scorer=UnionAwareScorer(), other_configuration=other_configuration,
+                     restart=restart)

@@ -54,10 +54,26 @@ def publish_all(root: Path, out: Path) -> list[Published]:
             + [publish_table(name, root, out) for name in ALL_TABLES])
 
 
-def publication_metrics(results: list[Published]) -> dict:
-    """The publication's metrics.json: files per figure and table, captions, and what was not drawn."""
+def publication_metrics(results: list[Published], root: Path | None = None) -> dict:
+    """The publication's metrics.json: files per figure and table, captions, what was not drawn and which
+    configuration of each notebook the numbers come from."""
     written = [r for r in results if r.status == "written"]
     return {"figures": {r.name: r.paths for r in written if r.name in FIGURES},
             "tables": {r.name: r.paths for r in written if r.name in ALL_TABLES},
             "missing": {r.name: r.message for r in results if r.status == "missing"},
-            "captions": {r.name: r.caption for r in written}}
+            "captions": {r.name: r.caption for r in written},
+            **({"configurations": configurations_read(root)} if root is not None else {})}
+
+
+def configurations_read(root: Path) -> dict[str, dict]:
+    """Per stored artifact: the directory read and whether it is the paper's configuration."""
+    from memeval.artifacts import ARTIFACTS, UNCONFIGURED, stored_configuration
+
+    out = {}
+    for key, artifact in ARTIFACTS.items():
+        if artifact.notebook in UNCONFIGURED:
+            continue
+        directory, which = stored_configuration(key, root)
+        if which != "absent":
+            out[key] = {"directory": str(directory / artifact.path), "configuration": which}
+    return out

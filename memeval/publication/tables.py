@@ -3,7 +3,8 @@
 Each builder returns a PublishedTable: markdown for the report and the README, a frame for CSV, and a caption
 saying what was measured and what it does not show. Inputs missing raise MissingResults naming the notebook
 that writes them. A quantity that needs an LLM nobody ran (J offline) is a table of the published rows with ours
-marked "not measured", so nothing is invented and nothing published is hidden.
+marked "not measured", so nothing is invented and nothing published is hidden. A bootstrap interval over one
+package (one conversation) is printed "n/a (1 package)", and the caption says so.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from memeval.publication.readers import (
     natural_summary,
     stress_summaries,
 )
-from memeval.reports.tables import markdown_table
+from memeval.reports.tables import ci_cell, markdown_table
 
 
 @dataclass(frozen=True)
@@ -59,14 +60,40 @@ def frame_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
                                     for row in flat.itertuples(index=False)])
 
 
+def _single_packages(summary: dict) -> dict[tuple[str, float], dict]:
+    """Summary rows (by method and budget) whose mean rests on fewer than two packages: their bootstrap interval
+    only repeats the mean, so tables print "n/a (1 package)" instead."""
+    return {(r["method"], float(r["budget"])): r for r in summary["rows"]
+            if r.get("mean_ratio") is not None and r.get("n", 0) < 2 and "pruning" not in r}
+
+
+def _no_interval(row: dict) -> str:
+    return ci_cell(None, None, str, int(row.get("n", 0)), "package")
+
+
+def _interval_method(summary: dict) -> str:
+    single = _single_packages(summary)
+    return "bootstrap 95% CI over packages" + (
+        f"; n/a where a mean rests on one package ({len(single)} rows), which has no interval" if single else "")
+
+
+def _budget(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def memaudit_base_table(root: Path) -> PublishedTable:
     from memeval.memaudit.report import published_comparison
 
     summary = base_sweep_summary(root)
     frame = published_comparison(summary)
+    single = _single_packages(summary)
+    for i, (method, budget) in enumerate(zip(frame["method"], frame["budget"], strict=True)):
+        row = single.get((method, _budget(budget)))
+        if row is not None:
+            frame.loc[frame.index[i], "ours_ci"] = _no_interval(row)
     caption = (f"MEMAUDIT-Small `base`, {summary['packages']} seeded packages: ours beside the MEMAUDIT paper's "
                f"published ratios to OPT ({summary['opt_certified']}/{summary['opt_rows']} OPT rows certified; "
-               "bootstrap 95% CI over packages). It does not show natural text: synthetic packages only.")
+               f"{_interval_method(summary)}). It does not show natural text: synthetic packages only.")
     return PublishedTable(frame_markdown(frame), frame, caption)
 
 
@@ -90,9 +117,16 @@ def natural_writers_table(root: Path) -> PublishedTable:
     methods = sorted({r["method"] for r in summary["rows"] if "pruning" not in r and r["method"] != "opt"})
     writers = writer_table(summary, methods)
     paper = paper_comparison(summary)
+    for (method, budget), row in _single_packages(summary).items():
+        if method in writers.index and budget in writers.columns:
+            writers.loc[method, budget] = f"{row['mean_ratio']:.3f} {_no_interval(row)}"
+        if method == "estimated_gvt":
+            for key in paper.index:
+                if _budget(key) == budget:
+                    paper.loc[key, "ours 95% CI"] = _no_interval(row)
     markdown = frame_markdown(writers) + "\n\n" + frame_markdown(paper)
     caption = ("LoCoMo-Natural-87 (rule-adjudicated): each writer's mean ratio to the certified OPT "
-               "[bootstrap 95% CI] by budget, then Estimated-GVT beside the paper's number "
+               f"[{_interval_method(summary)}] by budget, then Estimated-GVT beside the paper's number "
                f"({PAPER_SOURCE}). It does not show a reproduction of the paper: another source and label process.")
     return PublishedTable(markdown, writers, caption)
 

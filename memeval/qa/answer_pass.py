@@ -1,7 +1,8 @@
 """The QA pass: every (system, question) → one row of answers.jsonl, append-only and resumable.
 
-A row is final when it has no error; rows with an error (an LLM call that gave up, or a cache miss with no
-backend) are retried on the next run and the later row wins. Rows are written per conversation, so a kill
+A row is final when it has no error; rows with an error (an LLM call that gave up, a cache miss with no
+backend, or a plug-in system whose own `ingest` or `search` raised) are retried on the next run and the later row
+wins. Rows are written per conversation, so a kill
 loses at most the conversation in progress, which the rerun recomputes identically (systems and the
 extractive reader are deterministic; Claude answers come back from the cache).
 """
@@ -14,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.data.locomo import QA, Conversation
-from memeval.errors import InputError
+from memeval.errors import PluginFailed
 from memeval.jsonl import JsonlWriter
 from memeval.llm.client import LLMClient, LLMError
-from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_item
-from memeval.memory.registry import build_system
+from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
+from memeval.memory.registry import build_system, is_plugin
 from memeval.qa.answer import (
     ANSWER_MODEL,
     EXTRACTIVE_LABEL,
@@ -34,6 +35,7 @@ from memeval.records import AnswerRow, latest, read_records, write_records
 from memeval.scoring.f1 import score_f1
 
 RECALL_K_MAX = 50
+PLUGIN_ERROR = "plugin: "  # how a row's error starts when a plug-in's own ingest or search raised
 
 
 @dataclass(frozen=True)
@@ -57,24 +59,50 @@ def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
     return [Memory(item.text, item.time, item.source_ids) for item in items]
 
 
+def call_system(config: SystemConfig, stage: str, where: str, method: Callable, *args):
+    """`method(*args)`: the system's own `ingest` or `search`. A plug-in's exception becomes PluginFailed naming
+    the system, `where` (the question) and the exception; SystemExit too, so a plug-in calling sys.exit cannot end
+    a run as if it had finished. KeyboardInterrupt propagates, and so does LLMError (an API failure, recorded as
+    one). A built-in system's exceptions are programming errors and propagate unchanged."""
+    if not is_plugin(config.name):
+        return method(*args)
+    try:
+        return method(*args)
+    except LLMError:
+        raise
+    except (Exception, SystemExit) as exc:
+        raise PluginFailed(config.label, stage, where, exc) from exc
+
+
 def retrieve(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-             settings: AnswerSettings, client: LLMClient | None = None
+             settings: AnswerSettings, client: LLMClient | None = None, failed: dict[str, str] | None = None
              ) -> tuple[MemorySystem, list[tuple[QA, list[MemoryItem], list[MemoryItem], float]]]:
-    """Ingest once, then search each question: (system, [(question, ranked items, items used, search s)])."""
+    """Ingest once, then search each question: (system, [(question, ranked items, items used, search s)]).
+    A plug-in's failure raises PluginFailed; given `failed`, it is recorded there instead (sample id → the row's
+    error) and the question left out: every question when ingest failed, else the one whose search did."""
     system = build_system(system_config, client=client)
-    system.ingest(conversation)
+    try:
+        call_system(system_config, "ingest", f"{conversation.sample_id} (its first question "
+                    f"{questions[0].sample_id if questions else '-'})", system.ingest, conversation)
+    except PluginFailed as exc:
+        if failed is None:
+            raise
+        failed.update((qa.sample_id, exc.row_error) for qa in questions)
+        return system, []
     ranked = is_ranked(system)
     depth = max(settings.k, settings.recall_k_max) if ranked else settings.k
     searched = []
     for qa in questions:
         start = time.perf_counter()
-        found = system.search(qa.question, depth)
+        try:
+            found = call_system(system_config, "search", qa.sample_id, system.search, qa.question, depth)
+        except PluginFailed as exc:
+            if failed is None:
+                raise
+            failed[qa.sample_id] = exc.row_error
+            continue
         search_s = time.perf_counter() - start
-        if not isinstance(found, (list, tuple)):
-            raise InputError(f"{system_config.label} search for {qa.sample_id}", "return value",
-                             f"expected a list of memory items, got {type(found).__name__}")
-        items = [as_memory_item(item, f"{system_config.label} search for {qa.sample_id}, item {i}")
-                 for i, item in enumerate(found)]
+        items = as_memory_items(found, f"{system_config.label} search for {qa.sample_id}")
         used = items[: settings.k] if ranked else items
         searched.append((qa, items, used, search_s))
     return system, searched
@@ -99,11 +127,15 @@ def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answ
 
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-                        settings: AnswerSettings, client: LLMClient | None = None) -> list[AnswerRow]:
+                        settings: AnswerSettings, client: LLMClient | None = None, fail_fast: bool = False
+                        ) -> list[AnswerRow]:
     """Retrieve, then answer each question; returns rows in question order. A system that cannot ingest
-    (an extractor with no LLM configured) yields error rows for every question, retried on the next run."""
+    (an extractor with no LLM configured) yields error rows for every question, retried on the next run; so
+    does a plug-in whose ingest raised, and one whose search raised yields an error row for that question
+    (`fail_fast`: PluginFailed is raised instead)."""
+    failed: dict[str, str] | None = None if fail_fast else {}
     try:
-        system, searched = retrieve(system_config, conversation, questions, settings, client)
+        system, searched = retrieve(system_config, conversation, questions, settings, client, failed)
     except LLMError as exc:
         return [_error_row(system_config, qa, settings, f"ingest failed: {type(exc).__name__}: {exc}")
                 for qa in questions]
@@ -118,7 +150,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     elif settings.answerer in LLM_ANSWERERS:
         if client is None:
             raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
-        replies = client.complete_many(answer_requests(searched, conversation, settings.answerer))
+        replies = client.complete_many(answer_requests(searched, conversation, settings.answerer)) if searched else []
         for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):
                 predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
@@ -153,6 +185,10 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             context_tokens=_context_tokens(conversation, used, settings.answerer),
             error=error,
         ))
+    if failed:  # the plug-in's failures, each in its question's place
+        by_id = {row.sample_id: row for row in rows}
+        rows = [by_id.get(qa.sample_id) or _error_row(system_config, qa, settings, failed[qa.sample_id])
+                for qa in questions]
     return rows
 
 
@@ -163,6 +199,23 @@ def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, er
         answerer=EXTRACTIVE_LABEL if settings.answerer == "extractive" else settings.answerer, k=None, f1=None,
         evidence_ids=list(qa.evidence_ids), evidence_recall=None, recall_curve=None, retrieved_ids=[],
         latency_search_s=None, latency_total_s=None, context_tokens=None, error=error)
+
+
+def answer_longmemeval_instance(instance, spec: str, k: int, extractive: bool = True, fail_fast: bool = False):
+    """longmemeval_run.answer_instance, with a plug-in's failure recorded as the question's error row (and no
+    memories) rather than ending the run; with `fail_fast`, PluginFailed propagates."""
+    from memeval.qa.longmemeval_run import LMEAnswerRow, answer_instance
+
+    try:
+        return answer_instance(instance, spec, k, extractive)
+    except PluginFailed as exc:
+        if fail_fast:
+            raise
+        return LMEAnswerRow(
+            question_id=instance.question_id, question_type=instance.question_type, abstention=instance.abstention,
+            question=instance.question, answer=instance.answer, prediction="", system=SystemConfig.parse(spec).label,
+            answerer=EXTRACTIVE_LABEL if extractive else "llm", session_recall=None, turn_recall=None,
+            sessions_given=None, context_tokens=0, latency_search_s=0.0, error=exc.row_error), []
 
 
 def planned_answer(system_config: SystemConfig, qa: QA, prediction: str) -> AnswerRow:
@@ -177,18 +230,22 @@ def run_answer_pass(
     out_path: Path,
     client: LLMClient | None = None,
     progress: Callable[[int], None] | None = None,
+    fail_fast: bool = False,
 ) -> dict:
-    """Answers what is not yet final in `out_path`; returns counts (done before, written now, errors)."""
+    """Answers what is not yet final in `out_path`; returns counts (done before, written now, errors — of which
+    `plugin_errors` were a plug-in's own ingest or search raising). With `fail_fast` the first plug-in failure
+    raises PluginFailed instead (the conversations finished before it are kept)."""
     final = {row.key for row in load_answers(out_path) if row.final}
-    written = errors = 0
+    written = errors = plugin_errors = 0
     with JsonlWriter(out_path) as writer:
         for config in systems:
             for conversation, questions in selection:
                 todo = [qa for qa in questions if (config.label, qa.sample_id) not in final]
                 if todo:
-                    rows = answer_conversation(config, conversation, todo, settings, client)
+                    rows = answer_conversation(config, conversation, todo, settings, client, fail_fast)
                     written += write_records(writer, rows)
                     errors += sum(1 for r in rows if not r.final)
+                    plugin_errors += sum(1 for r in rows if (r.error or "").startswith(PLUGIN_ERROR))
                 if progress is not None:
                     progress(len(questions))
-    return {"already_done": len(final), "written": written, "errors": errors}
+    return {"already_done": len(final), "written": written, "errors": errors, "plugin_errors": plugin_errors}

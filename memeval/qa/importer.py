@@ -11,6 +11,20 @@ Matching is by sample id when a row has one, else by question text within the ro
 conversations when it names none), whitespace- and case-insensitive. A row that matches nothing, or more than
 one question, is reported and left out; two rows for one question are both left out and reported: nothing is
 guessed.
+
+Some questions repeat their text inside one conversation (LoCoMo has 12 such pairs). A row without a sample id
+that names its conversation (every mem0 row, and jsonl rows with `conversation_id`) is then placed by position:
+the k-th row reading that text in the conversation (in file order; for mem0, in the conversation's list, which
+Mem0's harness writes in dataset order) answers the k-th question with that text in the dataset's order. When
+the row carries the gold answer (mem0's `answer`) and it differs from the chosen question's, the row is reported
+as a gold mismatch and left out; when a conversation has more rows reading the text than questions, which row
+is extra cannot be told, so all of them are left out as duplicates.
+
+A malformed row (not an object, `question` or the prediction missing or not text, a latency not a number, bad
+JSON on a jsonl line) refuses the whole import with one line naming the file, row and field, and nothing is
+written; with `skip_invalid` (`--skip-invalid`) such rows are left out instead and each is reported (where and
+why) in the printed report and the manifest's import report. A malformed file (not JSON, a mem0 key that is no
+conversation index, a conversation that is not a list) is always refused.
 """
 
 from __future__ import annotations
@@ -41,20 +55,26 @@ class Imported:
     latency_search_s: float | None = None
     latency_total_s: float | None = None
     retrieved_ids: list[list[str]] | None = None
+    gold: str | None = None  # the gold answer the row carries (mem0's `answer`; "" for none), None when it has none
 
 
 @dataclass
 class ImportReport:
-    rows: int = 0
+    rows: int = 0  # rows read, skipped ones included
     matched: int = 0
     unmatched: list[str] = field(default_factory=list)  # "where: why"
     ambiguous: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    mismatched: list[str] = field(default_factory=list)  # placed by position, but the row's gold differs
+    skipped: list[str] = field(default_factory=list)  # malformed rows left out under --skip-invalid
+    by_position: int = 0  # matched rows whose text repeats in their conversation, placed by position
 
     def as_dict(self) -> dict:
         return {"rows": self.rows, "matched": self.matched, "unmatched": len(self.unmatched),
                 "ambiguous": len(self.ambiguous), "duplicates": len(self.duplicates),
-                "examples": (self.unmatched + self.ambiguous + self.duplicates)[:10]}
+                "mismatched": len(self.mismatched), "skipped": len(self.skipped), "by_position": self.by_position,
+                "examples": (self.unmatched + self.ambiguous + self.duplicates + self.mismatched)[:10],
+                "skipped_rows": list(self.skipped)}
 
 
 def normalise(question: str) -> str:
@@ -78,7 +98,29 @@ def _text(row: dict, name: str, where: str) -> str:
     return str(value)
 
 
-def read_source(path: Path, fmt: str, conversations: list[Conversation]) -> list[Imported]:
+def _gold(item: dict) -> str | None:
+    """The gold answer a mem0 item carries, as text ("" for null or empty); None when it carries none usable."""
+    if "answer" not in item or isinstance(item["answer"], bool):
+        return None
+    value = item["answer"]
+    if value is None:
+        return ""
+    return str(value) if isinstance(value, (str, int, float)) else None
+
+
+SKIP_HINT = " (--skip-invalid imports the valid rows and reports this one)"
+
+
+def read_source(path: Path, fmt: str, conversations: list[Conversation],
+                skipped: list[str] | None = None) -> list[Imported]:
+    """The rows of `path`; a malformed row raises InputError, or, when `skipped` is a list, is appended to it as
+    "where: field: why" and left out."""
+
+    def refuse(exc: InputError) -> None:
+        if skipped is None:
+            raise InputError(exc.source, exc.field, exc.problem + SKIP_HINT) from None
+        skipped.append(str(exc))
+
     if fmt not in FORMATS:
         raise InputError("--format", fmt, f"expected one of {', '.join(FORMATS)}")
     if not path.is_file():
@@ -101,45 +143,62 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation]) -> list
                 raise InputError(path, f"[{key!r}]", "expected a list of items")
             conversation = conversations[int(key)].sample_id
             for i, item in enumerate(items):
-                where = f"{path}[{key!r}][{i}]"
-                if not isinstance(item, dict):
-                    raise InputError(where, "item", "expected an object")
-                searched = [_number(item.get(k), where, k) for k in ("speaker_1_memory_time",
-                                                                      "speaker_2_memory_time")]
-                search = sum(s for s in searched if s is not None) if any(s is not None for s in searched) else None
-                answer_s = _number(item.get("response_time"), where, "response_time")
-                total = None if search is None and answer_s is None else (search or 0.0) + (answer_s or 0.0)
-                out.append(Imported(where, _text(item, "question", where), _text(item, "response", where),
-                                    conversation_id=conversation, latency_search_s=search, latency_total_s=total))
+                try:
+                    out.append(_mem0_row(item, f"{path}[{key!r}][{i}]", conversation))
+                except InputError as exc:
+                    refuse(exc)
         return out
     out = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        where = f"{path}:{n}"
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(where, "json", f"not valid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InputError(where, "row", "expected an object")
-        if fmt == "memeval":
-            answer = AnswerRow.from_row(row, where)
-            out.append(Imported(where, answer.question, answer.prediction, answer.sample_id, answer.conversation_id,
-                                answer.latency_search_s, answer.latency_total_s, answer.retrieved_ids or None))
-            continue
-        retrieved = row.get("retrieved_ids")
-        if retrieved is not None and not (isinstance(retrieved, list) and all(
-                isinstance(i, list) and all(isinstance(x, str) for x in i) for i in retrieved)):
-            raise InputError(where, "retrieved_ids", "expected a list of lists of turn ids (one list per memory)")
-        latency = _number(row.get("latency_s"), where, "latency_s")
-        out.append(Imported(where, _text(row, "question", where), _text(row, "prediction", where),
-                            row.get("sample_id"), row.get("conversation_id"), None, latency, retrieved))
+            out.append(_line_row(line, f"{path}:{n}", fmt))
+        except InputError as exc:
+            refuse(exc)
     return out
+
+
+def _mem0_row(item: object, where: str, conversation: str) -> Imported:
+    if not isinstance(item, dict):
+        raise InputError(where, "item", "expected an object")
+    searched = [_number(item.get(k), where, k) for k in ("speaker_1_memory_time", "speaker_2_memory_time")]
+    search = sum(s for s in searched if s is not None) if any(s is not None for s in searched) else None
+    answer_s = _number(item.get("response_time"), where, "response_time")
+    total = None if search is None and answer_s is None else (search or 0.0) + (answer_s or 0.0)
+    return Imported(where, _text(item, "question", where), _text(item, "response", where),
+                    conversation_id=conversation, latency_search_s=search, latency_total_s=total, gold=_gold(item))
+
+
+def _line_row(line: str, where: str, fmt: str) -> Imported:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(where, "json", f"not valid JSON ({exc.msg})") from None
+    if not isinstance(row, dict):
+        raise InputError(where, "row", "expected an object")
+    if fmt == "memeval":
+        answer = AnswerRow.from_row(row, where)
+        return Imported(where, answer.question, answer.prediction, answer.sample_id, answer.conversation_id,
+                        answer.latency_search_s, answer.latency_total_s, answer.retrieved_ids or None)
+    retrieved = row.get("retrieved_ids")
+    if retrieved is not None and not (isinstance(retrieved, list) and all(
+            isinstance(i, list) and all(isinstance(x, str) for x in i) for i in retrieved)):
+        raise InputError(where, "retrieved_ids", "expected a list of lists of turn ids (one list per memory)")
+    latency = _number(row.get("latency_s"), where, "latency_s")
+    return Imported(where, _text(row, "question", where), _text(row, "prediction", where),
+                    row.get("sample_id"), row.get("conversation_id"), None, latency, retrieved)
+
+
+def _same_gold(given: str, qa: QA) -> bool:
+    """Whether the gold answer a row carries is `qa`'s; a question without one (category 5) matches an empty or
+    null answer only, never its adversarial answer (conv-30:q0095's is the gold of q0061, the same text)."""
+    return normalise(given) == normalise(qa.answer or "")
 
 
 def match(rows: list[Imported], conversations: list[Conversation]) -> tuple[list[tuple[Imported, QA]],
                                                                               ImportReport]:
+    """Each row's question (see the module docstring for the rules), and what could not be placed."""
     by_id = {qa.sample_id: qa for c in conversations for qa in c.qa}
     by_text: dict[tuple[str | None, str], list[QA]] = defaultdict(list)
     for c in conversations:
@@ -148,6 +207,10 @@ def match(rows: list[Imported], conversations: list[Conversation]) -> tuple[list
             by_text[(None, normalise(qa.question))].append(qa)
     report = ImportReport(rows=len(rows))
     found: list[tuple[Imported, QA]] = []
+    # rows placed by position: how many rows read each text in each conversation, and which occurrence this is
+    placed = [(row.conversation_id, normalise(row.question)) for row in rows
+              if row.sample_id is None and row.conversation_id is not None]
+    readers, seen, by_position = Counter(placed), Counter(), set()
     for row in rows:
         if row.sample_id is not None:
             qa = by_id.get(row.sample_id)
@@ -158,13 +221,30 @@ def match(rows: list[Imported], conversations: list[Conversation]) -> tuple[list
             else:
                 found.append((row, qa))
             continue
-        candidates = by_text.get((row.conversation_id, normalise(row.question)), [])
+        key = (row.conversation_id, normalise(row.question))
+        candidates = by_text.get(key, [])
+        ids = ", ".join(q.sample_id for q in candidates)
         if not candidates:
             where = f"in {row.conversation_id}" if row.conversation_id else "in any conversation"
             report.unmatched.append(f"{row.line}: no question {where} reads {row.question!r}")
+        elif len(candidates) > 1 and row.conversation_id is None:
+            report.ambiguous.append(f"{row.line}: {len(candidates)} questions read {row.question!r} ({ids}); "
+                                    "name the conversation or the sample id")
         elif len(candidates) > 1:
-            report.ambiguous.append(f"{row.line}: {len(candidates)} questions read {row.question!r} "
-                                    f"({', '.join(q.sample_id for q in candidates)})")
+            k = seen[key]
+            seen[key] += 1
+            qa = candidates[k] if readers[key] <= len(candidates) else None
+            if qa is None:
+                report.duplicates.append(f"{row.line}: {readers[key]} rows in {row.conversation_id} read "
+                                         f"{row.question!r} but only {len(candidates)} questions do ({ids}); "
+                                         "which row is extra cannot be told")
+            elif row.gold is not None and not _same_gold(row.gold, qa):
+                report.mismatched.append(f"{row.line}: occurrence {k + 1} of {row.question!r} in "
+                                         f"{row.conversation_id} is {qa.sample_id}, whose gold is {qa.answer!r}, "
+                                         f"but the row's answer reads {row.gold!r}")
+            else:
+                found.append((row, qa))
+                by_position.add(id(row))
         else:
             found.append((row, candidates[0]))
     counts = Counter(qa.sample_id for _, qa in found)
@@ -174,6 +254,7 @@ def match(rows: list[Imported], conversations: list[Conversation]) -> tuple[list
             report.duplicates.append(f"{row.line}: another row also answers {qa.sample_id}")
     found = [(row, qa) for row, qa in found if qa.sample_id not in twice]
     report.matched = len(found)
+    report.by_position = sum(1 for row, _ in found if id(row) in by_position)
     return found, report
 
 
@@ -198,9 +279,11 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None) -> dict:
+def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,
+                   skip_invalid: bool = False) -> dict:
     """Match, score and append another harness's answers to the run directory `out` as `system`; the manifest
-    records the source file's SHA-256 and format. Returns the matching report."""
+    records the source file's SHA-256 and format. Returns the matching report. `skip_invalid`: leave malformed rows
+    out (each reported) instead of refusing the file."""
     from memeval.atomic import write_json_atomic
     from memeval.data.fetch import data_hashes
     from memeval.data.locomo import load_locomo
@@ -219,10 +302,14 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
                          "--system or --out")
     data_path = find_locomo(data)
     conversations = load_locomo(data_path)
-    found, report = match(read_source(source, fmt, conversations), conversations)
+    skipped: list[str] | None = [] if skip_invalid else None
+    found, report = match(read_source(source, fmt, conversations, skipped), conversations)
+    report.skipped = skipped or []
+    report.rows += len(report.skipped)
     if not found:
         raise InputError(source, "questions", f"no row matched a LoCoMo question ({len(report.unmatched)} "
-                         f"unmatched, {len(report.ambiguous)} ambiguous, {len(report.duplicates)} duplicated)")
+                         f"unmatched, {len(report.ambiguous)} ambiguous, {len(report.duplicates)} duplicated, "
+                         f"{len(report.mismatched)} gold mismatches, {len(report.skipped)} invalid)")
     rows = answer_rows(found, system, fmt)
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "manifest.json"
@@ -233,7 +320,8 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     from memeval.invocation import invocation, path_text
 
     line = ["memeval", "locomo", "import", path_text(source), "--format", fmt, "--system", system,
-            *(["--data", path_text(data)] if data else []), "--out", path_text(out)]
+            *(["--data", path_text(data)] if data else []), *(["--skip-invalid"] if skip_invalid else []),
+            "--out", path_text(out)]
     entry = {"source": str(source), "format": fmt, "sha256": sha256_file(source), "report": report.as_dict(),
              **invocation(line)}
     manifest.setdefault("imported", {})[system] = entry

@@ -18,7 +18,7 @@ from memeval.errors import InputError
 from memeval.invocation import flag_args, path_text
 from memeval.llm.client import LLMClient, checked_client, make_client
 from memeval.llm.count import token_counter
-from memeval.llm.manifest import llm_manifest
+from memeval.llm.manifest import llm_manifest, role_identity
 from memeval.manifest import base_manifest
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
@@ -38,8 +38,15 @@ from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
+from memeval.rundir import Claim, DirectoryLock, Identity, claim, read_manifest
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
-from memeval.scoring.judge_pass import judge_requests, judgeable, load_judgments, run_judge_pass
+from memeval.scoring.judge_pass import (
+    judge_requests,
+    judgeable,
+    load_judgments,
+    protocol_version,
+    run_judge_pass,
+)
 
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
 NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (or `binary`) and "
@@ -64,6 +71,8 @@ class LocomoRunConfig:
     models: dict = field(default_factory=dict)  # role → model id the user chose (defaults: llm/profiles.py)
     poll_interval_s: float = 30.0
     progress: bool = True
+    restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
+    fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
 
     def validate(self) -> None:
         if self.answerer not in ANSWERERS:
@@ -120,23 +129,50 @@ def imported_systems(out: Path) -> dict[str, dict]:
         raise InputError(path, "manifest", "not valid JSON; move the run directory aside") from None
 
 
-def _check_compatible(out: Path, config: LocomoRunConfig) -> list[dict]:
-    """A run directory holds one answerer and one k; mixing would silently corrupt its tables."""
-    path = out / "manifest.json"
-    if not path.is_file():
-        return []
-    import json
+def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems, imported: dict,
+                    client: LLMClient | None) -> Identity:
+    """Every setting that changes a stored answer or judgment. Systems and judge protocols are additive: a
+    rerun may add one; changing one (or anything fixed) is another run."""
+    from memeval.prompts import prompt_hash
+    from memeval.qa.official import OFFICIAL_PROMPTS
+    from memeval.rundir import identity_hash
 
-    try:
-        previous = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        raise InputError(path, "manifest", "not valid JSON; move the run directory aside") from None
-    prior = previous.get("config", {})
-    for key in ("answerer", "k"):
-        if key in prior and prior[key] != getattr(config, key):
-            raise InputError(path, f"config.{key}", f"this directory holds a run with {key}={prior[key]!r}, "
-                             f"not {getattr(config, key)!r}; use another --out")
-    return previous.get("invocations", [])
+    def role(name: str, temperature: float) -> dict:
+        return role_identity(client, name, temperature)
+
+    question_ids = [qa.sample_id for _, qs in selection for qa in qs]
+    reader = {"reader": config.answerer, "k": config.k}
+    if config.answerer in LLM_ANSWERERS:
+        prompts = OFFICIAL_PROMPTS if config.answerer == "claude_official" else ("answer_memory",)
+        reader.update(answer=role("answer", ANSWER_TEMPERATURE), answer_prompt=prompt_hash(*prompts))
+    system_entries = {}
+    for s in systems:
+        if s.label in imported:
+            system_entries[s.label] = {"imported": imported[s.label].get("sha256"),
+                                       "format": imported[s.label].get("format")}
+            continue
+        entry = {"name": s.name, "params": dict(s.params)}
+        if needs_llm(s):
+            entry.update(extract=role("extract", EXTRACTION_TEMPERATURE), extract_prompt=prompt_hash("extract_triples"))
+        system_entries[s.label] = entry
+    judges = {}
+    if config.judge != "none":
+        judges[config.judge] = {**role("judge", GRADED_TEMPERATURE if config.judge == "graded" else BINARY_TEMPERATURE),
+                                "runs": config.runs, "prompt_version": protocol_version(config.judge)}
+    return Identity("locomo run", fixed={
+        "data_sha256": data_hashes(data_path), "conversations": [c.sample_id for c, _ in selection],
+        "questions": config.questions, "question_set": f"{len(question_ids)} questions, "
+                                                       f"sha256 {identity_hash(question_ids)}", **reader},
+        additive={"systems": system_entries, "judges": judges})
+
+
+def legacy_identity(manifest: dict | None) -> Identity | None:
+    """What a manifest written before identities were recorded pins down: its reader and k."""
+    prior = (manifest or {}).get("config") or {}
+    if not prior:
+        return None
+    return Identity("locomo run", fixed={k2: prior[k1] for k1, k2 in (("answerer", "reader"), ("k", "k"))
+                                         if k1 in prior})
 
 
 def role_temperatures(config: LocomoRunConfig) -> dict:
@@ -160,18 +196,33 @@ def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMC
 
 
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunResult:
+    """Answer, judge, report. The directory's identity is checked (and claimed) before anything is written and
+    its lock held throughout; `RunResult.complete` is False when a requested row is missing."""
     config.validate()
     out = Path(config.out)
-    invocations = _check_compatible(out, config)
-    out.mkdir(parents=True, exist_ok=True)
     data_path = find_locomo(config.data)
     conversations = select_conversations(load_locomo(data_path), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
     imported = imported_systems(out)
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
-    native = [s for s in systems if s.label not in imported]
     client = run_client(config, client)
-    notes = []
+    identity = locomo_identity(config, data_path, selection, systems, imported, client)
+    lock = DirectoryLock(out, shlex.join(config.command_line()))
+    claimed = claim(out, identity, base_manifest(command="locomo run", command_line=config.command_line(),
+                                                 config=_public_config(config)),
+                    restart=config.restart, legacy=legacy_identity(read_manifest(out)), lock=lock)
+    try:
+        return _run_claimed(config, client, out, data_path, selection, systems, claimed)
+    finally:
+        lock.release()
+
+
+def _run_claimed(config: LocomoRunConfig, client: LLMClient | None, out: Path, data_path: Path, selection,
+                 systems: list[SystemConfig], claimed: Claim) -> RunResult:
+    imported = imported_systems(out)
+    native = [s for s in systems if s.label not in imported]
+    invocations = (claimed.previous or {}).get("invocations", [])
+    notes = list(claimed.notes())
     for name in (s.label for s in systems if s.label in imported):
         notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
                      "format); scored and judged here like every other system.")
@@ -188,7 +239,8 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     total = sum(len(q) for _, q in selection) * len(native)
     with progress_bar(total, "answers", "q", config.progress) as bar:
         answer_counts = run_answer_pass(selection, native, AnswerSettings(config.answerer, config.k),
-                                        out / "answers.jsonl", client, progress=bar.callback)
+                                        out / "answers.jsonl", client, progress=bar.callback,
+                                        fail_fast=config.fail_fast)
     selected_ids = {(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs}
     answers = [r for r in load_answers(out / "answers.jsonl") if r.key in selected_ids]
     if answer_counts["errors"]:
@@ -227,8 +279,9 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     report = run_report(by_system, judgments, title=title, notes=notes, judge_model=judge_model)
     write_text_atomic(out / "report.md", report)
 
+    missing = missing_rows(selection, systems, answers, judgments, config)
     summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,
-               "llm": _client_summary(client)}
+               "llm": _client_summary(client), "missing": missing}
     invocation = {"config": _public_config(config), "command_line": shlex.join(config.command_line()), **summary}
     manifest = base_manifest(
         command="locomo run",
@@ -244,9 +297,52 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
         rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
         invocations=[*invocations, invocation],
         **({"imported": imported} if imported else {}),
+        identity=claimed.identity.as_dict(),
+        complete=not missing,
+        missing=missing,
     )
     write_json_atomic(out / "manifest.json", manifest)
     return RunResult(out=str(out), report=report, answers=by_system, judgments=judgments, **summary)
+
+
+def missing_rows(selection, systems: list[SystemConfig], answers: list[AnswerRow],
+                 judgments: dict[str, dict[str, list[JudgmentRow]]], config: LocomoRunConfig) -> dict:
+    """What this invocation asked for and does not have: answers that failed (by their error's kind) or were
+    never written, and judgments missing for answered questions. Empty when the run is complete."""
+    from collections import Counter
+
+    by_key = {a.key: a for a in answers}
+    wanted = [(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs]
+    failed = Counter()
+    absent = 0
+    for key in wanted:
+        row = by_key.get(key)
+        if row is None:
+            absent += 1
+        elif not row.final:
+            failed[_error_kind(row.error)] += 1
+    out: dict = {}
+    if failed or absent:
+        out["answers"] = {"requested": len(wanted), "failed": sum(failed.values()), "absent": absent,
+                          "reasons": dict(failed.most_common())}
+    if config.judge != "none":
+        judged = {(r.system, r.sample_id) for rows in judgments.get(config.judge, {}).values() for r in rows}
+        owed = [a for a in judgeable([by_key[k] for k in wanted if k in by_key], config.judge)
+                if a.key not in judged]
+        if owed:
+            out["judgments"] = {"protocol": config.judge, "requested": len(judgeable(
+                [by_key[k] for k in wanted if k in by_key], config.judge)), "missing": len(owed)}
+    return out
+
+
+def _error_kind(error: str | None) -> str:
+    """The kind of a recorded failure: its exception name (and an HTTP status when the message has one)."""
+    import re
+
+    text = error or "unknown"
+    kind = text.split(":", 1)[0].strip() or "error"
+    status = re.search(r"\b(4\d\d|5\d\d)\b", text)
+    return f"{kind} ({status.group(1)})" if status else kind
 
 
 def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:

@@ -10,6 +10,7 @@ sessions in order with their dates, turns with ids `<session id>:<turn index>` (
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -96,18 +97,21 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive:
                     ) -> tuple[LMEAnswerRow, list]:
     """The system's row and the memories it gave; the extractive reader's answer only when that reader is used
     (an LLM reader's answer replaces the empty prediction)."""
-    from memeval.memory.base import SystemConfig, approx_tokens
+    from memeval.memory.base import SystemConfig, approx_tokens, as_memory_items
     from memeval.memory.registry import build_system
     from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, extractive_answer, render_memories
-    from memeval.qa.answer_pass import is_ranked
+    from memeval.qa.answer_pass import call_system, is_ranked
 
     conversation, session_of = haystack_conversation(instance)
-    system = build_system(SystemConfig.parse(system_spec))
-    system.ingest(conversation)
+    config = SystemConfig.parse(system_spec)
+    system = build_system(config)
+    call_system(config, "ingest", instance.question_id, system.ingest, conversation)
     ranked = is_ranked(system)
     start = time.perf_counter()
-    items = system.search(instance.question, max(k, DEPTH) if ranked else k)
+    found = call_system(config, "search", instance.question_id, system.search, instance.question,
+                        max(k, DEPTH) if ranked else k)
     search_s = time.perf_counter() - start
+    items = as_memory_items(found, f"{config.label} search for {instance.question_id}")
     used = items[:k] if ranked else items
     evidence_turns = {f"{sid}:{j}" for sid, j in instance.evidence_turns}
     evidence_sessions = set(instance.answer_session_ids)
@@ -158,6 +162,8 @@ class LongMemEvalConfig:
     sampling: str = "protocol"
     budget_usd: float | None = None
     dry_run: bool = False
+    restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
+    fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
 
 
 def role_temperatures(config: LongMemEvalConfig) -> dict:
@@ -172,16 +178,11 @@ def role_temperatures(config: LongMemEvalConfig) -> dict:
 
 
 def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
-    from memeval.atomic import write_json_atomic, write_text_atomic
-    from memeval.data.fetch import data_hashes
-    from memeval.jsonl import JsonlWriter
     from memeval.llm.client import checked_client
-    from memeval.llm.manifest import llm_manifest
     from memeval.manifest import base_manifest
     from memeval.memory.base import SystemConfig
     from memeval.memory.registry import build_system
-    from memeval.progress import progress_bar
-    from memeval.records import latest, read_records, write_records
+    from memeval.records import read_records
 
     if config.judge not in ("none", "longmemeval"):
         raise InputError("--judge", config.judge, "expected none or longmemeval")
@@ -196,17 +197,68 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     if config.questions is not None:
         instances = instances[: config.questions]
     out = Path(config.out)
-    answers_path, judgments_path = out / "answers.jsonl", out / "judgments.jsonl"
-    done = {r.key for r in read_records(answers_path, LMEAnswerRow)}
+    done = {r.key for r in read_records(out / "answers.jsonl", LMEAnswerRow)}
     labels = {SystemConfig.parse(s).label: s for s in config.systems}
     if config.dry_run:
         return dry_run(config, instances, labels, done, client)
-    out.mkdir(parents=True, exist_ok=True)
+    from memeval.rundir import DirectoryLock, claim
+
+    lock = DirectoryLock(out, "longmemeval run")
+    claimed = claim(out, longmemeval_identity(config, instances, client),
+                    base_manifest(command="longmemeval run", config=asdict(config)), restart=config.restart,
+                    lock=lock)
+    try:
+        return _run_claimed(config, client, instances, report, labels, claimed)
+    finally:
+        lock.release()
+
+
+def longmemeval_identity(config: LongMemEvalConfig, instances, client):
+    """Every setting that changes a stored LongMemEval row; systems and judges may be added by a rerun."""
+    from memeval.data.fetch import data_hashes
+    from memeval.llm.manifest import role_identity
+    from memeval.memory.base import SystemConfig
+    from memeval.rundir import Identity, identity_hash
+    from memeval.scoring.longmemeval_judge import TEMPERATURE, longmemeval_version
+
+    fixed = {"data_sha256": data_hashes(config.data), "questions": config.questions,
+             "question_set": f"{len(instances)} questions, sha256 "
+                             f"{identity_hash([i.question_id for i in instances])}",
+             "k": config.k, "reader": config.reader}
+    if config.reader == "llm":
+        from memeval.prompts import prompt_hash
+
+        fixed.update(answer=role_identity(client, "answer", READER_TEMPERATURE),
+                     answer_prompt=prompt_hash("answer_longmemeval"))
+    systems = {c.label: {"name": c.name, "params": dict(c.params)} for c in map(SystemConfig.parse, config.systems)}
+    judges = {}
+    if config.judge == "longmemeval":
+        judges["longmemeval"] = {**role_identity(client, "judge", TEMPERATURE),
+                                 "prompt_version": longmemeval_version()}
+    return Identity("longmemeval run", fixed=fixed, additive={"systems": systems, "judges": judges})
+
+
+def _run_claimed(config: LongMemEvalConfig, client, instances, report, labels: dict, claimed) -> dict:
+    from memeval.atomic import write_json_atomic, write_text_atomic
+    from memeval.data.fetch import data_hashes
+    from memeval.jsonl import JsonlWriter
+    from memeval.llm.manifest import llm_manifest
+    from memeval.manifest import base_manifest
+    from memeval.progress import progress_bar
+    from memeval.records import latest, read_records, write_records
+
+    roles = role_temperatures(config)
+    out = Path(config.out)
+    answers_path, judgments_path = out / "answers.jsonl", out / "judgments.jsonl"
+    done = {r.key for r in read_records(answers_path, LMEAnswerRow) if r.error is None}
+    from memeval.qa.answer_pass import answer_longmemeval_instance
+
     failed_answers = 0
     with JsonlWriter(answers_path) as writer, \
             progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress) as bar:
         for instance in instances:
-            fresh = [answer_instance(instance, spec, config.k, config.reader == "extractive")
+            fresh = [answer_longmemeval_instance(instance, spec, config.k, config.reader == "extractive",
+                                                 config.fail_fast)
                      for label, spec in labels.items()
                      if (label, instance.question_id) not in done]
             if config.reader == "llm" and fresh:
@@ -219,7 +271,7 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     wanted = {(label, i.question_id) for label in labels for i in instances}
     answers = [r for r in latest(read_records(answers_path, LMEAnswerRow), lambda r: r.key).values()
                if r.key in wanted]
-    notes = []
+    notes = list(claimed.notes())
     if config.reader == "extractive":
         notes.append("Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers.")
     if failed_answers:
@@ -230,12 +282,27 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
     judgments = {r.key: r for r in read_records(judgments_path, LMEJudgmentRow) if r.key in wanted}
     text = longmemeval_report(answers, judgments, notes)
     write_text_atomic(out / "report.md", text)
+    missing = {}
+    final = [a for a in answers if a.error is None]
+    if len(final) < len(wanted):
+        failed = Counter((a.error or "").split(":", 1)[0] or "error" for a in answers if a.error is not None)
+        failed["no row (call failed or no LLM configured)"] = len(wanted) - len(answers)
+        failed = +failed
+        missing["answers"] = {"requested": len(wanted), "failed": len(wanted) - len(final), "absent": 0,
+                              "reasons": dict(failed.most_common())}
+    if config.judge == "longmemeval":
+        owed = sum(1 for a in final if a.key not in judgments)
+        if owed:
+            missing["judgments"] = {"protocol": "longmemeval", "requested": len(final), "missing": owed}
     write_json_atomic(out / "manifest.json", base_manifest(
         command="longmemeval run", config=asdict(config), data={"path": config.data,
                                                                  "sha256": data_hashes(config.data)},
         quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)},
-        llm=llm_manifest(client, roles), prompts=prompt_versions(config)))
-    return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes}
+        llm=llm_manifest(client, roles), prompts=prompt_versions(config),
+        invocations=[*(claimed.previous or {}).get("invocations", []), {"config": asdict(config)}],
+        identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
+    return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes,
+            "missing": missing, "complete": not missing}
 
 
 def prompt_versions(config: LongMemEvalConfig) -> dict:
@@ -254,8 +321,10 @@ def read_with_llm(instance: LMEInstance, fresh: list, client) -> tuple[list[LMEA
     """The reader's answers for one question's systems; a failed call leaves its row unwritten (resumable)."""
     from memeval.llm.client import LLMError
 
-    replies = client.complete_many([reader_request(instance, memories) for _, memories in fresh])
-    rows, failed = [], 0
+    rows = [row for row, _ in fresh if row.error]  # a plug-in failed: nothing to read
+    fresh = [(row, memories) for row, memories in fresh if not row.error]
+    replies = client.complete_many([reader_request(instance, memories) for _, memories in fresh]) if fresh else []
+    failed = 0
     for (row, _), reply in zip(fresh, replies, strict=True):
         if isinstance(reply, LLMError):
             failed += 1

@@ -1,5 +1,9 @@
 """The report of one `memeval locomo run`: the three comparison tables plus evidence recall, clustered
-confidence intervals, paired system differences and judge accounting (failures, answer length)."""
+confidence intervals, paired system differences and judge accounting (failures, answer length).
+
+Paired differences are over the questions both systems scored (the intersection of their sample ids, whose size
+each row states); systems measured on different question sets are named with their n under each table; an
+interval from fewer than two conversations prints "n/a (1 conversation)", and each note names the method used."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import numpy as np
 
 from memeval.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
 from memeval.categories import QA_CATEGORIES, category_label
-from memeval.reports.tables import full_report, markdown_table
+from memeval.reports.tables import ci_cell, full_report, markdown_table, question_set_note
 from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap, paired_difference
 from memeval.scoring.f1 import score_f1
 
@@ -39,7 +43,8 @@ def evidence_recall_table(systems: Mapping[str, Rows]) -> str:
                      *[_fmt(_mean(r["evidence_recall"] for r in with_evidence if r["category"] == c))
                        for c in categories],
                      _fmt(_mean(r["evidence_recall"] for r in with_evidence)), len(with_evidence)])
-    return markdown_table(headers, body)
+    note = question_set_note(systems)
+    return markdown_table(headers, body) + (f"\n\n- {note}" if note else "")
 
 
 def recall_curve_means(rows: Rows) -> list[float] | None:
@@ -68,25 +73,37 @@ def recall_at_k_table(systems: Mapping[str, Rows]) -> str:
 
 def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int = 0) -> str:
     headers = ["System", "F1 (1–4)", "95% CI", "questions", "conversations (clusters)"]
-    body = []
+    body, used = [], set()
     for name, rows in systems.items():
         scored = [r for r in rows if r.get("category") in QA_CATEGORIES and r.get("f1") is not None]
         conversations = [r["conversation_id"] for r in scored]
         if len(set(conversations)) >= 2:
             interval = cluster_bootstrap([r["f1"] for r in scored], conversations, n_boot=n_boot, seed=seed)
-            clusters = str(interval.clusters)
+            ci, clusters = ci_cell(interval.low, interval.high, _fmt), str(interval.clusters)
+            used.add("conversations")
         else:  # one conversation: a clustered interval is undefined, so say which interval this is
             interval = bootstrap_mean([r["f1"] for r in scored], n_boot=n_boot, seed=seed)
+            ci = ci_cell(interval.low, interval.high, _fmt, interval.clusters, "question")
             clusters = f"{len(set(conversations))} (item-level bootstrap)"
-        body.append([name, _fmt(interval.estimate), f"[{_fmt(interval.low)}, {_fmt(interval.high)}]",
-                     interval.n, clusters])
-    note = ("Percentile bootstrap resampling whole conversations; LoCoMo has only 10, so these intervals rest "
-            "on at most 10 clusters and are rough.")
-    return markdown_table(headers, body) + "\n\n- " + note
+            used.add("questions")
+        body.append([name, _fmt(interval.estimate), ci, interval.n, clusters])
+    notes = []
+    if "conversations" in used:
+        notes.append(f"Percentile bootstrap ({n_boot:,} resamples) resampling whole conversations; LoCoMo has only "
+                     "10, so these intervals rest on at most 10 clusters and are rough.")
+    if "questions" in used:
+        notes.append(f"Rows marked item-level cover one conversation, where a clustered interval is undefined: "
+                     f"percentile bootstrap ({n_boot:,} resamples) over their questions, which treats questions of "
+                     "one conversation as independent, so it is usually narrower than a clustered interval would "
+                     "be; n/a with one question.")
+    notes.append(question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+                                    for name, rows in systems.items()}))
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
 
 
 def paired_table(systems: Mapping[str, Rows], value_key: str = "f1", n_boot: int = 2000) -> str:
-    headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n", "A better", "B better", "ties"]
+    headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n (in common)", "A better", "B better",
+               "ties"]
     body = []
     for a, b in combinations(systems, 2):
         rows_a = [r for r in systems[a] if r.get("category") in QA_CATEGORIES]
@@ -94,11 +111,16 @@ def paired_table(systems: Mapping[str, Rows], value_key: str = "f1", n_boot: int
         d = paired_difference(rows_a, rows_b, value_key, a, b, n_boot=n_boot)
         if d.n == 0:
             continue
-        body.append([f"{a} − {b}", _fmt(d.mean_difference), f"[{_fmt(d.low)}, {_fmt(d.high)}]", d.n,
+        body.append([f"{a} − {b}", _fmt(d.mean_difference), ci_cell(d.low, d.high, _fmt, d.clusters), d.n,
                      d.a_better, d.b_better, d.ties])
     if not body:
         return "Only one system: no paired comparison."
-    return markdown_table(headers, body)
+    notes = [f"Each difference is over the questions both systems scored (the intersection of their sample ids; "
+             f"its size is n), with a percentile bootstrap ({n_boot:,} resamples) resampling whole conversations; "
+             "n/a when the questions in common come from one conversation.",
+             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+                                for name, rows in systems.items()})]
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
 
 
 def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Rows], protocol: str) -> str:
@@ -145,8 +167,9 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
     parts.append(rest)
     parts += ["## Evidence recall (×100) of the memories given to the reader", "", evidence_recall_table(answers)]
     parts += ["", "## Ranked retrieval: evidence recall@k (×100)", "", recall_at_k_table(answers)]
-    parts += ["", "## F1 with conversation-clustered confidence intervals", "", f1_interval_table(answers)]
-    parts += ["", "## Paired differences in F1 (same questions)", "", paired_table(answers)]
+    parts += ["", "## F1 with bootstrap confidence intervals (by conversation where there are two or more)", "",
+              f1_interval_table(answers)]
+    parts += ["", "## Paired differences in F1 (questions in common)", "", paired_table(answers)]
     for protocol, by_system in judgments.items():
         parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
         if len(answers) > 1:

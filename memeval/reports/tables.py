@@ -1,7 +1,9 @@
 """Markdown tables: F1 and J against published baselines, latency and tokens, the full report.
 
 Every table names the F1 mode that produced it and prints category names with
-their ids, because the Mem0 paper's labels differ from the official ones.
+their ids, because the Mem0 paper's labels differ from the official ones. Systems
+measured on different question sets get a note under each table naming each
+system's n; an interval resampling fewer than two units prints "n/a (1 conversation)".
 """
 
 from __future__ import annotations
@@ -38,6 +40,46 @@ def _pct(value: float | None) -> str:
     return "–" if value is None or value != value else f"{100 * value:.2f}"
 
 
+def ci_cell(low: float | None, high: float | None, fmt, units: int | None = None, unit: str = "conversation") -> str:
+    """"[low, high]" formatted by `fmt`, or "n/a (1 conversation)" when the bootstrap had fewer than two `unit`s to
+    resample (every resample is the same, so the "interval" would only repeat the estimate) or no bounds."""
+    if units is not None and units < 2:
+        return f"n/a ({units} {unit if units == 1 else unit + 's'})"
+    if low is None or high is None or low != low or high != high:
+        return "n/a"
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def question_sets(systems: Mapping[str, Rows]) -> dict[str, frozenset]:
+    """Each system's sample ids (systems without rows left out)."""
+    sets = {name: frozenset(r["sample_id"] for r in rows if r.get("sample_id") is not None)
+            for name, rows in systems.items()}
+    return {name: ids for name, ids in sets.items() if ids}
+
+
+def question_set_note(systems: Mapping[str, Rows]) -> str | None:
+    """A note naming each system's n when the systems were measured on different sets of sample ids (an imported
+    system covering part of the questions, runs with other selections); None when the sets are the same."""
+    return different_sets_note(question_sets(systems))
+
+
+def different_sets_note(sets: Mapping[str, frozenset]) -> str | None:
+    """The note of `question_set_note`, from each system's set of sample ids."""
+    sets = {name: ids for name, ids in sets.items() if ids}
+    if len(set(sets.values())) <= 1:
+        return None
+    common = frozenset.intersection(*sets.values())
+    counts = ", ".join(f"{name} n = {len(ids):,}" for name, ids in sets.items())
+    return (f"Systems measured on different question sets ({counts}; {len(common):,} in common): each row is over "
+            "its own questions, so the rows are not a like-for-like comparison; paired differences use only the "
+            "questions in common.")
+
+
+def _with_notes(table: str, notes: Sequence[str | None]) -> str:
+    notes = [n for n in notes if n]
+    return table + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
+
+
 def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str = "f1") -> str:
     """Per-category F1 ×100 for each system beside the published rows computed in the same F1 mode, each overall
     in the column of what it averages: the Mem0 paper's over categories 1–4, the LoCoMo paper's over all five
@@ -48,6 +90,7 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str =
     headers = ["System", *[category_label(c) for c in categories], "overall (1–4)",
                *(["overall (1–5)"] if five else []), "n"]
     body = []
+    covered = {name: [r for r in rows if r.get("category") in categories] for name, rows in systems.items()}
     for name, rows in systems.items():
         scored = [r for r in rows if r.get("category") in categories and r.get(value_key) is not None]
         stats = by_category(scored, value_key)
@@ -71,7 +114,7 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str =
     if mode == "locomo":
         notes.append(f"Published rows: {LOCOMO_PAPER}. Their overall averages all five categories, so it sits "
                      "in the overall (1–5) column beside ours.")
-    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+    return _with_notes(markdown_table(headers, body), [*notes, question_set_note(covered)])
 
 
 def adversarial_table(systems: Mapping[str, Rows], value_key: str = "f1") -> str:
@@ -85,7 +128,8 @@ def adversarial_table(systems: Mapping[str, Rows], value_key: str = "f1") -> str
             len([r for r in rows if r.get("category") == 5]) for rows in systems.values()
         )
         body.append(["always abstain ('not mentioned')", _pct(1.0) if n else "–", n])
-    return markdown_table(["System", category_label(5), "n"], body)
+    five = {name: [r for r in rows if r.get("category") == 5] for name, rows in systems.items()}
+    return _with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
 
 
 PROTOCOL_NOTES = {
@@ -126,8 +170,10 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
                 "splits sentences, so abbreviations can split differently: fetch the tables with `memeval data "
                 "fetch nltk --source FILE --sha256 HEX` or point NLTK_DATA at them."),
              "The Mem0 paper's own B1 columns are not transcribed here (its table was not reachable when this was "
-             "written); compare against the paper directly."]
-    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+             "written); compare against the paper directly.",
+             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+                                for name, rows in systems.items()})]
+    return _with_notes(markdown_table(headers, body), notes)
 
 
 def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems: Sequence[str] = (),
@@ -155,8 +201,10 @@ def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems:
     notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
              protocol_note(protocol, judge_model),
-             RELABELLING_FOOTNOTE, LETTA_FOOTNOTE]
-    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+             RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
+             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+                                for name, rows in judgments.items()})]
+    return _with_notes(markdown_table(headers, body), notes)
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -196,7 +244,7 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
             [f"{b.system} (published)", ms(b.search_p50_s), ms(b.search_p95_s), ms(b.total_p50_s),
              ms(b.total_p95_s), str(b.tokens_per_query)]
         )
-    return markdown_table(headers, body)
+    return _with_notes(markdown_table(headers, body), [question_set_note(systems)])
 
 
 def category_breakdown(systems: Mapping[str, Rows], value_key: str = "f1") -> str:

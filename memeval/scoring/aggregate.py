@@ -90,6 +90,12 @@ class Interval:
     n: int
     clusters: int
 
+    @property
+    def defined(self) -> bool:
+        """Whether there is an interval at all: with fewer than two clusters every resample is the same cluster, so
+        `low` and `high` only repeat the estimate; print "n/a (1 conversation)" (or the unit resampled) instead."""
+        return self.clusters >= 2
+
 
 def cluster_bootstrap(
     values: Sequence[float],
@@ -100,7 +106,8 @@ def cluster_bootstrap(
 ) -> Interval:
     """Percentile bootstrap of the pooled mean, resampling whole clusters (conversations) with replacement.
 
-    With LoCoMo's 10 conversations the interval rests on 10 clusters; tables say so.
+    With LoCoMo's 10 conversations the interval rests on 10 clusters; tables say so. With one cluster there is no
+    interval (`Interval.defined` is False; `low` and `high` equal the estimate) and tables print "n/a".
     """
     values = np.asarray(values, dtype=float)
     labels = np.asarray(clusters)
@@ -133,6 +140,11 @@ class PairedDifference:
     a_better: int
     b_better: int
     ties: int
+    clusters: int = 0  # conversations the interval resampled; fewer than 2: no interval (low = high = estimate)
+
+    @property
+    def defined(self) -> bool:
+        return self.clusters >= 2
 
 
 def paired_difference(
@@ -144,7 +156,8 @@ def paired_difference(
     n_boot: int = 2000,
     seed: int = 0,
 ) -> PairedDifference:
-    """a minus b on the questions both scored, CI clustered by conversation."""
+    """a minus b on the questions both scored (the intersection of their sample ids; `n` is its size), CI
+    clustered by conversation (undefined, `defined` False, when they share questions of one conversation only)."""
     b_by_id = {r["sample_id"]: r for r in rows_b if r.get(value_key) is not None}
     diffs, clusters = [], []
     for row in rows_a:
@@ -165,4 +178,5 @@ def paired_difference(
         int((arr > 0).sum()),
         int((arr < 0).sum()),
         int((arr == 0).sum()),
+        interval.clusters,
     )

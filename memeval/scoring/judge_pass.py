@@ -56,9 +56,9 @@ def _judgment(protocol: str, outcomes: Sequence) -> tuple[JudgeOutcome | None, s
     return None, "no_llm" if any(isinstance(o, CacheMiss) for o in outcomes) else "failed"
 
 
-def _row(answer: AnswerRow, judgment: JudgeOutcome, version: str) -> JudgmentRow:
+def _row(answer: AnswerRow, judgment: JudgeOutcome, version: str, model: str | None) -> JudgmentRow:
     return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
-                       category=answer.category, system=answer.system, prompt_version=version,
+                       category=answer.category, system=answer.system, prompt_version=version, judge_model=model,
                        **judgment.model_dump())
 
 
@@ -83,6 +83,7 @@ def run_judge_pass(
     done = {r.key for r in load_judgments(out_path)}
     todo = [a for a in judgeable(answers, protocol) if (*a.key, protocol) not in done]
     version = protocol_version(protocol)
+    model = client.model_for("judge") if client is not None else None
     written = 0
     skipped = {"no_llm": 0, "failed": 0}
     with JsonlWriter(out_path) as writer:
@@ -97,7 +98,7 @@ def run_judge_pass(
                 if judgment is None:
                     skipped[why] += 1
                     continue
-                written += write_records(writer, [_row(a, judgment, version)])
+                written += write_records(writer, [_row(a, judgment, version, model)])
             if progress is not None:
                 progress(len(todo))
         elif mode == "sync":
@@ -110,7 +111,7 @@ def run_judge_pass(
                     if judgment is None:
                         skipped[why] += 1
                     else:
-                        written += write_records(writer, [_row(a, judgment, version)])
+                        written += write_records(writer, [_row(a, judgment, version, model)])
                     if progress is not None:
                         progress(1)
         else:

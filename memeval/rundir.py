@@ -1,0 +1,320 @@
+"""A results directory's identity, claim, lock and status: what makes two runs the same run.
+
+Every setting that changes a stored row is part of a directory's identity, recorded in its manifest (under
+`identity`) before the first row is written. A rerun with the same identity resumes; one that only adds to an
+additive field (another system, another judge protocol) extends the run and says so; any other difference is
+refused with one line naming each field and its two values — unless `restart`, which moves the old directory
+aside to `DIR.replaced-<UTC time>` (never deletes it) and starts afresh.
+
+A directory being written holds a lock file (`.memeval.lock`: the owner's pid and command); a second writer is
+refused with one line naming the owner, and a lock whose pid is dead is taken over and said so. `status` reads
+the manifest and the lock: complete, incomplete or running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from memeval.errors import InputError
+
+LOCK_NAME = ".memeval.lock"
+REPLACED = ".replaced-"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """`fixed`: settings that must be equal for rows to belong together. `additive`: named collections
+    (name → settings) that a rerun may extend but not change, e.g. systems by label, judges by protocol."""
+
+    kind: str
+    fixed: dict = field(default_factory=dict)
+    additive: dict[str, dict] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "fixed": _plain(self.fixed), "additive": _plain(self.additive)}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping) -> Identity:
+        return cls(doc.get("kind", ""), dict(doc.get("fixed") or {}), {k: dict(v or {}) for k, v in
+                                                                        (doc.get("additive") or {}).items()})
+
+    def merged(self, other: Identity) -> Identity:
+        """This identity with `other`'s additive entries added (the run directory after both invocations)."""
+        additive = {name: {**self.additive.get(name, {}), **other.additive.get(name, {})}
+                    for name in {*self.additive, *other.additive}}
+        return Identity(self.kind, self.fixed, additive)
+
+    def digest(self) -> str:
+        """A short hash of the whole identity: names a notebook's configuration directory."""
+        return identity_hash(self.as_dict())
+
+
+def identity_hash(doc) -> str:
+    text = json.dumps(_plain(doc), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def _plain(value):
+    """JSON's own view of a value (tuples become lists, keys strings), so a recorded identity compares equal
+    to a freshly built one."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def differences(recorded: Identity, wanted: Identity) -> tuple[list[str], list[str]]:
+    """(conflicts, additions): each conflict names a field and its two values; additions name what a rerun
+    adds to an additive field."""
+    conflicts, additions = [], []
+    if recorded.kind and recorded.kind != wanted.kind:
+        conflicts.append(f"kind: {recorded.kind!r} here, {wanted.kind!r} asked")
+    before, now = _plain(recorded.fixed), _plain(wanted.fixed)
+    for key in sorted({*before, *now}):
+        if key not in before:  # recorded before this field existed: nothing to compare
+            continue
+        if before.get(key) != now.get(key):
+            conflicts.append(f"{key}: {_short(before.get(key))} here, {_short(now.get(key))} asked")
+    for name in sorted({*recorded.additive, *wanted.additive}):
+        have, want = _plain(recorded.additive.get(name, {})), _plain(wanted.additive.get(name, {}))
+        for key in sorted(want):
+            if key not in have:
+                additions.append(f"{name} {key}")
+            elif have[key] != want[key]:
+                conflicts.append(f"{name} {key}: {_short(have[key])} here, {_short(want[key])} asked")
+    return conflicts, additions
+
+
+def _short(value, limit: int = 80) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_manifest(out: Path) -> dict | None:
+    path = out / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(path, "manifest", "not valid JSON; move the directory aside or rerun with --restart") \
+            from None
+    if not isinstance(doc, dict):
+        raise InputError(path, "manifest", "expected a JSON object; move the directory aside or rerun with "
+                         "--restart")
+    return doc
+
+
+def recorded_identity(manifest: Mapping | None) -> Identity | None:
+    if not manifest or not isinstance(manifest.get("identity"), Mapping):
+        return None
+    return Identity.from_dict(manifest["identity"])
+
+
+def replaced_path(out: Path) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    candidate = out.with_name(f"{out.name}{REPLACED}{stamp}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = out.with_name(f"{out.name}{REPLACED}{stamp}-{n}")
+    return candidate
+
+
+def move_aside(out: Path) -> Path | None:
+    """`--restart`: the old directory renamed beside it, never deleted."""
+    if not out.exists() or not any(out.iterdir()):
+        return None
+    target = replaced_path(out)
+    out.rename(target)
+    return target
+
+
+@dataclass
+class Claim:
+    """What `claim` found and did: the identity the directory now holds, what this run adds, where an old
+    run was moved, the previous manifest (for its invocations)."""
+
+    identity: Identity
+    additions: list[str]
+    moved_to: Path | None
+    previous: dict | None
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.moved_to is not None:
+            out.append(f"--restart: the previous run was moved to {self.moved_to}")
+        if self.additions:
+            out.append("added to this run: " + ", ".join(self.additions))
+        return out
+
+
+def check(out: Path, wanted: Identity, legacy: Identity | None = None) -> Claim:
+    """Compare `wanted` with what `out` holds; another identity is refused in one line naming every field that
+    differs (nothing written). `legacy`: the identity an older manifest (written before identities were
+    recorded) implies."""
+    previous = read_manifest(out)
+    recorded = recorded_identity(previous) or legacy
+    if recorded is None:
+        return Claim(wanted, [], None, previous)
+    conflicts, additions = differences(recorded, wanted)
+    if conflicts:
+        what = recorded.kind or "run"
+        raise InputError(out, "identity", f"this directory holds a {what} with other settings (" +
+                         "; ".join(conflicts) + "); use another --out, or --restart to move it aside")
+    return Claim(recorded.merged(wanted), additions, None, previous)
+
+
+def claim(out: Path, wanted: Identity, manifest: dict, restart: bool = False, legacy: Identity | None = None,
+          lock: DirectoryLock | None = None) -> Claim:
+    """`check` (refusing another identity unless `restart`; `restart` always moves a non-empty directory aside),
+    take `lock` if given, then record the identity in the manifest before any row is written, with
+    `complete: false` until the run finishes."""
+    from memeval.atomic import write_json_atomic
+
+    holder = lock_holder(out)
+    if holder is not None and holder.get("pid") != os.getpid():
+        refuse_locked(out, holder)
+    if restart:
+        result = Claim(wanted, [], move_aside(out), None)
+    else:
+        result = check(out, wanted, legacy)
+    if lock is not None:
+        lock.acquire()
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "manifest.json", {**(result.previous or {}), **manifest,
+                                               "identity": result.identity.as_dict(), "complete": False})
+    return result
+
+
+# ---- the lock ------------------------------------------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_lock(out: Path) -> dict | None:
+    try:
+        doc = json.loads((out / LOCK_NAME).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def lock_holder(out: Path) -> dict | None:
+    """The live process holding `out`'s lock, or None (no lock, or its owner is gone)."""
+    doc = read_lock(out)
+    if doc is None:
+        return None
+    same_host = doc.get("host") == socket.gethostname()
+    pid = doc.get("pid")
+    if same_host and isinstance(pid, int) and not _alive(pid):
+        return None
+    return doc
+
+
+def refuse_locked(out: Path, holder: Mapping) -> None:
+    raise InputError(out, "lock", f"another memeval is writing here (pid {holder.get('pid')}, "
+                     f"{holder.get('command')!r}, since {holder.get('started_utc')}); wait for it or use another "
+                     "--out")
+
+
+class DirectoryLock:
+    """One writer per output directory. Re-entrant within a process (a notebook kernel rerunning a cell that
+    died holds no lock; one that finished released it)."""
+
+    def __init__(self, out: Path, command: str):
+        self.out = Path(out)
+        self.command = command
+        self.taken_over: dict | None = None
+        self._held = False
+
+    def acquire(self) -> DirectoryLock:
+        self.out.mkdir(parents=True, exist_ok=True)
+        path = self.out / LOCK_NAME
+        mine = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
+                "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        for _ in range(3):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                holder = read_lock(self.out)
+                if holder is not None and holder.get("pid") == os.getpid() and holder.get("host") == mine["host"]:
+                    break  # this process already holds it
+                if lock_holder(self.out) is not None:
+                    refuse_locked(self.out, holder)
+                self.taken_over = holder
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(mine, handle)
+            break
+        else:
+            raise InputError(self.out, "lock", "could not take the directory's lock; try again")
+        self._held = True
+        if self.taken_over is not None:
+            print(f"memeval: note: took over {path} from a process that is gone (pid "
+                  f"{self.taken_over.get('pid')}, {self.taken_over.get('command')!r})", file=sys.stderr)
+        return self
+
+    def release(self) -> None:
+        if self._held:
+            holder = read_lock(self.out)
+            if holder is not None and holder.get("pid") == os.getpid():
+                (self.out / LOCK_NAME).unlink(missing_ok=True)
+            self._held = False
+
+    def __enter__(self) -> DirectoryLock:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def status(out: Path, manifest: Mapping | None) -> str:
+    """complete, running (a live process holds the lock) or incomplete."""
+    if lock_holder(out) is not None:
+        return "running"
+    if manifest and manifest.get("complete") is True:
+        return "complete"
+    if manifest and manifest.get("complete") is None and "identity" not in manifest:
+        return "complete" if manifest.get("rows") or manifest.get("rows_total") else "unknown"
+    return "incomplete"
+
+
+def incomplete_line(missing: Mapping) -> str | None:
+    """The closing line of a run that lacks requested rows, e.g. "incomplete: 523 of 1,975 answers failed
+    after retries (TransientError (429)); rerun to retry them"; None when nothing is missing."""
+    parts = []
+    answers = missing.get("answers")
+    if answers:
+        if answers.get("failed"):
+            reasons = ", ".join(f"{k} ×{v}" if len(answers.get("reasons", {})) > 1 else k
+                                for k, v in answers.get("reasons", {}).items())
+            parts.append(f"{answers['failed']:,} of {answers['requested']:,} answers failed ({reasons})")
+        if answers.get("absent"):
+            parts.append(f"{answers['absent']:,} of {answers['requested']:,} answers were never written")
+    judgments = missing.get("judgments")
+    if judgments:
+        parts.append(f"{judgments['missing']:,} of {judgments['requested']:,} {judgments.get('protocol', '')} "
+                     "judgments are missing (failed, or no LLM configured)".replace("  ", " "))
+    for name, value in missing.items():
+        if name not in ("answers", "judgments") and value:
+            parts.append(f"{name}: {value}")
+    if not parts:
+        return None
+    return "incomplete: " + "; ".join(parts) + "; rerun to retry them"
