@@ -117,7 +117,7 @@ def _number(value: float | None, metric: str) -> str:
 
 
 UNITS = {"conversations": "conversation", "questions": "question", "packages": "package"}
-METHODS = {"conversations": "percentile bootstrap ({boot}) resampling whole conversations (LoCoMo runs over two or "
+METHODS = {"conversations": "percentile bootstrap ({boot}) resampling whole conversations (groups spanning two or "
                             "more conversations)",
            "questions": "percentile bootstrap ({boot}) over questions, item level (groups from one conversation, "
                         "where a clustered interval is undefined)",

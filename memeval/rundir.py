@@ -47,10 +47,11 @@ class Identity:
                                                                         (doc.get("additive") or {}).items()})
 
     def merged(self, other: Identity) -> Identity:
-        """This identity with `other`'s additive entries added (the run directory after both invocations)."""
+        """The directory after `other` ran in it: `other`'s fixed settings (equal to these wherever both have
+        one; an identity recorded before a field existed lacks it) and both invocations' additive entries."""
         additive = {name: {**self.additive.get(name, {}), **other.additive.get(name, {})}
-                    for name in {*self.additive, *other.additive}}
-        return Identity(self.kind, self.fixed, additive)
+                    for name in sorted({*self.additive, *other.additive})}
+        return Identity(other.kind, {**self.fixed, **other.fixed}, additive)
 
     def digest(self) -> str:
         """A short hash of the whole identity: names a notebook's configuration directory."""

@@ -312,7 +312,9 @@ def missing_rows(selection, systems: list[SystemConfig], answers: list[AnswerRow
     from collections import Counter
 
     by_key = {a.key: a for a in answers}
-    wanted = [(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs]
+    imported = imported_systems(Path(config.out))  # they answer what their file held; a rerun cannot add to it
+    wanted = [(s.label, qa.sample_id) for s in systems if s.label not in imported for _, qs in selection
+              for qa in qs]
     failed = Counter()
     absent = 0
     for key in wanted:
@@ -327,11 +329,10 @@ def missing_rows(selection, systems: list[SystemConfig], answers: list[AnswerRow
                           "reasons": dict(failed.most_common())}
     if config.judge != "none":
         judged = {(r.system, r.sample_id) for rows in judgments.get(config.judge, {}).values() for r in rows}
-        owed = [a for a in judgeable([by_key[k] for k in wanted if k in by_key], config.judge)
-                if a.key not in judged]
+        answered = judgeable([a for a in answers if a.system in {s.label for s in systems}], config.judge)
+        owed = [a for a in answered if a.key not in judged]
         if owed:
-            out["judgments"] = {"protocol": config.judge, "requested": len(judgeable(
-                [by_key[k] for k in wanted if k in by_key], config.judge)), "missing": len(owed)}
+            out["judgments"] = {"protocol": config.judge, "requested": len(answered), "missing": len(owed)}
     return out
 
 
