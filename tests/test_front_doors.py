@@ -223,7 +223,7 @@ def _write_mem0_store(cwd: Path, inputs) -> None:
     if target.exists():
         return
     store = {}
-    for conversation in inputs.conversations[:2]:
+    for conversation in inputs.conversations:
         store[conversation.sample_id] = [{"memory": turn.text, "created_at": session.date_time, "metadata": {}}
                                          for session in conversation.sessions[:3] for turn in session.turns[:6]]
     target.write_text(json.dumps(store))
@@ -249,9 +249,9 @@ def _write_longmemeval(cwd: Path, inputs) -> None:
 PLACEHOLDERS = {
     "my_package.memory:MySystem": ("a plug-in memory system, importable from the working directory (PYTHONPATH)",
                                    _write_plugin),
-    "results.json": ("another harness's answers in Mem0's results format (conv-26, five questions)",
+    "results.json": ("another harness's answers in Mem0's results format (conv-26's first questions)",
                      _write_mem0_results),
-    "store.json": ("a Mem0 store export: turns of two conversations as memories", _write_mem0_store),
+    "store.json": ("a Mem0 store export: turns of conv-26's first sessions as memories", _write_mem0_store),
     "natural87": ("a `memeval natural build` directory", lambda cwd, inputs: _copy(inputs.natural(), cwd / "natural87")),
     "DIR": ("a `memeval natural build` directory", lambda cwd, inputs: _copy(inputs.natural(), cwd / "DIR")),
     "runs/full": ("a `memeval locomo run` directory (conv-26; observations, summaries, rag_turns)",
@@ -271,18 +271,32 @@ def _placeholders_read(command: str) -> list[str]:
                    for i, token in enumerate(tokens))]
 
 
+# The LoCoMo the docs' commands find (through MEMEVAL_DATA_LOCOMO, the documented search order): conv-26 with its
+# first 90 questions, the prototype's 20 among them, so that "all conversations, all questions" is a few seconds.
+SMALL_LOCOMO = {"26.json": 90}
+
+
 class Inputs:
     """The inputs placeholders are made from, each built once per session and only when a doc needs it."""
 
-    def __init__(self, root: Path, conversations):
-        self.root, self.conversations, self._made = root, conversations, {}
+    def __init__(self, root: Path, locomo_dir: Path):
+        from memeval.data.locomo import load_locomo
+
+        self.root, self._made = root, {}
+        self.locomo = root / "locomo"
+        (self.locomo / "locomo10_v2").mkdir(parents=True)
+        for name, questions in SMALL_LOCOMO.items():
+            sample = json.loads((locomo_dir / "locomo10_v2" / name).read_text(encoding="utf-8"))
+            sample["qa"] = sample["qa"][:questions]
+            (self.locomo / "locomo10_v2" / name).write_text(json.dumps(sample), encoding="utf-8")
+        self.conversations = load_locomo(self.locomo)
 
     def _once(self, name: str, argv: list[str]) -> Path:
         if name not in self._made:
             from memeval.cli import main
 
             out = self.root / name
-            assert main([*argv, "--out", str(out), "--no-progress"]) == 0, argv
+            assert main([*argv, "--data", str(self.locomo), "--out", str(out), "--no-progress"]) == 0, argv
             self._made[name] = out
         return self._made[name]
 
@@ -290,13 +304,12 @@ class Inputs:
         return self._once("natural", ["natural", "build"])
 
     def locomo_run(self) -> Path:
-        return self._once("locomo_run", ["locomo", "run", "--conversations", "conv-26", "--systems",
-                                         "observations,summaries,rag_turns", "--json"])
+        return self._once("locomo_run", ["locomo", "run", "--systems", "observations,summaries,rag_turns", "--json"])
 
 
 @pytest.fixture(scope="session")
-def inputs(tmp_path_factory, conversations) -> Inputs:
-    return Inputs(tmp_path_factory.mktemp("doc-inputs"), conversations)
+def inputs(tmp_path_factory, locomo_dir) -> Inputs:
+    return Inputs(tmp_path_factory.mktemp("doc-inputs"), locomo_dir)
 
 
 def _judge_everything(body: dict) -> str:
@@ -305,11 +318,12 @@ def _judge_everything(body: dict) -> str:
                        "reasoning": "yes"})
 
 
-def _doc_env(cwd: Path, tmp: Path, anthropic_url: str, openai_url: str) -> dict:
+def _doc_env(cwd: Path, tmp: Path, inputs: Inputs, anthropic_url: str, openai_url: str) -> dict:
     from tests.fake_anthropic import TEST_SECRET
     from tests.fake_openai import TEST_KEY
 
     return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(cwd),
+            "MEMEVAL_DATA_LOCOMO": str(inputs.locomo),
             "MEMEVAL_CACHE_DIR": str(tmp / "cache"), "MEMEVAL_ARTIFACTS": str(tmp / "artifacts"),
             "MEMEVAL_FIGURES": str(tmp / "figures"), "MEMEVAL_PROGRESS": "0",
             "ANTHROPIC_API_KEY": TEST_SECRET, "ANTHROPIC_BASE_URL": anthropic_url,
@@ -339,7 +353,7 @@ def _doc_params():
 
 
 @pytest.mark.parametrize("doc", _doc_params())
-def test_documented_commands_run_as_written(doc, tmp_path, inputs, locomo_dir):
+def test_documented_commands_run_as_written(doc, tmp_path, inputs):
     """Each command of the doc, in document order, in one working directory (later commands read what earlier
     ones wrote), against local Anthropic- and OpenAI-compatible servers instead of the real APIs. Each must exit
     with 0 (or the code its comment names) and print no traceback."""
@@ -350,7 +364,7 @@ def test_documented_commands_run_as_written(doc, tmp_path, inputs, locomo_dir):
     cwd = _workdir(tmp_path)
     failures, timings = [], []
     with FakeAnthropic(responder=_judge_everything) as anthropic, FakeOpenAI(responder=_judge_everything) as openai:
-        env = _doc_env(cwd, tmp_path, anthropic.url, openai.url)
+        env = _doc_env(cwd, tmp_path, inputs, anthropic.url, openai.url)
         for cmd in commands:
             if cmd.command in NOT_RUN:
                 continue

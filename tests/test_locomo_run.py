@@ -218,6 +218,8 @@ def test_a_run_directory_written_before_typed_records_still_loads_and_resumes(lo
     shutil.copytree(fixture, run)
     result = run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="3",
                                         systems=["rag_turns", "full_context"], progress=False))
-    assert result.answer_counts == {"already_done": 6, "written": 0, "errors": 0}
+    assert result.answer_counts == {"already_done": 6, "written": 0, "errors": 0, "plugin_errors": 0}
+    identity = json.loads((run / "manifest.json").read_text())["identity"]  # the old manifest had none: now whole
+    assert identity["fixed"]["question_set"].startswith("3 questions") and identity["fixed"]["reader"] == "extractive"
     assert "J against published baselines (graded judge)" in result.report
     assert "J against published baselines (binary judge)" in result.report

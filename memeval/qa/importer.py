@@ -284,15 +284,10 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     """Match, score and append another harness's answers to the run directory `out` as `system`; the manifest
     records the source file's SHA-256 and format. Returns the matching report. `skip_invalid`: leave malformed rows
     out (each reported) instead of refusing the file."""
-    from memeval.atomic import write_json_atomic
-    from memeval.data.fetch import data_hashes
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
-    from memeval.jsonl import JsonlWriter
-    from memeval.manifest import base_manifest
     from memeval.memory.registry import BUILTIN
     from memeval.qa.answer_pass import load_answers
-    from memeval.records import write_records
 
     source, out = Path(source), Path(out)
     if system in BUILTIN:
@@ -311,9 +306,25 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
                          f"unmatched, {len(report.ambiguous)} ambiguous, {len(report.duplicates)} duplicated, "
                          f"{len(report.mismatched)} gold mismatches, {len(report.skipped)} invalid)")
     rows = answer_rows(found, system, fmt)
-    out.mkdir(parents=True, exist_ok=True)
+    from memeval.rundir import DirectoryLock
+
+    with DirectoryLock(out, f"memeval locomo import --system {system}"):
+        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report)
+    return report.as_dict()
+
+
+def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
+                  data_path: Path, skip_invalid: bool, report: ImportReport) -> None:
+    """Append the matched rows and record the import in the manifest (under the directory's lock)."""
+    from memeval.atomic import write_json_atomic
+    from memeval.data.fetch import data_hashes
+    from memeval.jsonl import JsonlWriter
+    from memeval.manifest import base_manifest
+    from memeval.records import write_records
+    from memeval.rundir import read_manifest
+
     manifest_path = out / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else base_manifest(
+    manifest = read_manifest(out) or base_manifest(
         command="locomo import", data={"path": str(data_path), "sha256": data_hashes(data_path)})
     with JsonlWriter(out / "answers.jsonl") as writer:
         write_records(writer, rows)
@@ -327,4 +338,3 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     manifest.setdefault("imported", {})[system] = entry
     manifest.setdefault("invocations", []).append({"command_line": entry["command_line"]})
     write_json_atomic(manifest_path, manifest)
-    return report.as_dict()
