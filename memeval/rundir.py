@@ -79,16 +79,27 @@ def differences(recorded: Identity, wanted: Identity) -> tuple[list[str], list[s
     for key in sorted({*before, *now}):
         if key not in before:  # recorded before this field existed: nothing to compare
             continue
-        if before.get(key) != now.get(key):
-            conflicts.append(f"{key}: {_short(before.get(key))} here, {_short(now.get(key))} asked")
+        conflicts += _differing(key, before.get(key), now.get(key))
     for name in sorted({*recorded.additive, *wanted.additive}):
         have, want = _plain(recorded.additive.get(name, {})), _plain(wanted.additive.get(name, {}))
         for key in sorted(want):
             if key not in have:
                 additions.append(f"{name} {key}")
-            elif have[key] != want[key]:
-                conflicts.append(f"{name} {key}: {_short(have[key])} here, {_short(want[key])} asked")
+            else:
+                conflicts += _differing(f"{name} {key}", have[key], want[key])
     return conflicts, additions
+
+
+def _differing(name: str, here, asked) -> list[str]:
+    """`name: A here, B asked`, descending into mappings so only the settings that differ are named."""
+    if here == asked:
+        return []
+    if isinstance(here, dict) and isinstance(asked, dict):
+        out = []
+        for key in sorted({*here, *asked}):
+            out += _differing(f"{name}.{key}", here.get(key), asked.get(key))
+        return out
+    return [f"{name}: {_short(here)} here, {_short(asked)} asked"]
 
 
 def _short(value, limit: int = 80) -> str:

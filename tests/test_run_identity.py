@@ -46,7 +46,7 @@ def test_a_second_judge_model_is_refused_and_nothing_changes(locomo_dir, tmp_pat
         second = _locomo(cli, locomo_dir, out, "--questions", "3", "--judge", "binary", "--judge-model",
                          "claude-sonnet-4-6")
         assert second.returncode == 2 and len(_lines(second.stderr)) == 1
-        assert "judges binary: " in second.stderr and "claude-haiku-4-5" in second.stderr
+        assert "judges binary.model: 'claude-haiku-4-5' here, 'claude-sonnet-4-6' asked" in second.stderr
         assert "claude-sonnet-4-6" in second.stderr and "--restart" in second.stderr
         assert len(server.received) == sent and _tree(out) == before
 
