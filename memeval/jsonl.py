@@ -8,31 +8,51 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def read_rows(path: str | Path, repair: bool = True) -> list[dict]:
-    """Rows of a JSONL file; a torn last line (a killed writer) is dropped and, with repair, truncated away."""
+def read_rows(path: str | Path, repair: bool = False) -> list[dict]:
+    """Rows of a JSONL file. A reader never writes: a torn last line (a writer killed mid-line, or one still
+    writing) is left out in memory only, and a bad line anywhere else is refused as FILE:LINE. Only the writer
+    that owns the file (`JsonlWriter`, under its directory's lock) cuts a torn tail away; `repair` is accepted
+    for older callers and ignored."""
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
-    rows, good_end = [], 0
-    offset = 0
-    for line in data.splitlines(keepends=True):
-        offset += len(line)
+    rows, _ = _parse(path, path.read_bytes())
+    return rows
+
+
+def _parse(path: Path, data: bytes) -> tuple[list[dict], int]:
+    """(rows, length of the whole-line prefix): everything up to the last newline must parse."""
+    from memeval.errors import InputError
+
+    end = data.rfind(b"\n") + 1  # a final line without its newline is torn: not yet (or never) written whole
+    rows = []
+    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
         text = line.strip()
         if not text:
-            good_end = offset
             continue
-        if not line.endswith(b"\n"):
-            break
         try:
-            rows.append(json.loads(text))
-        except json.JSONDecodeError:
-            break
-        good_end = offset
-    if repair and good_end < len(data):
+            row = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+            raise InputError(f"{path}:{number}", "line", f"not valid JSON ({reason}); a corrupt line inside the "
+                             "file is never dropped silently: fix or remove it, or move the file aside") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{number}", "line", f"expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows, end
+
+
+def repair_tail(path: str | Path) -> int:
+    """Cut a torn last line away (the owner's writer does this when it opens the file); returns the bytes cut."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    data = path.read_bytes()
+    _, end = _parse(path, data)
+    if end < len(data):
         with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-    return rows
+            fh.truncate(end)
+    return len(data) - end
 
 
 class JsonlWriter:
@@ -41,6 +61,7 @@ class JsonlWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(self.path)  # the writer owns the file: a torn tail from a killed run goes before appending
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def write(self, rows: Iterable[dict]) -> int:
