@@ -133,6 +133,32 @@ class CompiledPackage:
         """h of sparse entries: values[i] at unit units[i]."""
         return np.minimum(1.0, values) if self.saturation is None else self.saturation.h_at(values, units)
 
+    def h_cols(self, z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """h of z whose last axis holds only the units `cols` (a writer looking at the units a group touches)."""
+        if self.saturation is None:
+            return np.minimum(1.0, z)
+        return (np.asarray(z)[..., None] * self.saturation.slopes[cols] + self.saturation.intercepts[cols]).min(axis=-1)
+
+    def touched(self, candidates) -> tuple[np.ndarray, np.ndarray]:
+        """(units any of `candidates` covers, their dense rows over those units only): the work of a group's
+        marginal gains grows with what the group touches, not with the package's size."""
+        candidates = np.asarray(candidates)
+        if self.is_large:  # straight from the CSR arrays: scipy's fancy indexing costs more than the arithmetic
+            csr = self.coverage_sparse
+            starts, ends = csr.indptr[candidates], csr.indptr[candidates + 1]
+            lengths = ends - starts
+            offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+            entries = offsets + np.arange(int(lengths.sum()))
+            units = csr.indices[entries]
+            cols = np.unique(units)
+            rows = np.zeros((len(candidates), len(cols)))
+            np.add.at(rows, (np.repeat(np.arange(len(candidates)), lengths), np.searchsorted(cols, units)),
+                      csr.data[entries])
+            return cols, rows
+        rows = self.coverage[candidates]
+        cols = np.flatnonzero(rows.any(axis=0))
+        return cols, rows[:, cols]
+
     def rows(self, candidates) -> np.ndarray:
         """Dense coverage rows of some candidates, without making the whole matrix dense for a large package."""
         if self.is_large:
