@@ -76,6 +76,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("memeval: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `memeval ... | head`: the reader left; no traceback, the shell's usual code
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -391,7 +391,7 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
         j_table = locomo_j_table(root / "artifacts").markdown
         assert "| rag_turns | graded (ours) | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" in j_table
         headline = headline_table(root / "artifacts").markdown
-        command = ("`memeval locomo run --conversations conv-26 --questions 3 --answerer claude "
+        command = ("`memeval locomo run --conversations conv-26 --questions 3 --reader claude "
                    f"--judge graded --judge-runs 2 --out {config / 'run'}` "
                    "(notebook 02)")
         assert "| LoCoMo J (categories 1–4) | rag_turns 80.00 (graded judge) | Mem0 66.88" in headline

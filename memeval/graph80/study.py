@@ -192,7 +192,7 @@ class StudyConfig:
         """This configuration as a `memeval graph80 run` command."""
         values = {**asdict(self), "systems": (";" if any("," in s for s in self.systems) else ",").join(self.systems)}
         defaults = {**asdict(StudyConfig("", "", [])), "systems": None}
-        flags = {"data": "--data", "systems": "--systems", "extractor": "--extractor", "answerer": "--answerer",
+        flags = {"data": "--data", "systems": "--systems", "extractor": "--extractor", "answerer": "--reader",
                  "judge": "--judge", "repeats": "--repeats"}
         values["data"], defaults["data"] = path_text(self.data), None
         return ["memeval", "graph80", "run", *flag_args(values, defaults, flags), "--out", path_text(self.out)]

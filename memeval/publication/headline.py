@@ -148,7 +148,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
             for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
-        command = "`memeval locomo run --answerer claude --judge binary` (the published protocol; not run)"
+        command = "`memeval locomo run --reader claude --judge binary` (the published protocol; not run)"
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])
     proto = stored("prototype_run", root)

@@ -76,7 +76,7 @@ class LocomoRunConfig:
 
     def validate(self) -> None:
         if self.answerer not in ANSWERERS:
-            raise InputError("--answerer", self.answerer, f"expected one of {', '.join(ANSWERERS)}")
+            raise InputError("--reader", self.answerer, f"expected one of {', '.join(ANSWERERS)}")
         if self.judge not in JUDGE_CHOICES:
             raise InputError("--judge", self.judge, f"expected one of {', '.join(JUDGE_CHOICES)}")
         if self.judge_mode not in ("sync", "batch"):
@@ -102,7 +102,7 @@ class LocomoRunConfig:
         values["systems"] = (";" if any("," in s for s in self.systems) else ",").join(self.systems)
         defaults = {**asdict(LocomoRunConfig(out="")), "systems": "rag_turns"}
         flags = {"data": "--data", "conversations": "--conversations", "questions": "--questions",
-                 "systems": "--systems", "answerer": "--answerer", "judge": "--judge", "judge_runs": "--judge-runs",
+                 "systems": "--systems", "answerer": "--reader", "judge": "--judge", "judge_runs": "--judge-runs",
                  "judge_mode": "--judge-mode", "k": "--k", "llm_backend": "--llm", "budget_usd": "--budget-usd",
                  "sampling": "--sampling"}
         models = [arg for role, model in sorted(self.models.items()) for arg in (f"--{role}-model", model)]

@@ -9,6 +9,7 @@ sessions in order with their dates, turns with ids `<session id>:<turn index>` (
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -165,6 +166,19 @@ class LongMemEvalConfig:
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
     fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
 
+    def command_line(self) -> list[str]:
+        """This configuration as a `memeval longmemeval run` command (recorded in the manifest, shown by `ls`)."""
+        from memeval.invocation import flag_args, path_text
+
+        values = {**asdict(self), "systems": (";" if any("," in s for s in self.systems) else ",").join(self.systems)}
+        defaults = {**asdict(LongMemEvalConfig(data="", out="")), "systems": "rag_turns"}
+        flags = {"systems": "--systems", "questions": "--questions", "k": "--k", "reader": "--reader",
+                 "judge": "--judge", "llm_backend": "--llm", "budget_usd": "--budget-usd", "sampling": "--sampling",
+                 "fail_fast": "--fail-fast"}
+        models = [arg for role, model in sorted(self.models.items()) for arg in (f"--{role}-model", model)]
+        return ["memeval", "longmemeval", "run", "--data", path_text(self.data),
+                *flag_args(values, defaults, flags), *models, "--out", path_text(self.out)]
+
 
 def role_temperatures(config: LongMemEvalConfig) -> dict:
     from memeval.scoring.longmemeval_judge import TEMPERATURE
@@ -205,7 +219,8 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
 
     lock = DirectoryLock(out, "longmemeval run")
     claimed = claim(out, longmemeval_identity(config, instances, client),
-                    base_manifest(command="longmemeval run", config=asdict(config)), restart=config.restart,
+                    base_manifest(command="longmemeval run", command_line=config.command_line(),
+                                  config=asdict(config)), restart=config.restart,
                     lock=lock)
     try:
         return _run_claimed(config, client, instances, report, labels, claimed)
@@ -295,11 +310,12 @@ def _run_claimed(config: LongMemEvalConfig, client, instances, report, labels: d
         if owed:
             missing["judgments"] = {"protocol": "longmemeval", "requested": len(final), "missing": owed}
     write_json_atomic(out / "manifest.json", base_manifest(
-        command="longmemeval run", config=asdict(config), data={"path": config.data,
+        command="longmemeval run", command_line=config.command_line(), config=asdict(config), data={"path": config.data,
                                                                  "sha256": data_hashes(config.data)},
         quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)},
         llm=llm_manifest(client, roles), prompts=prompt_versions(config),
-        invocations=[*(claimed.previous or {}).get("invocations", []), {"config": asdict(config)}],
+        invocations=[*(claimed.previous or {}).get("invocations", []),
+                     {"config": asdict(config), "command_line": shlex.join(config.command_line())}],
         identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
     return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes,
             "missing": missing, "complete": not missing}
