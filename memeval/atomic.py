@@ -21,6 +21,11 @@ def atomic_open(path: str | Path, mode: str = "w", newline: str | None = None) -
         with open(tmp, mode, encoding=encoding, newline=newline) as fh:
             yield fh
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None and exc.errno is not None:  # ENOSPC from write or close: name the file
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

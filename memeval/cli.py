@@ -81,6 +81,26 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # the machine, not the code: a read-only or full disk, a file gone or locked
+        line, code = _os_error(exc)
+        print(f"memeval: error: {line}", file=sys.stderr)
+        return code
+
+
+def _os_error(exc: OSError) -> tuple[str, int]:
+    """One line naming the path and what the system said, and the exit code: 2 when the place cannot be written
+    (read-only, no permission: choose another --out), 1 otherwise (a full disk: free space, rerun to resume)."""
+    import errno
+
+    path = exc.filename if exc.filename is not None else "(no file named)"
+    what = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())
+    code = errno.errorcode.get(exc.errno or 0)
+    text = f"{path}: {what}" + (f" ({code})" if code else "")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return text + "; it cannot be written here: use another --out or fix its permissions", 2
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return text + "; free space and rerun (finished rows are kept and a rerun resumes)", 1
+    return text, 1
 
 
 if __name__ == "__main__":

@@ -60,25 +60,59 @@ def _text(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def load_manifest(path: str | Path) -> dict:
+    """A results directory's `manifest.json` as a JSON object; a file that is not one (torn, hand-edited, another
+    JSON value) is one line naming it and what is wrong, never a traceback."""
+    from memeval.errors import InputError
+
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, "manifest", f"not valid JSON ({exc.msg}, line {exc.lineno}); the directory was not "
+                         "written whole: rerun the command that made it, or move it aside") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "manifest", "not UTF-8 text; rerun the command that made it, or move it aside") \
+            from None
+    if not isinstance(doc, dict):
+        raise InputError(path, "manifest", f"expected a JSON object, got {type(doc).__name__}; rerun the command "
+                         "that made it, or move it aside")
+    return doc
+
+
 def recorded_commands(directory: str | Path) -> list[str]:
     """The command lines recorded in a directory's manifest, oldest first, each once."""
     path = Path(directory) / "manifest.json"
     if not path.is_file():
         return []
-    manifest = json.loads(path.read_text())
-    lines = [i.get("command_line") for i in manifest.get("invocations", [])] or [manifest.get("command_line")]
-    return list(dict.fromkeys(line for line in lines if line))
+    manifest = load_manifest(path)
+    invocations = manifest.get("invocations")
+    lines = [i.get("command_line") for i in invocations if isinstance(i, dict)] \
+        if isinstance(invocations, list) else []
+    lines = lines or [manifest.get("command_line")]
+    return list(dict.fromkeys(line for line in lines if isinstance(line, str) and line))
 
 
-def list_results(roots: Iterable[str | Path]) -> list[dict]:
+def list_results(roots: Iterable[str | Path], problems: list[str] | None = None) -> list[dict]:
+    """Every results directory (one holding a manifest.json) under `roots`. A manifest that cannot be read is
+    left out of the list and, when `problems` is a list, reported there as "path: why"."""
+    from memeval.errors import InputError
+
     out = []
     for root in roots:
         for path in sorted(Path(root).rglob("manifest.json")):
             try:
-                manifest = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+                manifest = load_manifest(path)
+            except InputError as exc:
+                if problems is not None:
+                    problems.append(f"{path}: {exc.problem}")
+                continue
+            except OSError as exc:
+                if problems is not None:
+                    problems.append(f"{path}: {exc.strerror or exc}")
                 continue
             sha = manifest.get("git_sha")
+            sha = sha if isinstance(sha, str) and sha else None
             commands = recorded_commands(path.parent)
             out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
                         "status": directory_status(path.parent, manifest), "rows": row_counts(path.parent),

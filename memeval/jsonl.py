@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -66,21 +67,35 @@ class JsonlWriter:
 
     def write(self, rows: Iterable[dict]) -> int:
         n = 0
-        for row in rows:
-            self._fh.write(json.dumps(row, sort_keys=True, default=_default) + "\n")
-            n += 1
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        with _naming(self.path):  # a full disk or a lost mount says which file (a torn tail is cut on resume)
+            for row in rows:
+                self._fh.write(json.dumps(row, sort_keys=True, default=_default) + "\n")
+                n += 1
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
         return n
 
     def close(self) -> None:
-        self._fh.close()
+        with _naming(self.path):
+            self._fh.close()
 
     def __enter__(self) -> "JsonlWriter":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@contextmanager
+def _naming(path: Path):
+    """An OSError without a file name (ENOSPC from write, flush or fsync) gets `path`, so the one line the CLI
+    prints names the file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def _default(obj):

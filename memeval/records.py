@@ -212,7 +212,7 @@ class SweepRow(Record):
 
     optional_fields: ClassVar[frozenset[str]] = frozenset({
         "certificate", "sample_id", "system", "pruning", "union_of", "opt_package", "package_ratio", "exported",
-        "exported_fitting"})
+        "exported_fitting", "package_sha256"})
 
     package_id: str
     seed: int | None
@@ -237,6 +237,9 @@ class SweepRow(Record):
     package_ratio: float | None = None
     exported: int | None = None
     exported_fitting: int | None = None
+    # SHA-256 of the package's canonical content the row was computed from (memaudit.sweep.content_hash); rows
+    # written before it was recorded have none. A sweep never reuses a row whose package now hashes otherwise.
+    package_sha256: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
-from memeval.invocation import recorded_commands
+from memeval.invocation import load_manifest, recorded_commands
 from memeval.records import AnswerRow, ResultRow
 
 N_BOOT = 2000
@@ -97,7 +97,7 @@ def collect(directories: Iterable[str | Path]) -> list[ResultRow]:
         if not path.is_file():
             raise InputError(directory, "manifest.json", "not found: expected a `locomo run` or `memaudit sweep` "
                              "directory")
-        manifest = json.loads(path.read_text())
+        manifest = load_manifest(path)
         kind = manifest.get("command")
         if kind in ("locomo run", "memeval locomo run"):
             out += locomo_rows(directory, manifest)

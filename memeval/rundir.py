@@ -108,13 +108,15 @@ def _short(value, limit: int = 80) -> str:
 
 
 def read_manifest(out: Path) -> dict | None:
+    from memeval.safe_json import load_json_file
+
     path = out / "manifest.json"
     if not path.is_file():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(path, "manifest", "not valid JSON; move the directory aside or rerun with --restart") \
+        doc = load_json_file(path, "manifest")
+    except InputError as exc:
+        raise InputError(path, "manifest", f"{exc.problem}; move the directory aside or rerun with --restart") \
             from None
     if not isinstance(doc, dict):
         raise InputError(path, "manifest", "expected a JSON object; move the directory aside or rerun with "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 from memeval.categories import CATEGORY_NAMES
@@ -20,9 +21,12 @@ def _turn_texts(run: Path) -> tuple[dict[str, str], str | None]:
     """"conversation|dia_id" → "speaker: text" from the data the run's manifest names, or ({}, why not). Turn
     ids repeat across conversations (every one has a D1:1), so the conversation is part of the key."""
     manifest_path = run / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    data = (manifest.get("data") or {}).get("path")
-    if not data or not Path(data).exists():
+    from memeval.invocation import load_manifest
+
+    manifest = load_manifest(manifest_path) if manifest_path.is_file() else {}  # unreadable: one line, no page
+    data = manifest.get("data")
+    data = data.get("path") if isinstance(data, dict) else None
+    if not isinstance(data, str) or not data or not Path(data).exists():
         return {}, "the run's LoCoMo data was not found, so memories show their turn ids only"
     from memeval.data.locomo import load_locomo
     from memeval.memory.render import turn_text
@@ -67,10 +71,21 @@ def page_data(run: str | Path) -> dict:
             "systems": sorted({r["system"] for r in rows}), "categories": sorted({r["category"] for r in rows})}
 
 
+# Inside <script>, `<!--`, `<script` and `</script` change how the browser reads the block (an imported prediction
+# holding `<!--<script>` swallowed the page's own script); with `<`, `>` and `&` escaped none can occur, and JSON
+# reads the same. U+2028/U+2029 are escaped for engines that predate JSON ⊂ ECMAScript.
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(data) -> str:
+    """`data` as JSON safe to embed in a <script> block, whatever its strings hold."""
+    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_ESCAPES[m.group()], json.dumps(data, ensure_ascii=False))
+
+
 def render(data: dict) -> str:
-    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
-    title = f"memeval · {html.escape(Path(data['run']).name)}"
-    return _TEMPLATE.replace("__TITLE__", title).replace("__DATA__", payload)
+    values = {"__TITLE__": f"memeval · {html.escape(Path(data['run']).name)}", "__DATA__": script_json(data)}
+    # one pass: a run named __DATA__ (or data holding __TITLE__) is never substituted twice
+    return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], _TEMPLATE)
 
 
 def write_viewer(run: str | Path, output: str | Path | None = None) -> Path:
@@ -128,7 +143,7 @@ function value(r, key) { return key === "judge" ? judge(r) : r[key]; }
 function detail(r) {
   const evidence = new Set(r.evidence_ids.map(id => r.conversation_id + "|" + id));
   const mems = DATA.memory_sets[r.memories].map((item, i) => '<div class="mem">' + (i + 1) + ". " + item.map(key =>
-    '<span class="' + (evidence.has(key) ? "ev" : "") + '"><span class="id">' + esc(key.split("|")[1]) +
+    '<span class="' + (evidence.has(key) ? "ev" : "") + '"><span class="id">' + esc(key.slice(key.indexOf("|") + 1)) +
     "</span> " + esc(DATA.turns[key] || "") + "</span>").join(" · ") + "</div>").join("") ||
     "<i>no memories given to the reader</i>";
   const js = r.judgments.map(j => "<div><b>" + esc(j.protocol) + "</b> mean " + fmt(j.mean, 1) + ": " +

@@ -9,6 +9,26 @@ from memeval.data.paths import project_root
 SHARED_LOCOMO = project_root().parent / "shared" / "data" / "locomo"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _writes_stay_in_temporary_directories(tmp_path_factory):
+    """Nothing a test runs writes into the checkout: the LLM cache, the notebooks' artifacts and figures default to
+    a session directory (a test that needs its own sets its own)."""
+    import os
+
+    root = tmp_path_factory.mktemp("defaults")
+    defaults = {"MEMEVAL_CACHE_DIR": root / "cache", "MEMEVAL_ARTIFACTS": root / "artifacts",
+                "MEMEVAL_FIGURES": root / "figures"}
+    before = {name: os.environ.get(name) for name in defaults}
+    for name, value in defaults.items():
+        os.environ.setdefault(name, str(value))
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture(scope="session")
 def locomo_dir() -> Path:
     if not (SHARED_LOCOMO / "locomo10_v2").is_dir():

@@ -22,6 +22,10 @@ contract as published, independently of memeval's own model table, and rejects w
 - Prompt caching: a prefix ending at a `cache_control` block is cached when it reaches the model's minimum
   (4,096 Opus 4.6 / Haiku 4.5, 2,048 Sonnet 4.6 as observed in anthropic-sdk-python#1194); usage reports
   `cache_creation_input_tokens` / `cache_read_input_tokens`. Tokens here are characters/4.
+- A reply that is not the API's JSON (`not_json()`, queued in `faults`): what a proxy, gateway or web server at
+  ANTHROPIC_BASE_URL answers with a 200 page. The SDK does not raise an APIStatusError for a 2xx; it hands a body
+  whose content type is not JSON back as its text, and a body that claims JSON but is not fails in `json()`
+  (anthropic 2.16, _response.py: BaseAPIResponse._parse, non-strict response validation, the SDK default).
 """
 
 from __future__ import annotations
@@ -147,6 +151,9 @@ class FakeAnthropic(LoopbackServer):
                 if fault and fault[0] == "sleep":
                     time.sleep(fault[1])
                     fault = None
+                if fault and fault[0] == "raw":  # a body sent as is (not_json)
+                    _, status, content_type, data = fault
+                    return self.send_json(data, status, {"request-id": request_id}, content_type=content_type)
                 if fault:
                     status, headers, payload = fault
                     return self.send_json({**payload, "request_id": request_id}, status,
@@ -298,6 +305,13 @@ def error(status: int, retry_after: str | None = None, retry_after_ms: str | Non
         headers["x-should-retry"] = should_retry
     return (status, headers, {"type": "error", "error": {"type": kinds.get(status, "api_error"),
                                                          "message": "injected"}})
+
+
+def not_json(content_type: str = "text/html; charset=utf-8", status: int = 200) -> tuple:
+    """A fault: the next /v1/messages call is answered `status` with a page that is not JSON, under `content_type`
+    (text/html: the SDK returns the text; application/json: the SDK's JSON decoding fails)."""
+    page = b"<html><head><title>Gateway</title></head><body>Sign in to continue</body></html>"
+    return ("raw", status, content_type, page)
 
 
 def first_text(body: dict) -> str:

@@ -67,6 +67,7 @@ def test_ls_lists_results_with_their_recorded_commands(tmp_path, cli):
     assert [r["directory"] for r in listed] == [str(tmp_path / "sweeps" / "one")]
     assert listed[0]["kind"] == "memaudit sweep" and listed[0]["command_line"].startswith("memeval memaudit sweep small")
     assert "memeval memaudit sweep small" in cli("ls", tmp_path / "sweeps", check=True).stdout
+    (tmp_path / "empty").mkdir()  # a missing directory is an error (tests/test_operational_errors.py)
     assert "no results" in cli("ls", tmp_path / "empty", check=True).stdout
 
 

@@ -1,6 +1,8 @@
 """The per-sample viewer: the page's data, and the page itself in a real headless browser (Debian's chromium
-driven by Playwright): it renders, a filter changes the rows, a row opens with its evidence marked."""
+driven by Playwright): it renders, a filter changes the rows, a row opens with its evidence marked; hostile strings
+in every field (`</script>`, `<!--<script>`, tags, U+2028) show as text, rows still render and no script runs."""
 
+import html
 import json
 import os
 import shutil
@@ -9,9 +11,18 @@ import pytest
 
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 from memeval.viewer import page_data, write_viewer
-from tests.rows import judgment_row
+from tests.rows import answer_row, judgment_row
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync"]
+
+
+def _need_browser() -> None:
+    if CHROMIUM is None:
+        if os.environ.get("MEMEVAL_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required here (MEMEVAL_REQUIRE_BROWSER is set) but not installed")
+        pytest.skip("no chromium on this machine (CI installs it and sets MEMEVAL_REQUIRE_BROWSER)")
 
 
 @pytest.fixture()
@@ -46,17 +57,12 @@ def test_page_data_holds_every_answer_once_with_shared_memories(run, locomo_dir)
 
 
 def test_the_page_renders_filters_and_opens_a_row_in_a_real_browser(run, tmp_path):
-    if CHROMIUM is None:
-        if os.environ.get("MEMEVAL_REQUIRE_BROWSER"):
-            pytest.fail("chromium is required here (MEMEVAL_REQUIRE_BROWSER is set) but not installed")
-        pytest.skip("no chromium on this machine (CI installs it and sets MEMEVAL_REQUIRE_BROWSER)")
+    _need_browser()
     from playwright.sync_api import sync_playwright
 
     page_path = write_viewer(run)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         page = browser.new_page()
         page.goto(page_path.as_uri())
         assert page.locator("#count").inner_text() == "10 of 10 rows"
@@ -76,3 +82,83 @@ def test_the_page_renders_filters_and_opens_a_row_in_a_real_browser(run, tmp_pat
         shot = page.screenshot(path=str(tmp_path / "viewer.png"), full_page=True)
         browser.close()
     assert len(shot) > 10_000
+
+
+# Strings that end, comment out or open a script, inject markup, break JavaScript string literals in old engines
+# (U+2028/U+2029), look like entities, or are the page template's own placeholders; two try to set window.__pwned.
+HOSTILE = ["</script><script>window.__pwned=1</script>", "<!--<script>", '<img src=x onerror="window.__pwned=2">',
+           "]]>", "\u2028|\u2029", "&lt;b&gt; &amp;", "</SCRIPT >", "<svg/onload=window.__pwned=3>", "__DATA__",
+           "__TITLE__", "'\"`${x}"]
+
+
+def hostile(label: str) -> str:
+    return f"{label}: " + " ".join(HOSTILE)
+
+
+@pytest.fixture()
+def hostile_run(tmp_path):
+    """A run whose every string field is hostile, with LoCoMo data (turn texts, speakers) of the same kind; the
+    directory name (the page title) too."""
+    data = tmp_path / "data" / "locomo10.json"
+    data.parent.mkdir()
+    turns = [{"speaker": hostile("speaker"), "dia_id": "D1:1", "text": hostile("turn text")},
+             {"speaker": "Bob", "dia_id": "D1:2", "text": "plain"}]
+    data.write_text(json.dumps([{"sample_id": "conv-1", "conversation": {
+        "speaker_a": hostile("speaker"), "speaker_b": "Bob", "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": turns}, "qa": [{"question": "q", "answer": "a", "evidence": ["D1:1"], "category": 1}]}]))
+    run = tmp_path / "run <img src=x onerror=window.__pwned=4> __DATA__"
+    run.mkdir()
+    rows = [answer_row(f"conv-1:q000{i}", conversation_id="conv-1", category=1 + i, question=hostile(f"question {i}"),
+                       gold=hostile(f"gold {i}"), prediction=hostile(f"prediction {i}"), system=hostile("system"),
+                       error=hostile(f"error {i}"), evidence_ids=["D1:1", hostile("evidence id")],
+                       retrieved_ids=[["D1:1"], [hostile("memory id")]], f1=0.5) for i in range(3)]
+    (run / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged = judgment_row("conv-1:q0000", system=hostile("system"), category=1, conversation_id="conv-1",
+                          protocol=hostile("protocol"), scores=[50.0], mean=50.0, std=0.0, run_count=1,
+                          explanations=[hostile("explanation")])
+    (run / "judgments.jsonl").write_text(json.dumps(judged) + "\n")
+    (run / "manifest.json").write_text(json.dumps({"data": {"path": str(data)}}))
+    return run
+
+
+def test_hostile_strings_stay_data_in_the_page(hostile_run):
+    page = write_viewer(hostile_run).read_text()
+    block = page.split('<script id="data" type="application/json">')[1].split("</script>")[0]
+    assert not any(s in block for s in ("<", ">", "&", "\u2028", "\u2029")), "raw markup characters in the data"
+    assert json.loads(block) == json.loads(json.dumps(page_data(hostile_run)))
+    assert page.count('<script id="data"') == 1 and page.count(block) == 1, "the data is placed once"
+    assert f"<title>memeval · {html.escape(hostile_run.name)}</title>" in page, "the title is escaped, not substituted"
+
+
+def test_hostile_strings_render_as_text_and_run_nothing_in_a_real_browser(hostile_run, tmp_path):
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    page_path = write_viewer(hostile_run, tmp_path / "view.html")
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        page.goto(page_path.as_uri())
+        assert page.locator("#count").inner_text() == "3 of 3 rows", "the page's script did not run"
+        assert page.locator("tr.row").count() == 3
+        cells = page.locator("tr.row").first.locator("td")
+        texts = [cells.nth(i).text_content() for i in range(6)]
+        assert texts[0] == "conv-1:q0000" and texts[1] == hostile("system")
+        assert texts[3:6] == [hostile("question 0"), hostile("gold 0"), hostile("prediction 0")]
+        assert page.title() == f"memeval · {hostile_run.name}"
+        page.locator("tr.row").first.click()
+        detail = page.locator("tr.detail").text_content()
+        for label in ("error 0", "explanation", "protocol", "evidence id", "turn text", "speaker", "memory id"):
+            assert hostile(label) in detail, label
+        assert page.locator("tr.detail .ev").count() >= 1, "the evidence turn is still marked"
+        page.fill("#q", "<!--<script>")
+        assert page.locator("tr.row").count() == 3, "search over the hostile text"
+        page.select_option("#system", hostile("system"))
+        assert page.locator("tr.row").count() == 3
+        assert page.locator("img, svg, tr script, td script").count() == 0, "markup from the data became elements"
+        assert page.evaluate("window.__pwned") is None, "a script from the data ran"
+        browser.close()
+    assert errors == []

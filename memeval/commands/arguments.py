@@ -9,6 +9,7 @@ Nothing heavy is imported here: `memeval --help` builds every parser.
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def command(subparsers: argparse._SubParsersAction, name: str, help_text: str, example: str,
@@ -20,14 +21,103 @@ def command(subparsers: argparse._SubParsersAction, name: str, help_text: str, e
                                  formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
-def floats(text: str) -> list[float]:
+# Numeric flags are checked where they are parsed (argparse `type=`), so garbage is one usage error naming the
+# flag, exit 2, before anything is read or written: `usage: ...` then `memeval ...: error: argument --k: ...`.
+# A value argparse cannot show in one line is cut (a pasted file as a flag stays one line).
+def _shown(text: str, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[:limit] + "...'"
+
+
+def _integer(text: str, low: int) -> int:
     try:
-        values = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-    if not values:
+        value = int(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < low:
+        raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {_shown(text)}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count of things to do (--k, --jobs, --n-seeds, --repeats ...): an integer >= 1."""
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A seed or a count that may be zero (--seed, --facts, --updates): an integer >= 0."""
+    return _integer(text, 0)
+
+
+def _finite(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {_shown(text)}")
+    return value
+
+
+def positive_finite_float(text: str) -> float:
+    """A budget: a finite number > 0 (not nan, not inf)."""
+    value = _finite(text, "a finite number > 0")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {_shown(text)}")
+    return value
+
+
+def non_negative_finite_float(text: str) -> float:
+    """A spending cap or an age (--budget-usd, --older-than): a finite number >= 0 (a nan cap would never stop)."""
+    value = _finite(text, "a finite number >= 0")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {_shown(text)}")
+    return value
+
+
+def share(text: str) -> float:
+    """A rate (--noise-rate, --zero-rate): a finite number in [0, 1]."""
+    value = _finite(text, "a number in [0, 1]")
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {_shown(text)}")
+    return value
+
+
+def positive_finite_floats(text: str) -> list[float]:
+    """Budgets: comma-separated finite numbers > 0, none repeated."""
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    if not parts:
         raise argparse.ArgumentTypeError("no budgets given")
+    values = []
+    for part in parts:
+        try:
+            values.append(positive_finite_float(part))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{exc} (budget {len(values) + 1} of {_shown(text)})") from None
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"budget {repeated[0]:g} given twice in {_shown(text)}")
     return values
+
+
+floats = positive_finite_floats  # the first name of the budgets parser
+
+
+SYSTEM_NAME_FORBIDDEN = ",;:"  # what `--systems` splits on (a,b / a;b) or reads as parameters (name:key=value)
+
+
+def system_name(text: str) -> str:
+    """A name an imported system carries, one `--systems` can address again: not empty, no space at its ends, none
+    of `,`, `;`, `:` and no control character."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a system name, got an empty one")
+    if text != text.strip():
+        raise argparse.ArgumentTypeError(f"{_shown(text)} starts or ends with a space, which --systems drops")
+    bad = sorted({c for c in text if c in SYSTEM_NAME_FORBIDDEN or not c.isprintable()})
+    if bad:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} holds {', '.join(map(repr, bad))}, which --systems "
+                                         "cannot address (it separates systems and their parameters)")
+    return text
 
 
 def names(text: str) -> list[str]:
@@ -61,8 +151,8 @@ def add_progress(parser: argparse.ArgumentParser, old_quiet: bool = False) -> No
 
 
 def add_budgets(parser: argparse.ArgumentParser, required: bool = True, default: str | None = None) -> None:
-    parser.add_argument("--budgets", type=floats, required=required,
-                        default=floats(default) if default else None,
+    parser.add_argument("--budgets", type=positive_finite_floats, required=required,
+                        default=positive_finite_floats(default) if default else None,
                         help="comma-separated budgets in the packages' cost unit" +
                              (f" (default {default})" if default else ""))
 
@@ -74,9 +164,9 @@ def add_systems(parser: argparse.ArgumentParser, default: str, example: str) -> 
 
 
 def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:
-    parser.add_argument("--n-seeds", "--seeds", dest="n_seeds", type=int, default=default,
+    parser.add_argument("--n-seeds", "--seeds", dest="n_seeds", type=positive_int, default=default,
                         help=f"how many seeds (default {default}; --seeds: older spelling)")
-    parser.add_argument("--seed-start", type=int, default=0, help="the first seed (default 0)")
+    parser.add_argument("--seed-start", type=non_negative_int, default=0, help="the first seed (default 0)")
 
 
 def add_restart(parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,8 @@ from memeval.commands.arguments import (
     add_systems,
     command,
     finish,
+    non_negative_int,
+    positive_int,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
@@ -23,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = g.add_subparsers(dest="graph80_command", required=True)
     gen = command(sub, "generate", "write documents.jsonl, questions.jsonl, triples.jsonl",
                   "memeval graph80 generate --seed 0 --out graph80")
-    gen.add_argument("--seed", type=int, default=0, help="the corpus seed")
+    gen.add_argument("--seed", type=non_negative_int, default=0, help="the corpus seed")
     add_out_dir(gen, "corpus directory")
     gen.set_defaults(handler=_generate)
     run = command(sub, "run", "compare memory systems on graph80",
@@ -39,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", choices=["none", "three_dim"], default="none",
                      help="none: gold-answer containment, labelled as such (default); three_dim: the "
                           "three-dimension LLM judge (entity, relation, no wrong information)")
-    run.add_argument("--repeats", type=int, default=3, help="runs of every question per system (default 3)")
+    run.add_argument("--repeats", type=positive_int, default=3, help="runs of every question per system (default 3)")
     add_out_dir(run, "study directory (rows.jsonl, summary.json, manifest.json; another configuration is refused)")
     add_restart(run)
     add_progress(run)
@@ -54,10 +56,29 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_counts(specs: list[str]) -> None:
+    """`memory_graph:top_k=abc` or `chunks:k=0`: one line naming the parameter, before anything is written."""
+    from memeval.errors import InputError
+    from memeval.memory.base import SystemConfig, count_parameter
+
+    for spec in specs:
+        try:
+            params = SystemConfig.parse(spec).params
+        except ValueError as exc:
+            raise InputError("--systems", spec, str(exc)) from None
+        for name in ("top_k", "k"):
+            if name in params:
+                try:
+                    count_parameter(name, params[name])
+                except ValueError as exc:
+                    raise InputError("--systems", spec, str(exc)) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     from memeval.graph80.study import StudyConfig, planned_requests, role_temperatures, run_study
 
     llm = llm_options(args)
+    _check_counts(split_systems(args.systems))
     config = StudyConfig(args.data, args.out, split_systems(args.systems), args.extractor, args.answerer,
                          args.judge, args.repeats, progress=not args.no_progress, restart=args.restart)
     roles = role_temperatures(config)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import command, non_negative_finite_float
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prune = command(sub, "prune", "delete cached responses by age and/or model",
                     "memeval cache prune --model claude-opus-4-6 --older-than 30 --dry-run")
     prune.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
-    prune.add_argument("--older-than", type=float, default=None, metavar="DAYS",
+    prune.add_argument("--older-than", type=non_negative_finite_float, default=None, metavar="DAYS",
                        help="only responses cached more than DAYS days ago")
     prune.add_argument("--model", default=None, help="only this model's responses")
     prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
@@ -32,12 +33,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _ls(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from memeval.artifacts import artifacts_root
+    from memeval.errors import InputError
     from memeval.invocation import list_results
     from memeval.reports.tables import markdown_table
 
+    for root in args.roots:  # a directory named on the command line must exist; the default one may not yet
+        if not Path(root).is_dir():
+            raise InputError(root, "directory", "not found" if not Path(root).exists() else "not a directory")
     roots = args.roots or [str(artifacts_root())]
-    found = list_results(roots)
+    problems: list[str] = []
+    found = list_results(roots, problems)
+    for problem in problems:  # the rest of the tree is still listed
+        print(f"memeval: note: skipped {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(found, indent=2))
         return 0

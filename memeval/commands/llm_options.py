@@ -54,7 +54,10 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
                              "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
                              "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp), priced $0; "
                              "replay: the cache only")
-    parser.add_argument("--budget-usd", type=float, default=None, help="stop scheduling new calls past this spend")
+    from memeval.commands.arguments import non_negative_finite_float
+
+    parser.add_argument("--budget-usd", type=non_negative_finite_float, default=None,
+                        help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
     parser.add_argument("--dry-run", action="store_true",
                         help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
 

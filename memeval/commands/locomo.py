@@ -13,7 +13,9 @@ from memeval.commands.arguments import (
     add_systems,
     command,
     finish,
+    positive_int,
     split_systems,
+    system_name,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
@@ -38,12 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", choices=JUDGE_CHOICES, default="none",
                      help="none (default: F1 only), graded (0-100, 10 runs a question) or binary (Mem0's "
                           "CORRECT/WRONG protocol); needs a key or a cache holding the calls")
-    run.add_argument("--judge-runs", type=int, default=None,
+    run.add_argument("--judge-runs", type=positive_int, default=None,
                      help="judge runs per question (default: graded 10, binary 1)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",
                      help="sync: one request per judgment (default); batch: uncached judgments through the Message "
                           "Batches API at half price, resumed after a kill")
-    run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--k", type=positive_int, default=10, help="memories given to the reader by ranked systems")
     add_llm_arguments(run)
     add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
     add_restart(run)
@@ -61,12 +63,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("source", help="the answers file")
     imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl"],
                      help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction")
-    imp.add_argument("--system", required=True, help="the name the imported answers carry in every table")
+    imp.add_argument("--system", required=True, type=system_name,
+                     help="the name the imported answers carry in every table")
     add_data(imp, "LoCoMo file or directory the answers are matched against (default: the documented order)")
     add_out_dir(imp, "run directory to add the answers to")
     imp.add_argument("--skip-invalid", action="store_true",
                      help="leave malformed rows out (each reported, here and in the manifest) instead of refusing "
                           "the file")
+    imp.add_argument("--from-system", default=None, metavar="NAME",
+                     help="--format memeval: the system of the answers file to import (required when it holds "
+                          "several)")
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
@@ -97,13 +103,18 @@ def _run(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from memeval.qa.importer import import_answers
 
-    report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid)
+    report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid,
+                            args.from_system)
     if args.json:
         print(json.dumps(report))
     else:
         print(f"{report['matched']} of {report['rows']} rows matched to LoCoMo questions -> {args.out}/answers.jsonl "
               f"({report['unmatched']} unmatched, {report['ambiguous']} ambiguous, {report['duplicates']} "
-              f"duplicated, {report['mismatched']} gold mismatches, {report['skipped']} invalid, all left out)")
+              f"duplicated, {report['mismatched']} gold mismatches, {report['skipped']} invalid, "
+              f"{report['errored']} ended in errors, all left out)")
+        if report["superseded"] or report["other_systems"]:
+            print(f"  {report['superseded']} earlier rows superseded by a later row of the same question (a retry), "
+                  f"{report['other_systems']} rows of other systems: not imported")
         if report["by_position"]:
             print(f"  {report['by_position']} rows whose question text repeats in their conversation were placed "
                   "by position (the k-th such row answers the k-th such question in dataset order)")

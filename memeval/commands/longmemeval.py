@@ -12,6 +12,7 @@ from memeval.commands.arguments import (
     add_systems,
     command,
     finish,
+    positive_int,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
@@ -26,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "rag_turns,full_context --questions 50 --out runs/lme")
     add_data(run, "a LongMemEval file (memeval data fetch longmemeval --variant s)", required=True)
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
-    run.add_argument("--questions", type=int, default=None, help="the first N questions (default: all)")
-    run.add_argument("--k", type=int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--questions", type=positive_int, default=None, help="the first N questions (default: all)")
+    run.add_argument("--k", type=positive_int, default=10, help="memories given to the reader by ranked systems")
     run.add_argument("--reader", choices=["extractive", "llm"], default="extractive",
                      help="extractive: the no-LLM baseline; llm: the answer model reads the memories")
     run.add_argument("--judge", choices=["none", "longmemeval"], default="none",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from memeval.commands.arguments import (
     add_restart,
     command,
     names,
+    non_negative_int,
+    positive_finite_float,
+    positive_int,
 )
 from memeval.errors import InputError
 
@@ -43,11 +47,11 @@ def _solve_parser(sub, name: str, alias: str) -> None:
     solve = command(sub, name, "solve one package at a budget: the certified OPT or a writer" + alias,
                     "memeval memaudit solve package.json --budget 6 --method both --json")
     solve.add_argument("package", help="a memaudit.package/v1 JSON file")
-    solve.add_argument("--budget", type=float, default=None, help="default: the package's own budget")
+    solve.add_argument("--budget", type=positive_finite_float, default=None, help="default: the package's own budget")
     solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "both", *ALL_WRITERS[1:]],
                        help="opt: the certified optimum by the solver that suits the package (default); bnb, milp: "
                             "that solver; both: both, checked against each other; any other name: that writer")
-    solve.add_argument("--max-per-group", type=int, default=None,
+    solve.add_argument("--max-per-group", type=positive_int, default=None,
                        help="candidates kept per experience (default: the package's own, usually 1)")
     solve.add_argument("--json", action="store_true", help="print the result as one JSON object")
     solve.set_defaults(handler=_solve)
@@ -61,10 +65,11 @@ def _generate_parser(sub, name: str, alias: str) -> None:
     gen.add_argument("family", choices=["small"], help="the package family (MEMAUDIT-Small)")
     gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
                      help="base (default) or a stress distribution")
-    gen.add_argument("--seed", type=int, default=0, help="the one seed of this package")
-    gen.add_argument("--facts", type=int, default=3, help="stable facts in the package (default 3)")
-    gen.add_argument("--updates", type=int, default=2, help="preferences that are later changed (default 2)")
-    gen.add_argument("--count", type=int, default=None, help="override a stress distribution's item count")
+    gen.add_argument("--seed", type=non_negative_int, default=0, help="the one seed of this package")
+    gen.add_argument("--facts", type=non_negative_int, default=3, help="stable facts in the package (default 3)")
+    gen.add_argument("--updates", type=non_negative_int, default=2,
+                     help="preferences that are later changed (default 2)")
+    gen.add_argument("--count", type=positive_int, default=None, help="override a stress distribution's item count")
     add_output_file(gen, "the package file to write")
     gen.set_defaults(handler=_generate)
 
@@ -84,17 +89,19 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
     sweep.add_argument("--packages", default=None, help="directory of package files (natural)")
     add_budgets(sweep)
     sweep.add_argument("--methods", type=names, default=None, help="comma-separated writers")
-    sweep.add_argument("--max-per-group", type=int, default=None,
+    sweep.add_argument("--max-per-group", type=positive_int, default=None,
                        help="candidates kept per experience (default: each package's own)")
     sweep.add_argument("--certify", choices=["none", "milp"], default="none",
                        help="milp: solve every OPT row by the MILP as well and stop (exit 3) if the solvers "
                             "disagree")
-    sweep.add_argument("--facts", type=int, default=3, help="small: stable facts per package (default 3)")
-    sweep.add_argument("--updates", type=int, default=2,
+    sweep.add_argument("--facts", type=non_negative_int, default=3, help="small: stable facts per package (default 3)")
+    sweep.add_argument("--updates", type=non_negative_int, default=2,
                        help="small: preferences later changed, per package (default 2)")
-    sweep.add_argument("--count", type=int, default=None, help="small: override a stress distribution's item count")
-    sweep.add_argument("--jobs", type=int, default=2, help="worker processes (joblib; with --backend dask and no "
-                                                           "--scheduler, the local cluster's workers)")
+    sweep.add_argument("--count", type=positive_int, default=None,
+                       help="small: override a stress distribution's item count")
+    sweep.add_argument("--jobs", type=positive_int, default=2,
+                       help="worker processes (joblib; with --backend dask and no "
+                            "--scheduler, the local cluster's workers)")
     sweep.add_argument("--backend", choices=["local", "dask"], default="local",
                        help="local: joblib processes; dask: joblib's Dask backend (pip install 'memeval[dask]')")
     sweep.add_argument("--scheduler", default=None,
@@ -147,7 +154,7 @@ def _solve(args: argparse.Namespace) -> int:
     doc = {"package_id": pkg.package_id, "budget": budget, "method": args.method,
            "max_per_group": args.max_per_group or pkg.max_per_group, **out}
     if args.json:
-        print(json.dumps(doc, default=str))
+        print(json.dumps(_finite_or_null(doc), default=str, allow_nan=False))  # strict JSON: never NaN
     else:
         cert = "certified optimal" if doc["certified"] else ("heuristic" if doc["certified"] is None else "NOT certified")
         print(f"{pkg.package_id} B={budget:g} {args.method}: F = {doc['value']:.6f} ({cert}, status {doc['status']}), "
@@ -156,10 +163,29 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finite_or_null(value):
+    """A result as strict JSON: a non-finite number (no solver should give one) becomes null, never `NaN`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_null(v) for v in value]
+    return value
+
+
+def _refuse_empty(pkg, source: str) -> None:
+    """--facts 0 --updates 0 builds a package with nothing to store, whose optimum 0 would pass as certified."""
+    if not pkg.candidates or not pkg.units:
+        raise InputError(source, "--facts/--updates/--count", f"these counts give {pkg.package_id} no "
+                         f"{'candidates' if not pkg.candidates else 'units'}; give at least one fact or update")
+
+
 def _generate(args: argparse.Namespace) -> int:
     from memeval.memaudit.generators import generate
 
     pkg = generate(args.distribution, args.seed, args.facts, args.updates, args.count)
+    _refuse_empty(pkg, "memaudit generate")
     path = pkg.write(args.output)
     print(f"wrote {path} ({pkg.package_id}: {len(pkg.experiences)} groups, {len(pkg.candidates)} candidates)")
     return 0
@@ -171,6 +197,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     if args.family == "natural" and not args.packages:
         raise InputError("sweep natural", "--packages", "a directory of package files is required")
+    if args.family == "small":  # the counts give every seed's package the same shape: one is checked before any row
+        from memeval.memaudit.generators import generate
+
+        _refuse_empty(generate(args.distribution, args.seed_start, args.facts, args.updates, args.count),
+                      "memaudit sweep small")
     methods = args.methods or (list(DEFAULT_SMALL_METHODS) if args.family == "small" else
                                ["opt", "gvt", "estimated_gvt", "density_only", "greedy", "recency_raw", "fact_only",
                                 "summary_only", "random"])

@@ -14,6 +14,9 @@ from memeval.commands.arguments import (
     add_progress,
     add_restart,
     command,
+    non_negative_int,
+    positive_int,
+    share,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.errors import InputError
@@ -31,8 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_restart(build)
     build.add_argument("--cost", choices=["words", "bytes"], default="words",
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
-    build.add_argument("--target", type=int, default=TARGET_ACCEPTED, help=f"packages to accept ({TARGET_ACCEPTED})")
-    build.add_argument("--seed", type=int, default=SAMPLE_SEED, help=f"the examination-order seed ({SAMPLE_SEED})")
+    build.add_argument("--target", type=positive_int, default=TARGET_ACCEPTED,
+                       help=f"packages to accept ({TARGET_ACCEPTED})")
+    build.add_argument("--seed", type=non_negative_int, default=SAMPLE_SEED,
+                       help=f"the examination-order seed ({SAMPLE_SEED})")
     build.add_argument("--source", choices=["locomo", "longmemeval"], default="locomo",
                        help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
     build.add_argument("--scope", choices=["question", "conversation"], default="question",
@@ -51,9 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "memeval natural sensitivity --packages natural87 --output sensitivity.json")
     sens.add_argument("--packages", required=True, help="a `natural build` directory")
     add_budgets(sens, required=False, default="30,60,100")
-    sens.add_argument("--noise-rate", type=float, default=0.1,
+    sens.add_argument("--noise-rate", type=share, default=0.1,
                       help="share of coverage cells replaced by a random level in the label-noise check (0.1)")
-    sens.add_argument("--noise-seeds", type=int, default=3, help="how many label-noise seeds")
+    sens.add_argument("--noise-seeds", type=positive_int, default=3, help="how many label-noise seeds")
     add_output_file(sens, "the JSON file to write")
     sens.set_defaults(handler=_sensitivity)
 
@@ -101,8 +106,8 @@ def _frame_parser(sub, name: str, help_text: str, out_help: str, example: str) -
     parser = command(sub, name, help_text, example)
     parser.add_argument("--packages", required=True, help="a `natural build` directory")
     add_output_file(parser, out_help)
-    parser.add_argument("--zero-rate", type=float, default=0.2, help="share of zero cells sampled per kind")
-    parser.add_argument("--seed", type=int, default=0, help="the seed of the zero-cell sample")
+    parser.add_argument("--zero-rate", type=share, default=0.2, help="share of zero cells sampled per kind")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="the seed of the zero-cell sample")
     return parser
 
 
@@ -247,5 +252,9 @@ def _union(args: argparse.Namespace) -> int:
           f"memories: {attribution['with_source_ids']} named their turns, {attribution['attributed_by_content']} "
           f"attributed by content{'' if share is None else f' ({share:.0%})'}, {attribution['unattributed']} "
           "unattributed)")
+    if result.get("replaced"):
+        old = result["replaced"]
+        print(f"replaced the previous import of {args.system} whole ({old['source']}, {old['union_packages']} union "
+              f"packages): {result['removed']} packages its new store does not cover were removed")
     print(f"next: memeval memaudit sweep natural --packages {args.out} --budgets 30,60,100 --out SWEEP_DIR")
     return 0

@@ -32,29 +32,34 @@ def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[dict],
     if not path.is_file():
         raise InputError(path, "predictions", "no such file")
 
+    from memeval.safe_json import BOM, decode_utf8, parse_json, read_bytes
     from memeval.scoring.f1 import score_f1
 
     scored, bad, seen = [], [], 0
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            seen += 1
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                bad.append({"line": line_no, "error": f"not valid JSON ({exc.msg})"})
-                continue
-            if not isinstance(row, dict):
-                bad.append({"line": line_no, "error": "not a JSON object"})
-                continue
-            problem = _row_problem(row, by)
-            if problem:
-                bad.append({"line": line_no, "error": problem})
-                continue
-            answer = row.get("answer", row.get("gold"))
-            value = score_f1(row["prediction"], answer, row["category"], mode)
-            scored.append({**row, "f1": value, "line": line_no})
+    data = read_bytes(path, "predictions")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 (Windows tools write it): the whole file, in one line
+        decode_utf8(data, path)
+    for line_no, raw in enumerate(data.splitlines(), start=1):
+        if line_no == 1 and raw.startswith(BOM):  # UTF-8 with a byte-order mark reads as every loader reads it
+            raw = raw[len(BOM):]
+        if not raw.strip():
+            continue
+        seen += 1
+        try:  # each line on its own: a bad one (not UTF-8, not JSON, too deep, a huge integer) is a bad row
+            row = parse_json(decode_utf8(raw, path), path, "line")
+        except InputError as exc:
+            bad.append({"line": line_no, "error": exc.problem})
+            continue
+        if not isinstance(row, dict):
+            bad.append({"line": line_no, "error": "not a JSON object"})
+            continue
+        problem = _row_problem(row, by)
+        if problem:
+            bad.append({"line": line_no, "error": problem})
+            continue
+        answer = row.get("answer", row.get("gold"))
+        value = score_f1(row["prediction"], answer, row["category"], mode)
+        scored.append({**row, "f1": value, "line": line_no})
     if not seen:
         raise InputError(path, "predictions", "empty file: no rows to score")
     return scored, bad
@@ -70,8 +75,11 @@ def _row_problem(row: dict, by: str) -> str | None:
         return "prediction: missing"
     if not isinstance(row["prediction"], str):
         return f"prediction: expected string, got {type(row['prediction']).__name__}"
-    if row.get("answer", row.get("gold")) is None and category != ADVERSARIAL:
+    answer = row.get("answer", row.get("gold"))
+    if answer is None and category != ADVERSARIAL:
         return "answer: missing (or gold)"
+    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, (str, int, float))):
+        return f"answer: expected text, got {type(answer).__name__}"
     if by == "system" and not isinstance(row.get("system"), str):
         return "system: missing" if "system" not in row else "system: expected string"
     return None

@@ -10,6 +10,8 @@ from pathlib import Path
 from memeval.atomic import atomic_open
 from memeval.data.locomo import load_locomo_bytes
 from memeval.errors import InputError
+from memeval.safe_json import load_json_bytes, read_bytes
+from memeval.safe_paths import inside
 
 LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
 # SHA-256 of the public files, by file name.
@@ -50,7 +52,7 @@ def _read_source(source: str, timeout: float) -> tuple[bytes, str]:
     path = Path(source)
     if not path.is_file():
         raise InputError(source, "source", "no such file")
-    return path.read_bytes(), path.name
+    return read_bytes(path, "source"), path.name
 
 
 def fetch_locomo(
@@ -68,8 +70,8 @@ def fetch_locomo(
     got = sha256_bytes(data)
     if got != expected:
         raise InputError(source, "sha256", f"checksum mismatch: expected {expected}, got {got}; nothing written")
+    target = inside(dest, name)  # the name comes from the URL: it must stay a name inside --dest
     load_locomo_bytes(data, name)
-    target = Path(dest) / name
     with atomic_open(target, "wb") as fh:
         fh.write(data)
     return target
@@ -92,8 +94,6 @@ def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", sourc
                       sha256: str | None = None, timeout: float = 300.0) -> Path:
     """Fetch one LongMemEval variant (default: the pinned revision's URL) into `dest` as its release file name,
     verified by SHA-256 and parsed before anything is written."""
-    import json
-
     from memeval.data.longmemeval import parse_instance
 
     if variant not in LONGMEMEVAL_FILES:
@@ -108,16 +108,17 @@ def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", sourc
     if got != expected:
         raise InputError(source or longmemeval_url(variant), "sha256",
                          f"checksum mismatch: expected {expected}, got {got}; nothing written")
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InputError(source or name, "json", f"not valid JSON ({exc.msg})") from None
-    if not isinstance(doc, list):
+    doc = load_json_bytes(data, source or name, "json")
+    if not isinstance(doc, list) or not doc:
         raise InputError(source or name, "top level", "expected a list of instances")
     from collections import Counter
 
+    seen: set[str] = set()
     for i, row in enumerate(doc):
-        parse_instance(row, f"{name}[{i}]", Counter())
+        qid = parse_instance(row, f"{name}[{i}]", Counter()).question_id
+        if qid in seen:  # the loader refuses a repeated id: a file it cannot load is not kept
+            raise InputError(source or name, "question_id", f"repeated: {qid}")
+        seen.add(qid)
     target = Path(dest) / name
     with atomic_open(target, "wb") as fh:
         fh.write(data)
@@ -148,6 +149,8 @@ def fetch_punkt_tables(dest: str | Path = NLTK_DATA_DIR, source: str | None = No
     if got != sha256.lower():
         raise InputError(source or PUNKT_TAB_URL, "sha256", f"checksum mismatch: expected {sha256.lower()}, got "
                          f"{got}; nothing written")
+    from memeval.data.locomo import check_zip_members, read_zip_member
+
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -156,12 +159,15 @@ def fetch_punkt_tables(dest: str | Path = NLTK_DATA_DIR, source: str | None = No
     missing = [f for f in PUNKT_ENGLISH_FILES if f"punkt_tab/english/{f}" not in names]
     if missing:
         raise InputError(source or "punkt_tab.zip", "punkt_tab/english", f"missing {', '.join(missing)}")
+    members = [f"punkt_tab/english/{name}" for name in PUNKT_ENGLISH_FILES]
+    check_zip_members(archive, members, source or "punkt_tab.zip")  # before anything is read or written
     target = Path(dest) / "tokenizers" / "punkt_tab" / "english"
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".english-", dir=target.parent))
     try:
         for name in PUNKT_ENGLISH_FILES:
-            (staging / name).write_bytes(archive.read(f"punkt_tab/english/{name}"))
+            (staging / name).write_bytes(read_zip_member(archive, f"punkt_tab/english/{name}",
+                                                         source or "punkt_tab.zip"))
         from nltk.tabdata import PunktDecoder
 
         decoder = PunktDecoder()  # the readers nltk's load_punkt_params uses, on the staged files

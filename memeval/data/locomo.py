@@ -9,7 +9,6 @@ never fatal.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 import zipfile
@@ -21,6 +20,8 @@ from typing import Any
 
 from memeval.categories import CATEGORY_NAMES
 from memeval.errors import InputError
+from memeval.safe_json import load_json_bytes, read_bytes
+from memeval.safe_paths import check_id
 
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE_KEY = re.compile(r"session_(\d+)_date_time")
@@ -30,6 +31,12 @@ _EVENTS_KEY = re.compile(r"events_session_(\d+)")
 _ID_TOKEN_SPLIT = re.compile(r"[;,\s]+")
 _REPAIRABLE_ID = re.compile(r"D:?(\d+):0*(\d+)")
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%d %B %Y")
+# Zip members are checked by their declared sizes before anything is read (a zip bomb never reaches memory):
+# LoCoMo's largest file is under 3 MB and JSON deflates about 5:1.
+MAX_MEMBER_BYTES = 64 << 20
+MAX_ZIP_BYTES = 256 << 20  # all the members one load reads
+MAX_RATIO = 100  # uncompressed : compressed, for members over RATIO_FLOOR
+RATIO_FLOOR = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -307,10 +314,7 @@ def _flatten_sample(sample: Any, source: str, position: int) -> tuple[str, dict]
 
 
 def _parse_json_bytes(data: bytes, source: str) -> Any:
-    try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(source, "json", f"not valid JSON ({exc})") from None
+    return load_json_bytes(data, source, "json")
 
 
 def _from_documents(docs: list[tuple[str, Any]], report: LoadReport) -> list[Conversation]:
@@ -331,6 +335,10 @@ def _from_documents(docs: list[tuple[str, Any]], report: LoadReport) -> list[Con
             flats.append((sample_id, flat, name))
         else:
             raise InputError(name, "json", f"expected a list or an object, got {type(doc).__name__}")
+    for sample_id, _, name in flats:  # ids become file names (natural packages): no path, no NUL, no `+`
+        check_id(sample_id, name, "sample_id")
+    if not flats:
+        raise InputError(report.source, "conversations", "no conversations in the data")
     seen = Counter(s for s, _, _ in flats)
     dupes = [s for s, n in seen.items() if n > 1]
     if dupes:
@@ -339,28 +347,65 @@ def _from_documents(docs: list[tuple[str, Any]], report: LoadReport) -> list[Con
     return [parse_conversation(flat, sample_id, name, report) for sample_id, flat, name in flats]
 
 
+def check_zip_members(archive: zipfile.ZipFile, names: list[str], source: str | Path) -> None:
+    """Refuse, before any is read, members whose declared size or compression ratio is out of bounds (a zip bomb:
+    a small archive that inflates to gigabytes), in one line naming the member."""
+    total = 0
+    for name in names:
+        info = archive.getinfo(name)
+        where = f"{source}!{name}"
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise InputError(where, "zip member", f"declares {info.file_size:,} bytes uncompressed; at most "
+                             f"{MAX_MEMBER_BYTES:,} are read")
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise InputError(where, "zip member", f"compresses {info.file_size:,} bytes into "
+                             f"{info.compress_size:,} (over {MAX_RATIO}:1): refused as a zip bomb")
+        total += info.file_size
+        if total > MAX_ZIP_BYTES:
+            raise InputError(source, "zip", f"the members read hold over {MAX_ZIP_BYTES:,} bytes uncompressed")
+
+
+def read_zip_member(archive: zipfile.ZipFile, name: str, source: str | Path) -> bytes:
+    """A member checked by `check_zip_members`, read no further than its declared size."""
+    where = f"{source}!{name}"
+    info = archive.getinfo(name)
+    try:
+        with archive.open(info) as member:
+            data = member.read(info.file_size + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
+            ValueError) as exc:
+        raise InputError(where, "zip member", f"cannot be read ({' '.join(str(exc).split()) or type(exc).__name__})") \
+            from None
+    if len(data) > info.file_size:
+        raise InputError(where, "zip member", "holds more than its declared size")
+    return data
+
+
 def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise InputError(path, "zip", "not a valid zip archive") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        problem = "not a valid zip archive" if isinstance(exc, zipfile.BadZipFile) else f"cannot be read ({exc})"
+        raise InputError(path, "zip", problem) from None
     with archive:
         members = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX")]
         single = [n for n in members if Path(n).name == "locomo10.json"]
         chosen = single[:1] or [n for n in members if Path(n).stem.isdigit() or Path(n).stem.startswith("conv-")]
         if not chosen:
             raise InputError(path, "zip", "holds neither locomo10.json nor per-conversation files")
+        check_zip_members(archive, chosen, path)
         layout = "zip:single-file" if single else "zip:per-conversation"
-        return layout, [(f"{path}!{n}", _parse_json_bytes(archive.read(n), f"{path}!{n}")) for n in chosen]
+        return layout, [(f"{path}!{n}", _parse_json_bytes(read_zip_member(archive, n, path), f"{path}!{n}"))
+                        for n in chosen]
 
 
 def _directory_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     single = path / "locomo10.json"
     if single.is_file():
-        return "single-file", [(str(single), _parse_json_bytes(single.read_bytes(), str(single)))]
+        return "single-file", [(str(single), _parse_json_bytes(read_bytes(single), str(single)))]
     files = sorted(p for p in path.glob("*.json") if p.stem.isdigit() or p.stem.startswith("conv-"))
     if files:
-        return "per-conversation", [(str(p), _parse_json_bytes(p.read_bytes(), str(p))) for p in files]
+        return "per-conversation", [(str(p), _parse_json_bytes(read_bytes(p), str(p))) for p in files]
     for sub in sorted(p for p in path.iterdir() if p.is_dir()):
         if any(sub.glob("*.json")):
             return _directory_documents(sub)
@@ -379,7 +424,7 @@ def load_locomo_with_report(path: str | Path) -> tuple[list[Conversation], LoadR
     elif path.suffix == ".zip":
         layout, docs = _zip_documents(path)
     else:
-        docs = [(str(path), _parse_json_bytes(path.read_bytes(), str(path)))]
+        docs = [(str(path), _parse_json_bytes(read_bytes(path), str(path)))]
         layout = "single-file" if isinstance(docs[0][1], list) else "per-conversation"
     report = LoadReport(source=str(path), layout=layout)
     return _from_documents(docs, report), report

@@ -8,12 +8,13 @@ error naming file, instance and field; harmless irregularities are counted as qu
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memeval.errors import InputError
+from memeval.safe_json import load_json_file
+from memeval.safe_paths import check_id
 
 QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
                   "temporal-reasoning", "knowledge-update", "multi-session")
@@ -79,7 +80,7 @@ def _require(row: dict, name: str, kinds, where: str):
 def parse_instance(row: object, where: str, quirks: Counter) -> LMEInstance:
     if not isinstance(row, dict):
         raise InputError(where, "instance", "expected an object")
-    qid = str(_require(row, "question_id", (str, int), where))
+    qid = check_id(str(_require(row, "question_id", (str, int), where)), where, "question_id")  # a file name
     where = f"{where} ({qid})"
     qtype = _require(row, "question_type", str, where)
     if qtype not in QUESTION_TYPES:
@@ -130,12 +131,11 @@ def load_longmemeval(path: str | Path) -> tuple[list[LMEInstance], LMELoadReport
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "longmemeval", "no such file (fetch it: memeval data fetch longmemeval --variant s)")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, "json", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    doc = load_json_file(path, "json")
     if not isinstance(doc, list):
         raise InputError(path, "top level", "expected a list of instances")
+    if not doc:
+        raise InputError(path, "top level", "no instances")
     report = LMELoadReport(str(path))
     instances = [parse_instance(row, f"{path}[{i}]", report.quirks) for i, row in enumerate(doc)]
     seen = Counter(i.question_id for i in instances)

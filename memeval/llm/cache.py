@@ -6,17 +6,45 @@ sampling parameters, template version, repeat index) — never headers, so never
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import shlex
 import sqlite3
 import threading
 from pathlib import Path
 
 from memeval.data.paths import project_root
+from memeval.errors import InputError
 
 
 def default_cache_dir() -> Path:
     return Path(os.environ.get("MEMEVAL_CACHE_DIR") or project_root() / ".memeval" / "cache")
+
+
+def unusable(path: Path, exc: sqlite3.Error) -> InputError:
+    """A cache SQLite cannot use, as one line: a damaged file says how to move it aside (with its WAL files; the
+    next run starts a fresh cache and sends again what is no longer cached); anything else (locked, unreadable)
+    names the file and SQLite's reason."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and "malformed" not in reason and "not a database" not in reason:
+        return InputError(path, "cache", f"SQLite cannot use it ({reason}); another process may hold it, or use "
+                          "another cache directory (MEMEVAL_CACHE_DIR)")
+    aside = shlex.quote(str(path.parent / "corrupt"))
+    return InputError(path, "cache", f"not a readable SQLite database ({reason}); move it aside with "
+                      f"`mkdir -p {aside} && mv {shlex.quote(str(path))}* {aside}/` (a fresh cache is made on the "
+                      "next run; what is no longer cached is sent again)")
+
+
+def _guarded(method):
+    """Every cache operation: a SQLite error becomes one line naming the cache file (see `unusable`)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise unusable(self.path, exc) from None
+    return wrapper
 
 
 class ResponseCache:
@@ -25,6 +53,10 @@ class ResponseCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "responses.sqlite"
         self._local = threading.local()
+        self._create()
+
+    @_guarded
+    def _create(self) -> None:
         with self._conn() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, request TEXT NOT NULL, "
@@ -43,39 +75,48 @@ class ResponseCache:
             self._local.conn = conn
         return conn
 
+    @_guarded
     def get(self, key: str) -> dict | None:
         row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
+    @_guarded
     def put(self, key: str, request: dict, response: dict) -> None:
         self._conn().execute(
             "INSERT OR REPLACE INTO responses (key, request, response) VALUES (?, ?, ?)",
             (key, json.dumps(request, sort_keys=True), json.dumps(response, sort_keys=True)),
         )
 
+    @_guarded
     def get_count(self, key: str) -> int | None:
         row = self._conn().execute("SELECT tokens FROM token_counts WHERE key = ?", (key,)).fetchone()
         return None if row is None else int(row[0])
 
+    @_guarded
     def put_count(self, key: str, tokens: int) -> None:
         self._conn().execute("INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)", (key, tokens))
 
+    @_guarded
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
+    @_guarded
     def save_batch(self, name: str, batch_id: str, custom_ids: list[str]) -> None:
         self._conn().execute("INSERT OR REPLACE INTO batches (name, batch_id, custom_ids) VALUES (?, ?, ?)",
                              (name, batch_id, json.dumps(custom_ids)))
 
+    @_guarded
     def list_batches(self, prefix: str) -> list[tuple[str, str, list[str]]]:
         """Saved batches whose name starts with `prefix#`: (name, batch_id, custom_ids)."""
         rows = self._conn().execute("SELECT name, batch_id, custom_ids FROM batches WHERE substr(name, 1, ?) = ? "
                                     "ORDER BY created, name", (len(prefix) + 1, prefix + "#")).fetchall()
         return [(n, b, json.loads(c)) for n, b, c in rows]
 
+    @_guarded
     def forget_batch(self, name: str) -> None:
         self._conn().execute("DELETE FROM batches WHERE name = ?", (name,))
 
+    @_guarded
     def stats(self) -> dict:
         conn = self._conn()
         by_model: dict[str, int] = {}
@@ -87,6 +128,7 @@ class ResponseCache:
                 "batches": int(conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0]),
                 "by_model": dict(sorted(by_model.items())), "bytes": size}
 
+    @_guarded
     def prune(self, older_than_days: float | None = None, model: str | None = None, dry_run: bool = False) -> int:
         """Delete responses older than `older_than_days` and/or of `model`; returns how many (would) go."""
         where, params = [], []

@@ -38,6 +38,13 @@ __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientE
            "cost_usd", "estimate_tokens"]
 
 KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default when ANTHROPIC_BASE_URL is unset
+
+
+def anthropic_endpoint() -> str:
+    """The base URL Anthropic requests go to (ANTHROPIC_BASE_URL, else the SDK's default), as the cache key and the
+    manifest record it."""
+    return (os.environ.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/") or ANTHROPIC_DEFAULT_BASE_URL
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ class LLMRequest:
     api_version: str = ""  # set by LLMClient.resolve
     cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
-    endpoint: str = ""  # base URL of an OpenAI-compatible provider (set by resolve; part of the key there)
+    endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
 
     def key_material(self) -> dict:
         material = {
@@ -65,7 +72,12 @@ class LLMRequest:
             "repeat_index": self.repeat_index, "cache_prefix_chars": self.cache_prefix_chars,
             "output_schema": self.output_schema,
         }
-        if self.provider != "anthropic":  # Anthropic keys stay as they were before other providers existed
+        if self.provider != "anthropic":
+            material["endpoint"] = self.endpoint
+        elif self.endpoint and self.endpoint != ANTHROPIC_DEFAULT_BASE_URL:
+            # another Anthropic endpoint (ANTHROPIC_BASE_URL: a proxy, a gateway, a compatible server) answers under
+            # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
+            # caches still hit
             material["endpoint"] = self.endpoint
         return material
 
@@ -176,7 +188,9 @@ class AnthropicBackend:
         try:
             message = self.client.messages.create(**self.call_kwargs(request))
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
-            raise classify_sdk_error(exc, request) from None
+            raise self._unreadable(exc, request) or classify_sdk_error(exc, request) from None
+        if not _is_message(message):
+            raise self._not_a_reply(request, message)
         return response_from_message(message, request, getattr(message, "_request_id", None))
 
     def count_tokens(self, request: LLMRequest) -> int:
@@ -184,9 +198,43 @@ class AnthropicBackend:
         kwargs.pop("max_tokens", None)
         kwargs.pop("extra_body", None)
         try:
-            return int(self.client.messages.count_tokens(**kwargs).input_tokens)
+            counted = self.client.messages.count_tokens(**kwargs)
         except Exception as exc:  # noqa: BLE001
-            raise classify_sdk_error(exc, request, "count_tokens") from None
+            raise self._unreadable(exc, request, "count_tokens") or classify_sdk_error(exc, request, "count_tokens") \
+                from None
+        tokens = getattr(counted, "input_tokens", None)
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            raise self._not_a_reply(request, counted, "count_tokens")
+        return tokens
+
+    # A 2xx reply that is not the API's JSON (a proxy's, gateway's or web server's page where ANTHROPIC_BASE_URL
+    # points): the same request would get the same page, so it stops the client like a rejection, in one line.
+    def _unreadable(self, exc: Exception, request: LLMRequest, where: str = "messages") -> APIRejected | None:
+        import anthropic
+
+        if isinstance(exc, anthropic.APIResponseValidationError):
+            return APIRejected(exc.status_code, "invalid_response", f"{exc.message}; {self._hint()}", exc.request_id,
+                               request.model, request.api_version, where)
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):  # the body claimed JSON and is not
+            return APIRejected(200, "invalid_response", f"the reply's body is not JSON ({type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:100]}); {self._hint()}", None, request.model,
+                               request.api_version, where)
+        return None
+
+    def _not_a_reply(self, request: LLMRequest, reply, where: str = "messages") -> APIRejected:
+        shown = " ".join(reply.split())[:80] if isinstance(reply, str) else type(reply).__name__
+        what = "a body that is not JSON" if isinstance(reply, str) else "JSON that is not a response"
+        return APIRejected(200, "invalid_response", f"the reply is {what} ({shown!r}); {self._hint()}", None,
+                           request.model, request.api_version, where)
+
+    def _hint(self) -> str:
+        return f"is {str(self.client.base_url).rstrip('/')} an Anthropic Messages endpoint? (ANTHROPIC_BASE_URL)"
+
+
+def _is_message(message) -> bool:
+    """The reply has what a Messages response has: the SDK hands a reply that is not JSON back as its text, and
+    builds a JSON reply of another shape without checking it."""
+    return isinstance(getattr(message, "content", None), list) and getattr(message, "usage", None) is not None
 
 
 def response_from_message(message, request: LLMRequest, request_id: str | None, batch: bool = False
@@ -252,6 +300,7 @@ class LLMClient:
         self.require_named_roles = require_named_roles  # --llm local: no default model exists for a role
         # base URL per OpenAI-compatible provider, read once: it is part of every such request's cache key
         self.endpoints = dict(endpoints) if endpoints is not None else {p: endpoint_for(p) for p in ("openai", "local")}
+        self.anthropic_endpoint = anthropic_endpoint()  # read once, like the backend's; part of non-default keys
         self.cache = cache
         self.semaphore = threading.BoundedSemaphore(max_concurrency)
         self.max_retries = max_retries
@@ -278,6 +327,16 @@ class LLMClient:
     def backend_for(self, provider: str):
         return self.backends.get(provider, self.backend)
 
+    def endpoint(self, provider: str) -> str | None:
+        """The base URL `provider`'s requests go to (None: this client knows no endpoint for it)."""
+        return self.anthropic_endpoint if provider == "anthropic" else self.endpoints.get(provider)
+
+    def endpoint_is_default(self, provider: str) -> bool:
+        """Whether `provider`'s requests go to its public default (Anthropic's or OpenAI's own API); a local
+        server has none."""
+        default = {"anthropic": ANTHROPIC_DEFAULT_BASE_URL, "openai": OPENAI_BASE_URL}.get(provider)
+        return default is not None and (self.endpoint(provider) or default).rstrip("/") == default
+
     def model_for(self, role: str, fallback: str | None = None) -> str:
         model = self.models.get(role)
         if model:
@@ -301,7 +360,7 @@ class LLMClient:
         other = p.provider != "anthropic"
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider,
-            endpoint=self.endpoints.get(p.provider, "") if other else "",
+            endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=profiles.sent_temperature(model, request.temperature, self.sampling),
             output_schema=request.output_schema if p.structured_outputs else "")

@@ -1,5 +1,5 @@
-"""What a run's manifest says of its model calls: per role the model, its profile, the API version and the
-temperature actually sent, the first request id; the SDK version and the sampling mode."""
+"""What a run's manifest says of its model calls: per role the model, its profile, the endpoint (base URL), the
+API version and the temperature actually sent, the first request id; the SDK version and the sampling mode."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
         p = profiles.profile(model)
         sent = profiles.sent_temperature(model, temperature, client.sampling)
         roles[role] = {"model": model, "provider": p.provider, "api_version": p.api_version,
-                       "endpoint": client.endpoints.get(p.provider),
+                       "endpoint": _endpoint(client, p.provider),
                        "protocol_temperature": temperature, "temperature_sent": sent,
                        "first_request_id": client.stats.first_request_id.get(role), "profile": p.as_dict()}
     sdks = {SDK_PACKAGE[r["provider"]] for r in roles.values()} or {"anthropic"}
@@ -35,10 +35,22 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
             "roles": roles}
 
 
+def _endpoint(client, provider: str) -> str | None:
+    lookup = getattr(client, "endpoint", None)
+    return lookup(provider) if callable(lookup) else (getattr(client, "endpoints", None) or {}).get(provider)
+
+
 def role_identity(client, role: str, temperature: float | None) -> dict:
     """What of a role changes its replies, for a run directory's identity: model, provider, API version,
-    sampling and the temperature actually sent."""
+    sampling, the temperature actually sent, and the endpoint when it is not the provider's public default
+    (ANTHROPIC_BASE_URL or OPENAI_BASE_URL pointing elsewhere; a local server always): rows answered by one
+    endpoint are not resumed against another. Left out at the default, so directories recorded before endpoints
+    were part of the identity still resume."""
     model = client.model_for(role)
     p = profiles.profile(model)
-    return {"model": model, "provider": p.provider, "api_version": p.api_version, "sampling": client.sampling,
-            "temperature_sent": profiles.sent_temperature(model, temperature, client.sampling)}
+    out = {"model": model, "provider": p.provider, "api_version": p.api_version, "sampling": client.sampling,
+           "temperature_sent": profiles.sent_temperature(model, temperature, client.sampling)}
+    is_default = getattr(client, "endpoint_is_default", None)
+    if callable(is_default) and not is_default(p.provider):
+        out["endpoint"] = _endpoint(client, p.provider)
+    return out

@@ -297,6 +297,8 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
             raise InputError(where, f"candidates[{cid}].kind", "missing or not a string")
         candidates.append(Candidate(cid, exp, kind, float(cost), str(item.get("text", ""))))
     unique([c.id for c in candidates], "candidates")
+    if not candidates:  # nothing to store: every "optimum" would be 0 and pass as certified
+        raise InputError(where, "candidates", "empty: a package needs at least one candidate")
     cand_ids = {c.id for c in candidates}
 
     units = []
@@ -316,6 +318,8 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
         units.append(Unit(uid, float(weight), str(item.get("kind", "fact")), str(item.get("description", "")),
                           spec))
     unique([u.id for u in units], "units")
+    if not units:  # nothing to cover: every store scores 0 and every ratio would be 1
+        raise InputError(where, "units", "empty: a package needs at least one unit")
     unit_ids = {u.id for u in units}
 
     coverage = []
@@ -354,8 +358,8 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
             raise InputError(where, "invalidation_units", f"unknown unit {uid!r}")
 
     budget = doc.get("budget")
-    if budget is not None and (not _finite_number(budget) or budget < 0):
-        raise InputError(where, "budget", f"must be a number >= 0, got {budget!r}")
+    if budget is not None and (not _finite_number(budget) or budget <= 0):
+        raise InputError(where, "budget", f"must be a finite number > 0, got {budget!r}")
     k = doc.get("max_per_group", 1)
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(where, "max_per_group", f"must be an integer >= 1, got {k!r}")
@@ -377,11 +381,10 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
 
 
 def load_package(path: str | Path) -> Package:
+    from memeval.safe_json import load_json_file
+
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "path", "no such file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(path, "json", f"not valid JSON ({exc})") from None
+    doc = load_json_file(path, "json")  # UTF-8 (a BOM skipped), nesting and integer size bounded: one line
     return package_from_dict(doc, str(path))

@@ -44,12 +44,15 @@ def group_options(
     cp: CompiledPackage, budget: float, k: int, allowed: np.ndarray | None = None
 ) -> list[tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]]:
     """Per group: the non-empty subsets of at most k allowed candidates that fit the budget,
-    with their summed cost and summed coverage rows (coverage sums are additive; h clips later)."""
+    with their summed cost and summed coverage rows (coverage sums are additive; h clips later).
+    A group never keeps more candidates than it holds, so k is clamped to the group's size: the same subsets, and
+    the loop runs over the members, never over k (a package's max_per_group of 10**30 is no hang)."""
     mask = _allowed(cp, allowed)
     out = []
     for members in cp.groups:
         members = [int(i) for i in members if mask[i] and cp.costs[i] <= budget + COST_EPS]
-        subsets = [s for r in range(1, k + 1) for s in itertools.combinations(members, r)]
+        sizes = range(1, min(k, len(members)) + 1)
+        subsets = [s for r in sizes for s in itertools.combinations(members, r)]
         costs = np.array([cp.costs[list(s)].sum() for s in subsets]) if subsets else np.zeros(0)
         rows = np.array([cp.coverage[list(s)].sum(axis=0) for s in subsets]) if subsets else np.zeros((0, len(cp.weights)))
         keep = costs <= budget + COST_EPS

@@ -4,6 +4,7 @@ each), so `joblib.parallel_config(backend="dask"|"ray")` moves a sweep past one 
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import time
 from collections import defaultdict
@@ -27,7 +28,7 @@ from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import values_agree
 from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer
 from memeval.progress import progress_bar
-from memeval.records import PackageId, SweepRow, read_records
+from memeval.records import PackageId, SweepRow, latest, read_records
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -93,15 +94,53 @@ class SweepConfig:
 
 
 class PackageScorer(Protocol):
-    """Scores one package of a sweep: which (method, k) rows it owes, and those rows."""
+    """Scores one package of a sweep: which (method, k) rows it owes, and those rows; and checks, before anything
+    is written, that a directory of package files may be swept."""
 
     def planned(self, pkg: Package, config: SweepConfig) -> tuple[list[str], int]: ...
 
     def rows(self, pkg: Package, source: PackageSource, config: SweepConfig) -> list[SweepRow]: ...
 
+    def check_directory(self, root: Path) -> None: ...
+
+
+def content_hash(pkg: Package) -> str:
+    """SHA-256 of a package's canonical content (`Package.to_json`): the same package gives the same hash whatever
+    its file's layout; any change to what a row is computed from gives another."""
+    return hashlib.sha256(pkg.to_json().encode("utf-8")).hexdigest()
+
+
+def packages_digest(hashes: dict[str, str]) -> str:
+    """One hash of a package set (package id → content hash), for a sweep's identity."""
+    text = "".join(f"{pid}\t{sha}\n" for pid, sha in sorted(hashes.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_packages_manifest(root: Path, required: bool = False) -> None:
+    """A directory of package files that holds a `manifest.json` (a `natural build`, or a union import into one)
+    is swept only once that manifest says `complete: true` (written last); `required`: a directory without one is
+    refused too (an unfinished build). One line naming the file, nothing written."""
+    from memeval.invocation import load_manifest
+
+    path = root / "manifest.json"
+    if not path.is_file():
+        if required:
+            raise InputError(path, "manifest", "not found: the package directory is an unfinished `memeval natural "
+                             "build` (the build writes its manifest last); rerun the build before sweeping it")
+        return
+    doc = load_manifest(path)  # torn or not an object: one line
+    if doc.get("complete") is not True:
+        why = "says the build did not finish" if "complete" in doc else "does not say the build finished (written " \
+              "before builds recorded it)"
+        raise InputError(path, "complete", f"{why}; rerun `memeval natural build` (the same settings rebuild byte "
+                         "for byte) before sweeping the directory")
+
 
 class WriterScorer:
     """Every writer of the sweep's methods against the certified OPT (the MEMAUDIT-Small protocol)."""
+
+    def check_directory(self, root: Path) -> None:
+        check_packages_manifest(root)
 
     def planned(self, pkg: Package, config: SweepConfig) -> tuple[list[str], int]:
         return list(config.methods), config.max_per_group or pkg.max_per_group
@@ -121,11 +160,32 @@ def check_backend(config: SweepConfig) -> None:
         raise InputError("--scheduler", config.scheduler, "a scheduler address needs --backend dask")
 
 
+SCHEDULER_TIMEOUT_S = 10
+
+
+def connect_scheduler(config: SweepConfig):
+    """The Dask client of `--scheduler`, connected before the sweep directory is claimed: an address where no
+    scheduler answers is one line (exit 2) with nothing written. None without a scheduler address."""
+    if config.backend != "dask" or not config.scheduler:
+        return None
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise InputError("--backend", "dask", "needs dask.distributed: pip install 'memeval[dask]'") from None
+    try:
+        return Client(config.scheduler, timeout=SCHEDULER_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError("--scheduler", config.scheduler, f"no Dask scheduler answered ({reason}); start one "
+                         "(`dask scheduler`) or leave out --scheduler for a local cluster") from None
+
+
 @contextmanager
-def sweep_backend(config: SweepConfig):
+def sweep_backend(config: SweepConfig, client=None):
     """`local`: joblib's own process pool. `dask`: joblib's Dask backend on the scheduler at `config.scheduler`
-    (workers need memeval installed and, for natural sweeps, the package directory at the same path), or on a
-    LocalCluster of `n_jobs` single-threaded worker processes started and stopped here."""
+    (`client`, connected by `connect_scheduler`; workers need memeval installed and, for natural sweeps, the
+    package directory at the same path), or on a LocalCluster of `n_jobs` single-threaded worker processes
+    started and stopped here."""
     if config.backend == "local":  # run_sweep checked the backend settings before writing anything
         yield
         return
@@ -135,14 +195,21 @@ def sweep_backend(config: SweepConfig):
         raise InputError("--backend", "dask", "needs dask.distributed: pip install 'memeval[dask]'") from None
     from joblib import parallel_config
 
-    cluster = None if config.scheduler else LocalCluster(n_workers=max(1, config.n_jobs), threads_per_worker=1,
-                                                         processes=True, dashboard_address=None)
-    client = Client(config.scheduler or cluster)
+    cluster = None
+    own = client is None
+    if own:
+        if config.scheduler:
+            client = connect_scheduler(config)
+        else:
+            cluster = LocalCluster(n_workers=max(1, config.n_jobs), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
     try:
         with parallel_config(backend="dask"):
             yield
     finally:
-        client.close()
+        if own:
+            client.close()
         if cluster is not None:
             cluster.close()
 
@@ -228,8 +295,14 @@ def package_rows(source: PackageSource, budgets: Sequence[float], methods: Seque
 
 def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[dict]:
     """Rows built (and checked) as records in the worker, sent back as plain rows: pickling 25,000 pydantic
-    objects costs the main process more than building them did."""
-    return [row.to_row() for s in sources for row in scorer.rows(s.load(), s, config)]
+    objects costs the main process more than building them did. Each row records the content hash of the package
+    it was computed from."""
+    out = []
+    for s in sources:
+        pkg = s.load()
+        sha = content_hash(pkg)
+        out += [{**row.to_row(), "package_sha256": sha} for row in scorer.rows(pkg, s, config)]
+    return out
 
 
 def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[dict]:
@@ -276,10 +349,46 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
 
 
 def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
+    """The sweep's rows, the latest per (package, budget, method, k): a row recomputed because its package's
+    content changed supersedes the one before it."""
     path = Path(sweep_dir) / "raw_results.jsonl"
     if not path.is_file():
         raise InputError(path, "raw_results", "not found: expected a `memeval sweep` output directory")
-    return read_records(path, SweepRow)
+    return list(latest(read_records(path, SweepRow), lambda r: r.key).values())
+
+
+@dataclass(frozen=True)
+class PlannedPackage:
+    """One package of a sweep as planned in the main process: its source, id, content hash and the (package,
+    budget, method, k) keys it owes."""
+
+    source: PackageSource
+    package_id: str
+    sha256: str
+    keys: frozenset
+    generated: bool
+
+
+def plan_packages(config: SweepConfig, sources: list[PackageSource], scorer: PackageScorer) -> list[PlannedPackage]:
+    """Every package loaded once, before anything is written: its content hash and the rows it owes. Two files
+    holding one package id are refused in one line naming both."""
+    planned, where = [], {}
+    for s in sources:
+        pkg = s.load()
+        if s.path:
+            methods, k = scorer.planned(pkg, config)
+            pid = pkg.package_id
+            if pid in where:
+                raise InputError(s.path, "package_id", f"{pid!r} is also the package of {where[pid]}; a sweep "
+                                 "scores each package once: remove or rename one of the two files")
+            where[pid] = s.path
+        else:
+            methods, k = list(config.methods), config.max_per_group or 1
+            pid = str(PackageId.small(s.distribution, s.seed))
+        sha = content_hash(pkg)
+        keys = frozenset((pid, float(b), m, k) for b in config.budgets for m in methods)
+        planned.append(PlannedPackage(s, pid, sha, keys, not s.path))
+    return planned
 
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
@@ -297,47 +406,55 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     sources = _sources(config)
     if config.kind == "natural" and not sources:
         raise ValueError(f"no package files (*.json) in {config.packages_dir}")
+    if config.kind == "natural":  # a scorer written before the check existed gets the generic one
+        getattr(scorer, "check_directory", check_packages_manifest)(Path(config.packages_dir))
+    planned = plan_packages(config, sources, scorer)
     out = Path(out_dir)
-    from memeval.rundir import DirectoryLock, claim
-
-    lock = DirectoryLock(out, shlex.join(config.command_line(out)))
-    claimed = claim(out, sweep_identity(config), base_manifest(command="memaudit sweep",
-                                                               command_line=config.command_line(out),
-                                                               config=asdict(config)),
-                    restart=restart or other_configuration == "restart", legacy=_legacy_identity(out), lock=lock)
+    client = connect_scheduler(config)  # an unreachable scheduler is refused before the directory is claimed
     try:
-        return _sweep_claimed(config, out, sources, scorer, progress, claimed)
+        from memeval.rundir import DirectoryLock, claim
+
+        lock = DirectoryLock(out, shlex.join(config.command_line(out)))
+        identity = sweep_identity(config, {p.package_id: p.sha256 for p in planned})
+        claimed = claim(out, identity, base_manifest(command="memaudit sweep", command_line=config.command_line(out),
+                                                     config=asdict(config)),
+                        restart=restart or other_configuration == "restart", legacy=_legacy_identity(out), lock=lock)
+        try:
+            return _sweep_claimed(config, out, planned, scorer, progress, claimed, client)
+        finally:
+            lock.release()
     finally:
-        lock.release()
+        if client is not None:
+            client.close()
 
 
-def _sweep_claimed(config: SweepConfig, out: Path, sources: list[PackageSource], scorer: PackageScorer,
-                   progress: bool, claimed) -> dict:
+def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage], scorer: PackageScorer,
+                   progress: bool, claimed, client=None) -> dict:
     from joblib import Parallel, delayed
 
     raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
-    rows_on_disk = read_records(raw_path, SweepRow)
-    done = {r.key for r in rows_on_disk}
+    current = {p.package_id: p.sha256 for p in planned}
+    generated = {p.package_id for p in planned if p.generated}
 
-    todo: list[PackageSource] = []
-    wanted_ids: set[str] = set()
-    for s in sources:
-        if s.path:
-            pkg = s.load()
-            methods, k = scorer.planned(pkg, config)
-            pid = pkg.package_id
-        else:
-            methods, k = list(config.methods), config.max_per_group or 1
-            pid = str(PackageId.small(s.distribution, s.seed))
-        wanted_ids.add(pid)
-        if not {(pid, float(b), m, k) for b in config.budgets for m in methods} <= done:
-            todo.append(s)
+    def usable(row: SweepRow) -> bool:
+        """A row computed from the package as it is now. Rows written before rows carried the hash are kept
+        for generated packages (the sweep's settings pin them) and recomputed for package files."""
+        sha = row.package_sha256
+        return row.package_id in current and (sha == current[row.package_id] or
+                                              (sha is None and row.package_id in generated))
+
+    rows_on_disk = read_records(raw_path, SweepRow)
+    valid = [r for r in rows_on_disk if usable(r)]
+    superseded = sum(1 for r in rows_on_disk if r.package_id in current and not usable(r))
+    done = {r.key for r in valid}
+    todo = [p.source for p in planned if not p.keys <= done]
     chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
     written = 0
+    changed: list[str] = []
     with JsonlWriter(raw_path) as writer:
         if chunks:
-            with sweep_backend(config), \
+            with sweep_backend(config, client), \
                     progress_bar(len(todo), f"sweep {config.distribution or config.packages_dir}", "pkg",
                                  progress) as bar:
                 n_jobs = -1 if config.backend == "dask" else (config.n_jobs if len(chunks) > 1 else 1)
@@ -347,13 +464,20 @@ def _sweep_claimed(config: SweepConfig, out: Path, sources: list[PackageSource],
                 for rows in jobs:  # written as each chunk finishes, so a killed run resumes on any backend
                     fresh = [r for r in rows if SweepRow.key_of(r) not in done]
                     written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
-                    rows_on_disk.extend(SweepRow.from_row(r, str(raw_path)) for r in fresh)
-                    done.update(SweepRow.key_of(r) for r in fresh)
+                    for r in fresh:
+                        if r["package_sha256"] == current.get(r["package_id"]):
+                            valid.append(SweepRow.from_row(r, str(raw_path)))
+                            done.add(SweepRow.key_of(r))
+                        elif r["package_id"] not in changed:
+                            changed.append(r["package_id"])
                     bar.update(len({r["package_id"] for r in rows}))
+    if changed:
+        where = next(p.source.path or p.package_id for p in planned if p.package_id == changed[0])
+        raise InputError(where, "content", f"changed while the sweep ran ({len(changed)} package(s)); rows "
+                         "computed so far are kept: rerun the sweep")
     budgets = {float(b) for b in config.budgets}
-    selected = [r for r in rows_on_disk
-                if r.package_id in wanted_ids and float(r.budget) in budgets
-                and (r.method in config.methods or r.is_union)]
+    selected = [r for r in latest(valid, lambda r: r.key).values()
+                if float(r.budget) in budgets and (r.method in config.methods or r.is_union)]
     summary_rows = summarize(selected, config.n_boot)
     elapsed = time.perf_counter() - start
     opt_rows = [r for r in selected if r.method == "opt"]
@@ -371,6 +495,7 @@ def _sweep_claimed(config: SweepConfig, out: Path, sources: list[PackageSource],
         "certify": config.certify,
         "reused_rows": len(selected) - written,
         "computed_rows": written,
+        "superseded_rows": superseded,  # rows of an older content of a package, recomputed (never reused)
     }
     write_json_atomic(out / "summary.json", summary)
     from memeval.memaudit.milp import solver_versions
@@ -411,11 +536,16 @@ def _identity(config: dict) -> dict:
     return out
 
 
-def sweep_identity(config: SweepConfig):
-    """What a sweep's rows depend on (n_jobs, chunk, n_boot and the backend do not)."""
+def sweep_identity(config: SweepConfig, hashes: dict[str, str] | None = None):
+    """What a sweep's rows depend on (n_jobs, chunk, n_boot and the backend do not). A natural sweep's package
+    files are part of it through `packages_sha256`, the digest of every package's content hash (`hashes`:
+    package id → hash), so a directory swept before its packages were rebuilt differently is refused."""
     from memeval.rundir import Identity
 
-    return Identity("memaudit sweep", fixed=_identity(asdict(config)))
+    fixed = _identity(asdict(config))
+    if config.kind == "natural" and hashes is not None:
+        fixed["packages_sha256"] = packages_digest(hashes)
+    return Identity("memaudit sweep", fixed=fixed)
 
 
 def _legacy_identity(out: Path):
@@ -435,4 +565,7 @@ def check_same_configuration(out: Path, config: SweepConfig) -> None:
     the last call)."""
     from memeval.rundir import check
 
-    check(out, sweep_identity(config), _legacy_identity(out))
+    hashes = None
+    if config.kind == "natural":
+        hashes = {p.package_id: p.sha256 for p in plan_packages(config, _sources(config), WriterScorer())}
+    check(out, sweep_identity(config, hashes), _legacy_identity(out))

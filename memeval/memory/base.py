@@ -139,6 +139,18 @@ class SystemConfig:
         return cls(name, params, spelling=spec.strip())
 
 
+def count_parameter(name: str, value: object, allow_none: bool = False) -> int | None:
+    """A system parameter that counts (chunk_tokens, top_k, k): an integer >= 1 (None when `allow_none`). A
+    ValueError naming the parameter, which build_system turns into one line: `--systems: SYSTEM: ...`."""
+    if value is None and allow_none:
+        return None
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"parameter {name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
 def _parse_value(text: str):
     for kind in (int, float):
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memeval.data.locomo import Conversation
-from memeval.memory.base import MemoryItem, approx_tokens
+from memeval.memory.base import MemoryItem, approx_tokens, count_parameter
 from memeval.memory.extraction import EXTRACTION_MODEL, Source, extract_llm, extraction_request
 from memeval.memory.graph import MemoryGraph, Triple, sentence_transformer_embedder
 from memeval.memory.render import turn_text
@@ -65,9 +65,9 @@ class MemoryGraphSystem:
                  current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf"):
         if hops not in (0, 1, 2):
             raise ValueError(f"hops must be 0, 1 or 2, not {hops}")
-        self.top_k = self.fixed_k = top_k
+        self.top_k = self.fixed_k = count_parameter("top_k", top_k)
         self.hops = hops
-        self.chunk_tokens = chunk_tokens
+        self.chunk_tokens = count_parameter("chunk_tokens", chunk_tokens)
         self.model = model
         self.current_only = current_only
         self.aliases = aliases

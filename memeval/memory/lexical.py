@@ -21,7 +21,7 @@ with warnings.catch_warnings():
     from bm25s.stopwords import STOPWORDS_EN
 
 from memeval.data.locomo import Conversation
-from memeval.memory.base import MemoryItem
+from memeval.memory.base import MemoryItem, count_parameter
 from memeval.memory.render import observation_items, summary_items, turn_items
 from memeval.scoring.f1 import stem
 
@@ -83,7 +83,7 @@ class RagTurns(_LexicalSystem):
 
     def __init__(self, chunk_tokens: int | None = None):
         super().__init__()
-        self.chunk_tokens = chunk_tokens
+        self.chunk_tokens = count_parameter("chunk_tokens", chunk_tokens, allow_none=True)
 
     def build_items(self, conversation: Conversation) -> list[MemoryItem]:
         return turn_items(conversation, self.chunk_tokens)

@@ -66,8 +66,10 @@ def factory(name: str) -> Callable[..., MemorySystem]:
     try:
         loaded = importlib.import_module(module)
     except ImportError as exc:
-        raise InputError("--systems", name, f"cannot import module {module!r}: {exc} (is its package installed?)") \
-            from None
+        raise InputError("--systems", name, f"cannot import module {module!r}: {' '.join(str(exc).split())} (is its "
+                         "package installed?)") from None
+    except (Exception, SystemExit) as exc:  # the plug-in's own module raised (or exited) while being imported
+        raise InputError("--systems", name, f"importing module {module!r} raised {_one_line(exc)}") from None
     made = getattr(loaded, attr, None)
     if made is None:
         raise InputError("--systems", name, f"module {module!r} has no {attr!r}")
@@ -102,13 +104,24 @@ def build_system(config: SystemConfig | str, client=None, **params) -> MemorySys
     if isinstance(config, str):
         config = SystemConfig(config, params)
     config = resolve(config)
+    made = factory(config.name)
     try:
-        system = factory(config.name)(**config.params)
+        system = made(**config.params)
     except (ValueError, TypeError) as exc:
-        raise InputError("--systems", config.label, str(exc)) from None
+        raise InputError("--systems", config.label, " ".join(str(exc).split())) from None
+    except (Exception, SystemExit) as exc:
+        if not is_plugin(config.name):  # a built-in system's failure is a programming error: its traceback helps
+            raise
+        raise InputError("--systems", config.label, f"building the system raised {_one_line(exc)}") from None
     if getattr(system, "needs_llm", False) and client is not None:
         system.client = client
     return system
+
+
+def _one_line(exc: BaseException) -> str:
+    """`Type: message` on one line, whatever the plug-in's message holds."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def needs_llm(config: SystemConfig) -> bool:

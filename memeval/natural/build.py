@@ -20,6 +20,7 @@ from memeval.manifest import git_sha, package_versions
 from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
 from memeval.natural.rules import RULE_VERSION, SUMMARY_MIN_SIMILARITY
 from memeval.natural.union import EXPORT_SYSTEMS, graph_exports, union_package
+from memeval.safe_paths import check_package_id, inside
 
 PACKAGE_PREFIX = "locomo-natural-"
 
@@ -112,13 +113,14 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
     files["manifest.json"] = _dump(manifest)
 
+    targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
     (out / "union").mkdir(parents=True, exist_ok=True)
     for stale in [*out.glob(f"{PACKAGE_PREFIX}*.json"), *(out / "union").glob(f"{PACKAGE_PREFIX}*.json")]:
         if str(stale.relative_to(out)) not in files:
             stale.unlink()
-    for name, text in files.items():
-        write_text_atomic(out / name, text)
+    for target, text in targets.items():
+        write_text_atomic(target, text)
     return manifest
 
 
@@ -162,13 +164,14 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
                 u = union_package(p, by_id[p.meta["conversation"]], system)
                 files[f"union/{u.package_id}.json"] = u.to_json()
     files["manifest.json"] = _dump(manifest)
+    targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
     (out / "union").mkdir(parents=True, exist_ok=True)
     for stale in [*out.glob(f"{scope.PACKAGE_PREFIX}*.json"), *(out / "union").glob(f"{scope.PACKAGE_PREFIX}*.json")]:
         if str(stale.relative_to(out)) not in files:
             stale.unlink()
-    for name, text in files.items():
-        write_text_atomic(out / name, text)
+    for target, text in targets.items():
+        write_text_atomic(target, text)
     return manifest
 
 
@@ -208,13 +211,14 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
     files["manifest.json"] = _dump(manifest)
+    targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob(f"{lme.PACKAGE_PREFIX}*.json"):
         if stale.name not in files:
             stale.unlink()
-    for name, text in files.items():
-        write_text_atomic(out / name, text)
+    for target, text in targets.items():
+        write_text_atomic(target, text)
     return manifest
 
 
@@ -250,4 +254,7 @@ def load_packages(directory: str | Path, union: bool = False) -> list:
                     for p in root.glob(f"{prefix}*.json")])
     if not paths:
         raise InputError(root, "packages", "no natural package files here; run `memeval natural build` first")
-    return [load_package(p) for p in paths]
+    packages = [load_package(p) for p in paths]
+    for path, package in zip(paths, packages, strict=True):  # ids name the files union packages are written to
+        check_package_id(package.package_id, path)
+    return packages

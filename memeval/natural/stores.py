@@ -18,6 +18,7 @@ covers anything. The share attributed this way is reported.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,21 +83,21 @@ def read_store(path: str | Path, fmt: str, conversations: Sequence[Conversation]
 
     if fmt not in STORE_FORMATS:
         raise InputError("--format", fmt, f"expected one of {', '.join(STORE_FORMATS)}")
+    from memeval.safe_json import load_json_file
+
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "store", "no such file")
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8") or "null")
-    except json.JSONDecodeError as exc:
-        raise InputError(path, "json", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    doc = load_json_file(path, "json")
     if not isinstance(doc, dict) or not doc:
         raise InputError(path, "top level", "expected an object keyed by conversation id (conv-26) or index (0)")
     by_id = {c.sample_id: c for c in conversations}
     report = AttributionReport()
     out: dict[str, list[MemoryItem]] = {}
     for key, items in doc.items():
-        conversation = by_id.get(key) or (conversations[int(key)] if str(key).isdigit()
-                                          and int(key) < len(conversations) else None)
+        index = int(key) if re.fullmatch(r"[0-9]{1,6}", key) else None  # ASCII digits only: "²".isdigit()
+        conversation = by_id.get(key) or (conversations[index] if index is not None
+                                          and index < len(conversations) else None)
         if conversation is None:
             raise InputError(path, f"[{key!r}]", "not a LoCoMo conversation id or index")
         if fmt == "mem0" and isinstance(items, dict) and "results" in items:
@@ -155,7 +156,9 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
     from memeval.natural.build import load_packages
     from memeval.natural.union import EXPORT_SYSTEMS, union_package
     from memeval.qa.importer import sha256_file
+    from memeval.safe_paths import check_id, inside
 
+    check_id(system, "--system", "system")  # it names files: union/<package>+<system>.json
     if system in EXPORT_SYSTEMS or system == "memory_graph":
         raise InputError("--system", system, "is a built-in store's name; name the imported system differently")
     packages_dir, out = Path(packages_dir), Path(out)
@@ -165,12 +168,16 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
     by_id = {c.sample_id: c for c in conversations}
     unions = []
     for base in bases:
-        conversation_id = base.meta["conversation"]
+        conversation_id = base.meta.get("conversation")
+        if not isinstance(conversation_id, str):  # a dict key below; LongMemEval packages have none
+            raise InputError(f"{packages_dir} [{base.package_id}]", "meta.conversation",
+                             f"expected a LoCoMo conversation id, got {type(conversation_id).__name__}")
         if conversation_id in stores:
             unions.append(union_package(base, by_id[conversation_id], system, store=stores[conversation_id]))
     if not unions:
         raise InputError(store, "conversations", "the store holds none of the packages' conversations "
                          f"({', '.join(sorted({b.meta['conversation'] for b in bases}))})")
+    targets = {u.package_id: inside(out, f"union/{u.package_id}.json") for u in unions}  # before any write
     if out.resolve() != packages_dir.resolve():
         out.mkdir(parents=True, exist_ok=True)
         for path in packages_dir.glob("locomo-natural-*.json"):
@@ -179,14 +186,50 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
             (out / "union").mkdir(exist_ok=True)
             for path in (packages_dir / "union").glob("*.json"):
                 shutil.copyfile(path, out / "union" / path.name)
-    for package in unions:
-        package.write(out / "union" / f"{package.package_id}.json")
+        if (packages_dir / "manifest.json").is_file():  # the build's manifest (complete: true) travels with it
+            shutil.copyfile(packages_dir / "manifest.json", out / "manifest.json")
     line = ["memeval", "natural", "union", "--packages", path_text(packages_dir), "--store", path_text(store),
             "--format", fmt, "--system", system, *(["--data", path_text(data)] if data else []),
             "--out", path_text(out)]
     manifest_path = out / "imported_stores.json"
-    recorded = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    recorded[system] = {"source": str(store), "format": fmt, "sha256": sha256_file(Path(store)),
-                        "union_packages": len(unions), "attribution": report.as_dict(), **invocation(line)}
-    write_json_atomic(manifest_path, recorded)
-    return {"system": system, "union_packages": len(unions), "attribution": report.as_dict()}
+    recorded = read_imported(manifest_path)
+    entry = {"source": str(store), "format": fmt, "sha256": sha256_file(Path(store)), "union_packages": len(unions),
+             "attribution": report.as_dict(), **invocation(line)}
+    # A second import under one system replaces that system's union packages whole: its packages a store no
+    # longer covers go, so a sweep never scores what the first store wrote beside what the second did. Marked
+    # unfinished first, so a sweep refuses the directory until the import has written everything.
+    from memeval.records import PackageId
+
+    stale = [p for p in sorted((out / "union").glob("*.json")) if PackageId.parse(p.stem).system == system
+             and p.name not in {f"{u.package_id}.json" for u in unions}]
+    previous = recorded.get(system)
+    if previous is not None:
+        entry["replaced"] = {k: previous.get(k) for k in ("source", "format", "sha256", "union_packages")}
+    write_json_atomic(manifest_path, {**recorded, system: {**entry, "complete": False}})
+    for package in unions:
+        package.write(targets[package.package_id])
+    for path in stale:
+        path.unlink()
+    write_json_atomic(manifest_path, {**recorded, system: {**entry, "complete": True}})
+    return {"system": system, "union_packages": len(unions), "attribution": report.as_dict(),
+            "replaced": entry.get("replaced"), "removed": len(stale)}
+
+
+def read_imported(path: Path) -> dict:
+    """`imported_stores.json` (system → what was imported), {} when absent; a malformed one is one line."""
+    if not path.is_file():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InputError(path, "imported stores", "not valid JSON; move it aside and rerun the imports") from None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise InputError(path, "imported stores", "expected an object of system → import; move it aside and rerun "
+                         "the imports")
+    return doc
+
+
+def unfinished_imports(directory: Path) -> list[str]:
+    """Systems whose union import into `directory` began and did not finish (`complete: false`)."""
+    return sorted(s for s, e in read_imported(Path(directory) / "imported_stores.json").items()
+                  if e.get("complete") is False)

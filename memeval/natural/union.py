@@ -81,6 +81,26 @@ def package_evidence_units(base: Package) -> list[dict]:
              "time_unit": f"time:{d}" if f"time:{d}" in unit_ids else None} for d in meta["evidence"]]
 
 
+def _checked_units(base: Package, turns: dict) -> list[dict]:
+    """The package's evidence units, each naming a turn of the conversation by its id (a dict key here): a package
+    file edited by hand, or of another conversation, is one line naming the package and field."""
+    from memeval.errors import InputError
+
+    try:
+        units = package_evidence_units(base)
+    except (KeyError, TypeError):
+        raise InputError(base.package_id, "meta.evidence", "missing or not a list of turn ids") from None
+    for i, unit in enumerate(units):
+        if not isinstance(unit, dict) or not all(isinstance(unit.get(k), str) for k in ("turn", "answer",
+                                                                                      "answer_unit")):
+            raise InputError(base.package_id, f"meta.evidence_units[{i}]", "expected turn, answer and answer_unit "
+                             "as strings")
+        if unit["turn"] not in turns:
+            raise InputError(base.package_id, f"meta.evidence_units[{i}].turn", f"{unit['turn']!r:.40} is not a turn "
+                             "of the package's conversation")
+    return units
+
+
 def union_package(base: Package, conversation: Conversation, system: str,
                   graph_export: Sequence[MemoryItem] | None = None,
                   store: Sequence[MemoryItem] | None = None) -> Package:
@@ -89,7 +109,7 @@ def union_package(base: Package, conversation: Conversation, system: str,
     meta = base.meta
     turns = {t.dia_id: t for s in conversation.sessions for t in s.turns}
     evidence_units = [(unit, content_tokens(unit["answer"]), content_tokens(turn_text(turns[unit["turn"]])))
-                      for unit in package_evidence_units(base)]  # tokens once per unit, not per exported item
+                      for unit in _checked_units(base, turns)]  # tokens once per unit, not per exported item
     position = {e.id: e.time for e in base.experiences}
     slice_ids = set(position)
     experiences, candidates, coverage = list(base.experiences), list(base.candidates), list(base.coverage)

@@ -7,6 +7,10 @@ object keyed by conversation index — the position in locomo10.json — each a 
 `response_time`), `jsonl` (one object a line: `question`, `prediction`, optional `sample_id`,
 `conversation_id`, `latency_s`, `retrieved_ids`).
 
+A `memeval` file is read as the run that wrote it reads it: the latest row per question (a retry supersedes the
+failed row before it), a question whose latest row is a failed call (`error` set) left out and reported, never
+imported as an answer; a file holding several systems is imported one system at a time (`from_system`).
+
 Matching is by sample id when a row has one, else by question text within the row's conversation (or across all
 conversations when it names none), whitespace- and case-insensitive. A row that matches nothing, or more than
 one question, is reported and left out; two rows for one question are both left out and reported: nothing is
@@ -30,7 +34,6 @@ conversation index, a conversation that is not a list) is always refused.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -56,6 +59,8 @@ class Imported:
     latency_total_s: float | None = None
     retrieved_ids: list[list[str]] | None = None
     gold: str | None = None  # the gold answer the row carries (mem0's `answer`; "" for none), None when it has none
+    system: str | None = None  # memeval rows: the system that answered
+    error: str | None = None  # memeval rows: the call failed and the row holds no answer (a rerun retries it)
 
 
 @dataclass
@@ -68,12 +73,16 @@ class ImportReport:
     mismatched: list[str] = field(default_factory=list)  # placed by position, but the row's gold differs
     skipped: list[str] = field(default_factory=list)  # malformed rows left out under --skip-invalid
     by_position: int = 0  # matched rows whose text repeats in their conversation, placed by position
+    errored: list[str] = field(default_factory=list)  # memeval: questions whose latest row is a failed call
+    superseded: int = 0  # memeval: earlier rows of a question a later row (a retry) replaces
+    other_systems: int = 0  # memeval: rows of systems other than --from-system
 
     def as_dict(self) -> dict:
         return {"rows": self.rows, "matched": self.matched, "unmatched": len(self.unmatched),
                 "ambiguous": len(self.ambiguous), "duplicates": len(self.duplicates),
                 "mismatched": len(self.mismatched), "skipped": len(self.skipped), "by_position": self.by_position,
-                "examples": (self.unmatched + self.ambiguous + self.duplicates + self.mismatched)[:10],
+                "errored": len(self.errored), "superseded": self.superseded, "other_systems": self.other_systems,
+                "examples": (self.unmatched + self.ambiguous + self.duplicates + self.mismatched + self.errored)[:10],
                 "skipped_rows": list(self.skipped)}
 
 
@@ -123,21 +132,20 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
 
     if fmt not in FORMATS:
         raise InputError("--format", fmt, f"expected one of {', '.join(FORMATS)}")
+    from memeval.safe_json import parse_json, read_text
+
     if not path.is_file():
         raise InputError(path, "answers", "no such file")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "answers")  # UTF-8, a BOM skipped, as every loader reads
     if not text.strip():
         raise InputError(path, "answers", "empty file")
     if fmt == "mem0":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, "json", f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        doc = parse_json(text, path, "json")
         if not isinstance(doc, dict):
             raise InputError(path, "top level", "expected an object keyed by conversation index")
         out = []
         for key, items in doc.items():
-            if not str(key).isdigit() or int(key) >= len(conversations):
+            if not re.fullmatch(r"[0-9]{1,6}", key) or int(key) >= len(conversations):  # "²".isdigit() too
                 raise InputError(path, f"[{key!r}]", f"expected a conversation index 0–{len(conversations) - 1}")
             if not isinstance(items, list):
                 raise InputError(path, f"[{key!r}]", "expected a list of items")
@@ -149,7 +157,7 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
                     refuse(exc)
         return out
     out = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 inside a JSON string is no break
         if not line.strip():
             continue
         try:
@@ -171,23 +179,56 @@ def _mem0_row(item: object, where: str, conversation: str) -> Imported:
 
 
 def _line_row(line: str, where: str, fmt: str) -> Imported:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(where, "json", f"not valid JSON ({exc.msg})") from None
+    from memeval.safe_json import parse_json
+
+    row = parse_json(line, where, "json")
     if not isinstance(row, dict):
         raise InputError(where, "row", "expected an object")
     if fmt == "memeval":
         answer = AnswerRow.from_row(row, where)
         return Imported(where, answer.question, answer.prediction, answer.sample_id, answer.conversation_id,
-                        answer.latency_search_s, answer.latency_total_s, answer.retrieved_ids or None)
+                        answer.latency_search_s, answer.latency_total_s, answer.retrieved_ids or None,
+                        system=answer.system, error=answer.error)
     retrieved = row.get("retrieved_ids")
     if retrieved is not None and not (isinstance(retrieved, list) and all(
             isinstance(i, list) and all(isinstance(x, str) for x in i) for i in retrieved)):
         raise InputError(where, "retrieved_ids", "expected a list of lists of turn ids (one list per memory)")
     latency = _number(row.get("latency_s"), where, "latency_s")
+    for name in ("sample_id", "conversation_id"):  # looked up as keys when matching
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise InputError(where, name, f"expected a string id, got {type(row[name]).__name__}")
     return Imported(where, _text(row, "question", where), _text(row, "prediction", where),
                     row.get("sample_id"), row.get("conversation_id"), None, latency, retrieved)
+
+
+def memeval_rows(rows: list[Imported], source: Path, from_system: str | None, report: ImportReport
+                 ) -> list[Imported]:
+    """Another run's answers.jsonl as that run reads it (`load_answers`): one system's rows (the only one, or
+    `from_system`; a file of several is refused naming them), the latest row per question (a retry supersedes
+    the failed row before it), and a question whose latest row is a failed call left out and reported (it has no
+    answer; importing it would score an empty prediction as a final answer)."""
+    systems = sorted({r.system for r in rows if r.system is not None})
+    if from_system is not None:
+        if from_system not in systems:
+            raise InputError(source, "system", f"holds no answers of {from_system!r} (--from-system); it holds "
+                             f"{', '.join(systems) or 'no system'}")
+        report.other_systems = sum(1 for r in rows if r.system != from_system)
+        rows = [r for r in rows if r.system == from_system]
+    elif len(systems) > 1:
+        raise InputError(source, "system", f"holds answers of {len(systems)} systems ({', '.join(systems)}); name "
+                         "the one to import with --from-system")
+    last: dict[tuple, Imported] = {}
+    for row in rows:
+        last[(row.system, row.sample_id)] = row
+    report.superseded = len(rows) - len(last)
+    out = []
+    for row in last.values():
+        if row.error is not None:
+            report.errored.append(f"{row.line}: {row.sample_id} ended in an error, not an answer "
+                                  f"({' '.join(row.error.split())[:80]}); rerun that run to retry it")
+        else:
+            out.append(row)
+    return out
 
 
 def _same_gold(given: str, qa: QA) -> bool:
@@ -280,10 +321,11 @@ def sha256_file(path: Path) -> str:
 
 
 def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,
-                   skip_invalid: bool = False) -> dict:
+                   skip_invalid: bool = False, from_system: str | None = None) -> dict:
     """Match, score and append another harness's answers to the run directory `out` as `system`; the manifest
     records the source file's SHA-256 and format. Returns the matching report. `skip_invalid`: leave malformed rows
-    out (each reported) instead of refusing the file."""
+    out (each reported) instead of refusing the file. `from_system`: with format memeval, the system of the file
+    to import (required when the file holds several)."""
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.memory.registry import BUILTIN
@@ -297,24 +339,35 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
                          "--system or --out")
     data_path = find_locomo(data)
     conversations = load_locomo(data_path)
+    if from_system is not None and fmt != "memeval":
+        raise InputError("--from-system", from_system, "names a system of a memeval answers file (--format memeval)")
     skipped: list[str] | None = [] if skip_invalid else None
-    found, report = match(read_source(source, fmt, conversations, skipped), conversations)
+    read = read_source(source, fmt, conversations, skipped)
+    chosen = ImportReport()
+    if fmt == "memeval":
+        read_all, read = read, memeval_rows(read, source, from_system, chosen)
+    found, report = match(read, conversations)
+    if fmt == "memeval":
+        report.errored, report.superseded, report.other_systems = chosen.errored, chosen.superseded, \
+            chosen.other_systems
+        report.rows = len(read_all)
     report.skipped = skipped or []
     report.rows += len(report.skipped)
     if not found:
         raise InputError(source, "questions", f"no row matched a LoCoMo question ({len(report.unmatched)} "
                          f"unmatched, {len(report.ambiguous)} ambiguous, {len(report.duplicates)} duplicated, "
-                         f"{len(report.mismatched)} gold mismatches, {len(report.skipped)} invalid)")
+                         f"{len(report.mismatched)} gold mismatches, {len(report.skipped)} invalid, "
+                         f"{len(report.errored)} ended in errors)")
     rows = answer_rows(found, system, fmt)
     from memeval.rundir import DirectoryLock
 
     with DirectoryLock(out, f"memeval locomo import --system {system}"):
-        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report)
+        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system)
     return report.as_dict()
 
 
 def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
-                  data_path: Path, skip_invalid: bool, report: ImportReport) -> None:
+                  data_path: Path, skip_invalid: bool, report: ImportReport, from_system: str | None = None) -> None:
     """Append the matched rows and record the import in the manifest (under the directory's lock)."""
     from memeval.atomic import write_json_atomic
     from memeval.data.fetch import data_hashes
@@ -326,15 +379,21 @@ def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, syst
     manifest_path = out / "manifest.json"
     manifest = read_manifest(out) or base_manifest(
         command="locomo import", data={"path": str(data_path), "sha256": data_hashes(data_path)})
+    for name, kind, shape in (("imported", dict, "an object"), ("invocations", list, "a list")):
+        if manifest.get(name) is not None and not isinstance(manifest[name], kind):  # before any row is appended
+            raise InputError(manifest_path, name, f"expected {shape}, got {type(manifest[name]).__name__}; the "
+                             "manifest was not written by memeval: move the directory aside")
     with JsonlWriter(out / "answers.jsonl") as writer:
         write_records(writer, rows)
     from memeval.invocation import invocation, path_text
 
     line = ["memeval", "locomo", "import", path_text(source), "--format", fmt, "--system", system,
             *(["--data", path_text(data)] if data else []), *(["--skip-invalid"] if skip_invalid else []),
+            *(["--from-system", from_system] if from_system else []),
             "--out", path_text(out)]
     entry = {"source": str(source), "format": fmt, "sha256": sha256_file(source), "report": report.as_dict(),
+             **({"from_system": from_system} if from_system else {}),
              **invocation(line)}
-    manifest.setdefault("imported", {})[system] = entry
-    manifest.setdefault("invocations", []).append({"command_line": entry["command_line"]})
+    manifest["imported"] = {**(manifest.get("imported") or {}), system: entry}
+    manifest["invocations"] = [*(manifest.get("invocations") or []), {"command_line": entry["command_line"]}]
     write_json_atomic(manifest_path, manifest)

@@ -6,6 +6,7 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 
 from __future__ import annotations
 
+import numbers
 import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -81,8 +82,11 @@ class LocomoRunConfig:
             raise InputError("--judge", self.judge, f"expected one of {', '.join(JUDGE_CHOICES)}")
         if self.judge_mode not in ("sync", "batch"):
             raise InputError("--judge-mode", self.judge_mode, "expected sync or batch")
-        if self.k <= 0:
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k <= 0:
             raise InputError("--k", str(self.k), "expected a positive integer")
+        runs = self.judge_runs  # 0 runs would mark every question judged
+        if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
+            raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
         imported = imported_systems(Path(self.out))
         for spec in self.systems:
             if spec in imported:  # answers another harness made, brought in by `memeval locomo import`

@@ -9,6 +9,7 @@ sessions in order with their dates, turns with ids `<session id>:<turn index>` (
 
 from __future__ import annotations
 
+import numbers
 import shlex
 import time
 from collections import Counter
@@ -28,6 +29,14 @@ READER_TEMPERATURE = 0.0
 READERS = ("extractive", "llm")
 DEPTH = 50
 OFFLINE_SYSTEMS = ("full_context", "no_memory", "rag_turns")  # observations and summaries are LoCoMo annotations
+# Built-in systems a LongMemEval run refuses, and why (plug-in systems are run as they are).
+UNSUPPORTED_SYSTEMS = {
+    "observations": "observations are LoCoMo annotations, which a LongMemEval haystack does not have (recall "
+                    "would read 0.00 as if measured)",
+    "summaries": "summaries are LoCoMo annotations, which a LongMemEval haystack does not have (recall would read "
+                 "0.00 as if measured)",
+    "memory_graph": "memory_graph extracts its graph with an LLM, which a LongMemEval run does not give it",
+}
 
 
 class LMEAnswerRow(Record):
@@ -202,8 +211,20 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
         raise InputError("--judge", config.judge, "expected none or longmemeval")
     if config.reader not in READERS:
         raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
+    n = config.questions  # -1 would run all but the last question
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
+        raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
+    if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
+        raise InputError("--k", str(config.k), "expected a positive integer")
     for spec in config.systems:
-        build_system(SystemConfig.parse(spec))  # parameters checked before anything is written
+        try:
+            system = SystemConfig.parse(spec)
+        except ValueError as exc:
+            raise InputError("--systems", spec, str(exc)) from None
+        if system.name in UNSUPPORTED_SYSTEMS:
+            raise InputError("--systems", spec, f"{UNSUPPORTED_SYSTEMS[system.name]}; LongMemEval runs "
+                             f"{', '.join(OFFLINE_SYSTEMS)} and plug-in systems")
+        build_system(system)  # parameters checked before anything is written
     roles = role_temperatures(config)
     client = checked_client(config.llm_backend, roles, client, budget_usd=config.budget_usd,
                             sampling=config.sampling, models=config.models)
