@@ -99,3 +99,28 @@ def test_a_reader_in_a_loop_beside_a_writer_loses_nothing(tmp_path):
     assert [r["i"] for r in rows] == list(range(3000))
     assert seen == sorted(seen), "a reader saw rows disappear"
     assert len(seen) > 5, "the reader ran beside the writer"
+
+
+def test_two_writers_on_one_out_the_second_refuses_naming_the_first(tmp_path):
+    """Two real processes, one --out: the reported case wrote duplicate rows and widened intervals."""
+    import json
+
+    out = tmp_path / "sweep"
+    argv = [sys.executable, "-m", "memeval", "memaudit", "sweep", "small", "--n-seeds", "400", "--budgets", "1,2,4,8,16",
+            "--jobs", "1", "--out", str(out), "--no-progress"]
+    first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / ".memeval.lock").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first.poll() is None, "the first sweep finished before the second could start: give it more work"
+        second = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2 and "Traceback" not in second.stderr
+        assert [line for line in second.stderr.splitlines() if line.strip()] == [
+            line for line in second.stderr.splitlines() if f"another memeval is writing here (pid {first.pid}" in line]
+    finally:
+        assert first.wait(timeout=300) == 0, first.stderr.read()
+    rows = read_rows(out / "raw_results.jsonl")
+    keys = [(r["package_id"], r["budget"], r["method"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 400 * 5 * 10
+    assert json.loads((out / "summary.json").read_text())["row_count"] == 400 * 5 * 10
