@@ -185,3 +185,10 @@ def finish(closing_line: str | None) -> int:
         return EXIT_OK
     print(f"memeval: {closing_line}", file=sys.stderr)
     return EXIT_INCOMPLETE
+
+
+def add_fail_fast(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fail-fast", action="store_true",
+                        help="stop at the first plug-in failure (its own ingest or search raising) with one line "
+                             "naming the system, the question and the exception; without it the failure is "
+                             "recorded in that question's answer row (retried on a rerun) and the run goes on")

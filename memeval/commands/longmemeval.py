@@ -6,6 +6,7 @@ import argparse
 
 from memeval.commands.arguments import (
     add_data,
+    add_fail_fast,
     add_out_dir,
     add_progress,
     add_restart,
@@ -37,10 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_arguments(run, roles=("answer", "judge"))
     add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
     add_restart(run)
-    run.add_argument("--fail-fast", action="store_true",
-                     help="stop at the first plug-in failure (its own ingest or search raising) with one "
-                          "line naming the system, the question and the exception; without it the failure "
-                          "is recorded in that question's answer row (retried on a rerun) and the run goes on")
+    add_fail_fast(run)
     add_progress(run)
     run.set_defaults(handler=_run)
 
