@@ -27,6 +27,7 @@ def test_reproduce_renders_html_with_and_without_code_and_writes_a_manifest(tmp_
                                             "print('artifacts in', artifacts_dir('00_first'))")
     (notebooks / "scratch.ipynb").write_text("not a numbered notebook, not executed")
     out = tmp_path / "reports"
+    before = os.environ.get("MEMEVAL_ARTIFACTS")
     assert main(["reproduce", "--notebooks", str(notebooks), "--out", str(out),
                  "--figures", str(tmp_path / "figures")]) == 0
     printed = capsys.readouterr().out
@@ -40,7 +41,8 @@ def test_reproduce_renders_html_with_and_without_code_and_writes_a_manifest(tmp_
     assert manifest["judged"] is False and manifest["git_sha"]
     assert not (out / "scratch.ipynb").exists()
     assert f"artifacts in {out / 'artifacts' / '00_first'}" in (out / "00_first.html").read_text()
-    assert (out / "artifacts" / "00_first").is_dir() and "MEMEVAL_ARTIFACTS" not in os.environ
+    assert (out / "artifacts" / "00_first").is_dir() and os.environ.get("MEMEVAL_ARTIFACTS") == before, \
+        "reproduce restores the environment it changed for its kernels"
 
 
 @pytest.mark.notebook
