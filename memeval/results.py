@@ -75,6 +75,11 @@ def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
 
 
 def sweep_rows(sweep: Path, manifest: dict) -> list[ResultRow]:
+    if not (sweep / "summary.json").is_file():
+        from memeval.errors import InputError
+
+        raise InputError(sweep, "summary.json", "not written yet: the sweep did not finish (see `memeval ls`); rerun "
+                         "its command to resume it")
     summary = json.loads((sweep / "summary.json").read_text())
     base = {"directory": str(sweep), "kind": "memaudit sweep", "commit": _commit(manifest),
             "command": (recorded_commands(sweep) or [None])[-1]}

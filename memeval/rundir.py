@@ -196,6 +196,9 @@ def claim(out: Path, wanted: Identity, manifest: dict, restart: bool = False, le
         refuse_locked(out, holder)
     if restart:
         result = Claim(wanted, [], move_aside(out), None)
+        if result.moved_to is not None:
+            print(f"memeval: note: --restart moved the previous contents of {out} to {result.moved_to}",
+                  file=sys.stderr)
     else:
         result = check(out, wanted, legacy)
     if lock is not None:

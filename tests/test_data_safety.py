@@ -27,6 +27,7 @@ def test_a_corrupt_middle_line_is_refused_by_every_reader_and_the_file_is_untouc
     assert len(lines) == 5
     corrupt = b"".join([lines[0], b'{"sample_id": "conv-26:q0001", oops\n', *lines[2:]])
     path.write_bytes(corrupt)
+    manifest = (out / "manifest.json").read_bytes()
     rerun = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "5", "--out", out,
              "--no-progress")
     for command in (("view", out, "--output", tmp_path / "v.html"), ("results", out), rerun):
@@ -35,6 +36,7 @@ def test_a_corrupt_middle_line_is_refused_by_every_reader_and_the_file_is_untouc
         assert f"{path}:2: line: not valid JSON" in result.stderr, (command, result.stderr)
         assert len([x for x in result.stderr.splitlines() if x.strip()]) == 1
         assert path.read_bytes() == corrupt, f"{command[0]} changed the file"
+        assert (out / "manifest.json").read_bytes() == manifest, f"{command[0]} claimed the directory it refused"
 
 
 def test_a_torn_tail_is_dropped_in_memory_by_readers_and_cut_only_by_the_writer(tmp_path):

@@ -99,6 +99,19 @@ def test_failed_answers_exit_non_zero_with_a_closing_line_last(locomo_dir, tmp_p
     assert "Traceback" not in done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] is False and manifest["missing"]["answers"]["failed"] == 3
+    report = (out / "report.md").read_text()
+    assert "nan" not in report.split() and "| nan |" not in report
+    bleu = report[report.index("## BLEU-1"):].splitlines()
+    assert any(line.startswith("| rag_turns |") and line.rstrip().endswith("| 0 |") for line in bleu), \
+        "a failed answer is never scored (BLEU-1 over 0 answers, not 3 zeros)"
+    assert "written to" in done.stdout and "judgments.jsonl" not in done.stdout.splitlines()[-1]
+
+
+def test_a_run_needs_a_system(locomo_dir, tmp_path, cli):
+    for spec in ("", ","):
+        refused = _locomo(cli, locomo_dir, tmp_path / "run", "--questions", "3", "--systems", spec)
+        assert refused.returncode == 2 and "--systems: (none): name at least one memory system" in refused.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_missing_judgments_make_a_run_incomplete(locomo_dir, tmp_path, cli, monkeypatch):

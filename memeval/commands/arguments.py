@@ -85,9 +85,11 @@ def share(text: str) -> float:
 
 def positive_finite_floats(text: str) -> list[float]:
     """Budgets: comma-separated finite numbers > 0, none repeated."""
-    parts = [x.strip() for x in text.split(",") if x.strip()]
-    if not parts:
+    parts = [x.strip() for x in text.split(",")]
+    if not any(parts):
         raise argparse.ArgumentTypeError("no budgets given")
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"an empty budget in {_shown(text)}")
     values = []
     for part in parts:
         try:

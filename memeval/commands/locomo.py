@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(result.summary()))
     else:
         print(result.report)
-        print(f"written to {result.out}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+        print(f"written to {result.out}/ ({_files(result.out)})")
     return finish(result.closing_line())
 
 
@@ -109,7 +109,7 @@ def _import(args: argparse.Namespace) -> int:
         print(f"{report['matched']} of {report['rows']} rows matched to LoCoMo questions -> {args.out}/answers.jsonl "
               f"({report['unmatched']} unmatched, {report['ambiguous']} ambiguous, {report['duplicates']} "
               f"duplicated, {report['mismatched']} gold mismatches, {report['skipped']} invalid, "
-              f"{report['errored']} ended in errors, all left out)")
+              f"{report['errored']} ended in errors; only the matched rows are imported)")
         if report["superseded"] or report["other_systems"]:
             print(f"  {report['superseded']} earlier rows superseded by a later row of the same question (a retry), "
                   f"{report['other_systems']} rows of other systems: not imported")
@@ -122,3 +122,11 @@ def _import(args: argparse.Namespace) -> int:
             print(f"  skipped (invalid): {skipped}")
         print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
     return 0
+
+
+def _files(out: str) -> str:
+    """The run's files that exist (judgments.jsonl only once a judge ran)."""
+    from pathlib import Path
+
+    names = ("answers.jsonl", "judgments.jsonl", "report.md", "manifest.json")
+    return ", ".join(n for n in names if (Path(out) / n).exists())

@@ -53,7 +53,9 @@ def _run(args: argparse.Namespace) -> int:
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast))
     print(result["report"])
     if not result.get("dry_run"):
-        print(f"written to {result['out']}/ (answers.jsonl, judgments.jsonl, report.md, manifest.json)")
+        from memeval.commands.locomo import _files
+
+        print(f"written to {result['out']}/ ({_files(result['out'])})")
         from memeval.rundir import incomplete_line
 
         return finish(incomplete_line(result.get("missing") or {}))

@@ -49,4 +49,5 @@ def find_locomo(explicit: str | Path | None = None) -> Path:
         if _has_data(path):
             return path
     tried = ", ".join(str(p) for _, p in locations)
-    raise DataNotFoundError(f"no LoCoMo data found (looked in {tried}); fetch it with `{FETCH_HINT}`")
+    raise DataNotFoundError(f"no LoCoMo data found (looked in {tried}); pass --data PATH, set MEMEVAL_DATA_LOCOMO, "
+                            f"or fetch it with `{FETCH_HINT}`")

@@ -410,6 +410,8 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
         getattr(scorer, "check_directory", check_packages_manifest)(Path(config.packages_dir))
     planned = plan_packages(config, sources, scorer)
     out = Path(out_dir)
+    if not restart and other_configuration != "restart":
+        read_records(out / "raw_results.jsonl", SweepRow)  # a corrupt file is refused before the directory is claimed
     client = connect_scheduler(config)  # an unreachable scheduler is refused before the directory is claimed
     try:
         from memeval.rundir import DirectoryLock, claim

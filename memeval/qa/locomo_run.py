@@ -87,6 +87,8 @@ class LocomoRunConfig:
         runs = self.judge_runs  # 0 runs would mark every question judged
         if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
             raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
+        if not self.systems:
+            raise InputError("--systems", "(none)", "name at least one memory system")
         imported = imported_systems(Path(self.out))
         for spec in self.systems:
             if spec in imported:  # answers another harness made, brought in by `memeval locomo import`
@@ -210,6 +212,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     imported = imported_systems(out)
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
     client = run_client(config, client)
+    load_answers(out / "answers.jsonl"), load_judgments(out / "judgments.jsonl")  # a corrupt file: refused unclaimed
     identity = locomo_identity(config, data_path, selection, systems, imported, client)
     lock = DirectoryLock(out, shlex.join(config.command_line()))
     claimed = claim(out, identity, base_manifest(command="locomo run", command_line=config.command_line(),

@@ -216,6 +216,8 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
         raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
     if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
         raise InputError("--k", str(config.k), "expected a positive integer")
+    if not config.systems:
+        raise InputError("--systems", "(none)", "name at least one memory system")
     for spec in config.systems:
         try:
             system = SystemConfig.parse(spec)
@@ -238,6 +240,7 @@ def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
         return dry_run(config, instances, labels, done, client)
     from memeval.rundir import DirectoryLock, claim
 
+    read_records(out / "judgments.jsonl", LMEJudgmentRow)  # a corrupt file is refused before the directory is claimed
     lock = DirectoryLock(out, "longmemeval run")
     claimed = claim(out, longmemeval_identity(config, instances, client),
                     base_manifest(command="longmemeval run", command_line=config.command_line(),

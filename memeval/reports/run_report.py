@@ -28,7 +28,7 @@ def _mean(values) -> float | None:
 
 
 def _fmt(value: float | None, scale: float = 100.0, digits: int = 2) -> str:
-    return "–" if value is None else f"{scale * value:.{digits}f}"
+    return "–" if value is None or value != value else f"{scale * value:.{digits}f}"
 
 
 def evidence_recall_table(systems: Mapping[str, Rows]) -> str:

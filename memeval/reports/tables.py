@@ -159,7 +159,8 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
     body = []
     for name, rows in systems.items():
         scored = [{**r, "b1": bleu1(r.get("prediction") or "", r.get("gold"))} for r in rows
-                  if r.get("category") in QA_CATEGORIES and r.get("prediction") is not None]
+                  if r.get("category") in QA_CATEGORIES and r.get("prediction") is not None
+                  and not r.get("error")]  # a failed answer is no prediction: never scored 0
         stats = by_category(scored, "b1")
         body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in QA_CATEGORIES],
                      _pct(overall_mean(scored, "b1")) if scored else "–", len(scored)])
