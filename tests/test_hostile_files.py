@@ -495,12 +495,7 @@ def _read_or_refuse(read, path: Path) -> None:
         assert "\n" not in str(exc).strip(), str(exc)
 
 
-PACKAGE_FIELDS = pytest.mark.xfail(reason="package_from_dict's own field checks (another change) still take a list "
-                                   "where an id belongs (candidates[].experience, coverage[].candidate) as a set "
-                                   "member: TypeError", strict=False)
-
-
-@pytest.mark.parametrize("name", ["locomo", "longmemeval", pytest.param("package", marks=PACKAGE_FIELDS), "store",
+@pytest.mark.parametrize("name", ["locomo", "longmemeval", "package", "store",
                                   "mem0", "jsonl", "memeval", "score"])
 @SETTINGS
 @given(data=st.data())

@@ -287,7 +287,7 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
     for i, item in enumerate(items("candidates")):
         cid = ident(item, "candidates", i)
         exp = item.get("experience")
-        if exp not in exp_ids:
+        if not _known(exp, exp_ids):
             raise InputError(where, f"candidates[{cid}].experience", f"unknown experience {exp!r}")
         cost = item.get("cost")
         if not _finite_number(cost) or cost <= 0:
@@ -326,9 +326,9 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
     seen_cells: set[tuple[str, str]] = set()
     for i, item in enumerate(items("coverage")):
         cid, uid, value = item.get("candidate"), item.get("unit"), item.get("value")
-        if cid not in cand_ids:
+        if not _known(cid, cand_ids):
             raise InputError(where, f"coverage[{i}].candidate", f"unknown candidate {cid!r}")
-        if uid not in unit_ids:
+        if not _known(uid, unit_ids):
             raise InputError(where, f"coverage[{i}].unit", f"unknown unit {uid!r}")
         if not _finite_number(value) or not 0 <= value <= 1:
             raise InputError(where, f"coverage[{i}].value", f"must be in [0, 1], got {value!r} ({cid} x {uid})")
@@ -345,7 +345,7 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
         if not isinstance(requires, list):
             raise InputError(where, f"queries[{qid}].requires", "expected a list")
         for uid in requires:
-            if uid not in unit_ids:
+            if not _known(uid, unit_ids):
                 raise InputError(where, f"queries[{qid}].requires", f"unknown unit {uid!r}")
         queries.append(Query(qid, str(item.get("text", "")), tuple(requires)))
     unique([q.id for q in queries], "queries")
@@ -354,7 +354,7 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
     if not isinstance(invalidation, list):
         raise InputError(where, "invalidation_units", "expected a list")
     for uid in invalidation:
-        if uid not in unit_ids:
+        if not _known(uid, unit_ids):
             raise InputError(where, "invalidation_units", f"unknown unit {uid!r}")
 
     budget = doc.get("budget")
@@ -378,6 +378,11 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
         queries=tuple(queries),
         invalidation_units=tuple(invalidation),
     )
+
+
+def _known(value, ids: set[str]) -> bool:
+    """An id field names a known id; a list or object there (unhashable) is simply not one."""
+    return isinstance(value, str) and value in ids
 
 
 def load_package(path: str | Path) -> Package:
