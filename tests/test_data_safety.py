@@ -103,6 +103,7 @@ def test_a_reader_in_a_loop_beside_a_writer_loses_nothing(tmp_path):
     assert len(seen) > 5, "the reader ran beside the writer"
 
 
+@pytest.mark.slow
 def test_two_writers_on_one_out_the_second_refuses_naming_the_first(tmp_path):
     """Two real processes, one --out: the reported case wrote duplicate rows and widened intervals."""
     import json
