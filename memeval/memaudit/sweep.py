@@ -522,7 +522,6 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
     return summary
 
 
-SWEEP_FILES = ("raw_results.jsonl", "summary.json", "manifest.json")
 IDENTITY = ("kind", "distribution", "seeds", "seed_start", "packages_dir", "budgets", "methods", "max_per_group",
             "certify", "solver", "facts", "updates", "count")  # what the rows depend on; n_jobs, chunk, n_boot do not
 
@@ -559,15 +558,3 @@ def _legacy_identity(out: Path):
     if not isinstance(recorded, dict) or "identity" in manifest:
         return None
     return Identity("memaudit sweep", fixed=_identity(recorded))
-
-
-def check_same_configuration(out: Path, config: SweepConfig) -> None:
-    """A sweep directory holds one configuration: resuming it continues, another configuration is refused in
-    one line naming every field that differs (its rows would mix with these while summary.json described only
-    the last call)."""
-    from memeval.rundir import check
-
-    hashes = None
-    if config.kind == "natural":
-        hashes = {p.package_id: p.sha256 for p in plan_packages(config, _sources(config), WriterScorer())}
-    check(out, sweep_identity(config, hashes), _legacy_identity(out))
