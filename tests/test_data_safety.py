@@ -59,6 +59,7 @@ def test_a_torn_tail_in_a_read_only_directory_still_reads(tmp_path):
     os.chmod(path, 0o444)
     try:
         assert read_rows(path) == [{"a": 1}]
+        assert path.read_bytes() == b'{"a": 1}\n{"a"', "read-only or not (root may write anyway), a reader never cuts"
     finally:
         os.chmod(path.parent, 0o755)
         os.chmod(path, 0o644)

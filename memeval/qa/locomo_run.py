@@ -295,7 +295,7 @@ def _run_claimed(config: LocomoRunConfig, client: LLMClient | None, out: Path, d
         command_line=config.command_line(),
         config=_public_config(config),
         systems=[s.as_dict() for s in systems],
-        data={"path": str(data_path), "sha256": data_hashes(data_path)},
+        data={"path": str(data_path), "sha256": claimed.identity.fixed["data_sha256"]},  # hashed once, at the claim
         models={"answerer": (client.model_for("answer") if config.answerer in LLM_ANSWERERS and client
                              else EXTRACTIVE_LABEL),
                 "judge": client.model_for("judge") if config.judge != "none" and client else None},

@@ -279,7 +279,6 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
 
 def _run_claimed(config: LongMemEvalConfig, client, instances, report, labels: dict, claimed) -> dict:
     from memeval.atomic import write_json_atomic, write_text_atomic
-    from memeval.data.fetch import data_hashes
     from memeval.jsonl import JsonlWriter
     from memeval.llm.manifest import llm_manifest
     from memeval.manifest import base_manifest
@@ -335,7 +334,7 @@ def _run_claimed(config: LongMemEvalConfig, client, instances, report, labels: d
             missing["judgments"] = {"protocol": "longmemeval", "requested": len(final), "missing": owed}
     write_json_atomic(out / "manifest.json", base_manifest(
         command="longmemeval run", command_line=config.command_line(), config=asdict(config), data={"path": config.data,
-                                                                 "sha256": data_hashes(config.data)},
+                                                                 "sha256": claimed.identity.fixed["data_sha256"]},
         quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)},
         llm=llm_manifest(client, roles), prompts=prompt_versions(config),
         invocations=[*(claimed.previous or {}).get("invocations", []),
