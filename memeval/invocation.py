@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterable, Sequence
+from dataclasses import MISSING, field, fields
 from pathlib import Path
+
+from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, RunDir
 
 _cli_argv: list[str] | None = None
 
@@ -82,7 +85,7 @@ def load_manifest(path: str | Path) -> dict:
 
 def recorded_commands(directory: str | Path) -> list[str]:
     """The command lines recorded in a directory's manifest, oldest first, each once."""
-    path = Path(directory) / "manifest.json"
+    path = RunDir(directory).manifest
     if not path.is_file():
         return []
     manifest = load_manifest(path)
@@ -100,7 +103,7 @@ def list_results(roots: Iterable[str | Path], problems: list[str] | None = None)
 
     out = []
     for root in roots:
-        for path in sorted(Path(root).rglob("manifest.json")):
+        for path in sorted(Path(root).rglob(MANIFEST)):
             try:
                 manifest = load_manifest(path)
             except InputError as exc:
@@ -122,7 +125,7 @@ def list_results(roots: Iterable[str | Path], problems: list[str] | None = None)
     return out
 
 
-ROW_FILES = ("answers.jsonl", "judgments.jsonl", "raw_results.jsonl", "rows.jsonl")
+ROW_FILES = (ANSWERS, JUDGMENTS, "raw_results.jsonl", "rows.jsonl")
 
 
 def row_counts(directory: Path) -> dict[str, int]:
@@ -142,3 +145,49 @@ def directory_status(directory: Path, manifest: dict) -> str:
     if REPLACED in directory.name:
         return "replaced"
     return status(directory, manifest)
+
+
+def flag(spelling: str, default=MISSING, *, factory=None, path: bool = False, last: bool = False,
+         systems: bool = False, models: tuple[str, ...] = ()):
+    """A configuration field and the CLI flag that sets it: the one declaration both the command line a manifest
+    records (`command_from`) and the check that the CLI accepts it (tests/test_engine.py) are built from.
+    `systems`: a list of system specs (joined by `;` when one holds a comma); `models`: the roles of a
+    role → model id field, each spelled `--ROLE-model`; `last`: written after every other flag (`--out`)."""
+    meta = {"flag": spelling, "path": path, "last": last, "systems": systems, "models": models}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
+
+
+def command_from(config, words: Sequence[str]) -> list[str]:
+    """`words` and then a flag for every declared field that differs from its default (a field without a default
+    always), in field order: the command that reruns `config`."""
+    head, tail = list(words), []
+    for f in fields(config):
+        meta = f.metadata
+        if "flag" not in meta:
+            continue
+        value = getattr(config, f.name)
+        default = (f.default if f.default is not MISSING else
+                   f.default_factory() if f.default_factory is not MISSING else MISSING)
+        if value == default:
+            continue
+        target = tail if meta["last"] else head
+        if meta["models"]:
+            target += [arg for role, model in sorted(value.items()) for arg in (f"--{role}-model", model)]
+        elif meta["systems"]:
+            target += [meta["flag"], (";" if any("," in s for s in value) else ",").join(value)]
+        elif meta["path"] and value is not None:
+            target += [meta["flag"], path_text(value)]
+        else:
+            target += flag_args({f.name: value}, {}, {f.name: meta["flag"]})
+    return head + tail
+
+
+def declared_flags(config_class) -> list[str]:
+    """The CLI flags a configuration class declares (`--ROLE-model` for its models field)."""
+    out = []
+    for f in fields(config_class):
+        if "flag" in f.metadata:
+            out += [f"--{role}-model" for role in f.metadata["models"]] or [f.metadata["flag"]]
+    return out

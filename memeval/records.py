@@ -2,16 +2,16 @@
 
 Every writer and reader of `answers.jsonl`, `judgments.jsonl` and `raw_results.jsonl` goes through these
 records, so a field is named once and a malformed row fails with one line naming its file, line and field.
-Records also answer `row["f1"]` and `row.get("f1")`, because tables and notebooks read them as the dict rows
-they replaced. Files written before the records existed still load: the one place that decodes the old packed
-strings (`union:<system>:<pruning>` methods, package ids without a `sample_id` field) is `SweepRow`'s
-validator below.
+Records are read by attribute (`row.f1`), never as dicts: code that aggregates over a field chosen at run time
+takes a getter (`operator.attrgetter("f1")`), and `to_row` gives the written form. Files written before the
+records existed still load: the one place that decodes the old packed strings (`union:<system>:<pruning>`
+methods, package ids without a `sample_id` field) is `SweepRow`'s validator below.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -29,17 +29,6 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     optional_fields: ClassVar[frozenset[str]] = frozenset()  # left out of the row when None (older files lack them)
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in type(self).model_fields:
-            raise KeyError(name)
-        return getattr(self, name)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return getattr(self, name) if name in type(self).model_fields else default
-
-    def keys(self) -> Iterator[str]:
-        return iter(type(self).model_fields)
 
     def to_row(self) -> dict:
         row = self.model_dump(mode="json")
@@ -68,6 +57,16 @@ def read_records(path: str | Path, record: type[R]) -> list[R]:
 
 def write_records(writer: JsonlWriter, records: Iterable[Record]) -> int:
     return writer.write(r.to_row() for r in records)
+
+
+def load_answers(path: str | Path) -> list[AnswerRow]:
+    """The latest row per (system, question): a retried row supersedes the errored one."""
+    return list(latest(read_records(path, AnswerRow), lambda r: r.key).values())
+
+
+def load_judgments(path: str | Path) -> list[JudgmentRow]:
+    """The latest row per (system, question, protocol), as for answers."""
+    return list(latest(read_records(path, JudgmentRow), lambda r: r.key).values())
 
 
 def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
@@ -206,6 +205,10 @@ def union_method(system: str, pruning: str) -> str:
     return f"{UNION_METHOD_PREFIX}{system}:{pruning}"
 
 
+def _sweep_key(package_id: str, budget: float, method: str, max_per_group: int | None) -> tuple[str, float, str, int]:
+    return (package_id, float(budget), method, int(max_per_group or 1))
+
+
 class SweepRow(Record):
     """One (package, budget, method) row of a MEMAUDIT sweep (raw_results.jsonl). Union rows (an exported
     store beside a natural package) also carry the store's `system`, its `pruning` rule and the package OPT."""
@@ -261,12 +264,12 @@ class SweepRow(Record):
 
     @staticmethod
     def key_of(row: Mapping) -> tuple[str, float, str, int]:
-        """A row's identity in a sweep file, from the record or from its written form."""
-        return (row["package_id"], float(row["budget"]), row["method"], int(row["max_per_group"] or 1))
+        """A row's identity in a sweep file, from its written form (a sweep worker's output); a record's is `key`."""
+        return _sweep_key(row["package_id"], row["budget"], row["method"], row["max_per_group"])
 
     @property
     def key(self) -> tuple[str, float, str, int]:
-        return self.key_of(self)
+        return _sweep_key(self.package_id, self.budget, self.method, self.max_per_group)
 
     @property
     def is_union(self) -> bool:
@@ -315,3 +318,79 @@ class RunResult(Record):
     def summary(self) -> dict:
         return {"out": self.out, "answer_counts": self.answer_counts, "judge_counts": self.judge_counts,
                 "notes": self.notes, "llm": self.llm, "missing": self.missing, "complete": self.complete}
+
+
+class LMEAnswerRow(Record):
+    """One (system, question) of a LongMemEval run."""
+
+    question_id: str
+    question_type: str
+    abstention: bool
+    question: str
+    answer: str
+    prediction: str
+    system: str
+    answerer: str
+    session_recall: list[float] | None  # recall@1..DEPTH of the evidence sessions (ranked systems)
+    turn_recall: list[float] | None  # the same for the has_answer turns
+    sessions_given: float | None  # share of evidence sessions among what the reader was given
+    context_tokens: int
+    latency_search_s: float
+    error: str | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.question_id)
+
+
+class LMEJudgmentRow(Record):
+    question_id: str
+    question_type: str
+    abstention: bool
+    system: str
+    protocol: str
+    prompt_version: str
+    label: bool
+    reply: str
+    judge_model: str | None = None  # rows written before the judge was recorded have none
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.system, self.question_id)
+
+
+class Graph80AnswerRow(Record):
+    """One (system, question, repeat) of the memory-graph study: the answer and its LLM-free diagnostics."""
+
+    question_id: str
+    type: str
+    system: str
+    repeat: int
+    question: str
+    gold: str
+    prediction: str
+    answerer: str
+    error: str | None
+    path_recall: float | None
+    entity_recall: float | None
+    context_tokens: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.system, self.question_id, self.repeat)
+
+
+class Graph80JudgmentRow(Record):
+    """The three-dimension judge's score of one graph80 answer (None when its reply could not be parsed)."""
+
+    question_id: str
+    system: str
+    repeat: int
+    protocol: str
+    prompt_version: str
+    score: float | None
+    judge_model: str | None
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.system, self.question_id, self.repeat, self.protocol)

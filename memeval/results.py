@@ -19,6 +19,7 @@ from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.invocation import load_manifest, recorded_commands
 from memeval.records import AnswerRow, ResultRow
+from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
 
@@ -43,12 +44,12 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
 
 def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
     from memeval.qa.answer_pass import load_answers
-    from memeval.scoring.judge_pass import load_judgments
+    from memeval.records import load_judgments
 
     base = {"directory": str(run), "kind": "locomo run", "commit": _commit(manifest),
             "command": (recorded_commands(run) or [None])[-1]}
     by_system: dict[str, list[AnswerRow]] = {}
-    for row in load_answers(run / "answers.jsonl"):
+    for row in load_answers(RunDir(run).answers):
         if row.final:
             by_system.setdefault(row.system, []).append(row)
     out = []
@@ -64,7 +65,7 @@ def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
             out.append(ResultRow(**base, system=system, group=group, metric="F1 ×100 (official scorer)",
                                  value=value, ci_low=low, ci_high=high, n=len(scored), resampled=unit))
     judged: dict[tuple[str, str], list] = {}
-    for j in load_judgments(run / "judgments.jsonl"):
+    for j in load_judgments(RunDir(run).judgments):
         if j.mean is not None and j.category in QA_CATEGORIES:
             judged.setdefault((j.system, j.protocol), []).append(j)
     for (system, protocol), rows in sorted(judged.items()):
@@ -98,9 +99,9 @@ def collect(directories: Iterable[str | Path]) -> list[ResultRow]:
     """Every result row of the given run and sweep directories (each must hold a manifest.json)."""
     out = []
     for directory in map(Path, directories):
-        path = directory / "manifest.json"
+        path = RunDir(directory).manifest
         if not path.is_file():
-            raise InputError(directory, "manifest.json", "not found: expected a `locomo run` or `memaudit sweep` "
+            raise InputError(directory, MANIFEST, "not found: expected a `locomo run` or `memaudit sweep` "
                              "directory")
         manifest = load_manifest(path)
         kind = manifest.get("command")
@@ -147,7 +148,7 @@ def question_sets(rows: Sequence[ResultRow]) -> dict[str, frozenset]:
     sets: dict[str, frozenset] = {}
     for run in runs:
         ids: dict[str, set] = {}
-        for row in load_answers(Path(run) / "answers.jsonl"):
+        for row in load_answers(RunDir(run).answers):
             if row.final:
                 ids.setdefault(row.system, set()).add(row.sample_id)
         for system, members in ids.items():

@@ -335,3 +335,43 @@ def incomplete_line(missing: Mapping) -> str | None:
     if not parts:
         return None
     return "incomplete: " + "; ".join(parts) + "; rerun to retry them"
+
+
+# ---- the files of a run directory -----------------------------------------------------------------------------
+
+ANSWERS = "answers.jsonl"
+JUDGMENTS = "judgments.jsonl"
+MANIFEST = "manifest.json"
+REPORT = "report.md"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """A run directory's files: the only place their names are spelled."""
+
+    path: Path
+
+    def __init__(self, path: str | Path):
+        object.__setattr__(self, "path", Path(path))
+
+    @property
+    def answers(self) -> Path:
+        return self.path / ANSWERS
+
+    @property
+    def judgments(self) -> Path:
+        return self.path / JUDGMENTS
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def report(self) -> Path:
+        return self.path / REPORT
+
+    def file(self, name: str) -> Path:
+        """Another file of the run (a task's own summary), kept inside the directory."""
+        from memeval.safe_paths import inside
+
+        return inside(self.path, name)

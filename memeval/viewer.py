@@ -15,12 +15,13 @@ from pathlib import Path
 
 from memeval.categories import CATEGORY_NAMES
 from memeval.errors import InputError
+from memeval.rundir import RunDir
 
 
 def _turn_texts(run: Path) -> tuple[dict[str, str], str | None]:
     """"conversation|dia_id" → "speaker: text" from the data the run's manifest names, or ({}, why not). Turn
     ids repeat across conversations (every one has a D1:1), so the conversation is part of the key."""
-    manifest_path = run / "manifest.json"
+    manifest_path = RunDir(run).manifest
     from memeval.invocation import load_manifest
 
     manifest = load_manifest(manifest_path) if manifest_path.is_file() else {}  # unreadable: one line, no page
@@ -37,18 +38,18 @@ def _turn_texts(run: Path) -> tuple[dict[str, str], str | None]:
 
 def page_data(run: str | Path) -> dict:
     from memeval.qa.answer_pass import load_answers
-    from memeval.scoring.judge_pass import load_judgments
+    from memeval.records import load_judgments
 
     run = Path(run)
-    if not (run / "answers.jsonl").is_file():
-        raise InputError(run / "answers.jsonl", "answers", "not found: expected a `locomo run` directory")
+    if not RunDir(run).answers.is_file():
+        raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
     texts, note = _turn_texts(run)
     judged: dict[tuple[str, str], list[dict]] = {}
-    for j in load_judgments(run / "judgments.jsonl"):
+    for j in load_judgments(RunDir(run).judgments):
         judged.setdefault((j.system, j.sample_id), []).append(
             {"protocol": j.protocol, "mean": j.mean, "scores": j.scores, "explanations": j.explanations or []})
     rows, memory_sets, set_index = [], [], {}
-    for a in load_answers(run / "answers.jsonl"):
+    for a in load_answers(RunDir(run).answers):
         # identical memory lists (full context: every question of a conversation) are stored once
         memories = (a.conversation_id, tuple(tuple(item) for item in a.retrieved_ids))
         if memories not in set_index:

@@ -18,3 +18,13 @@ def judgment_row(sample_id: str = "conv-1:q0000", **fields) -> dict:
            "prompt_version": "v", "protocol": "graded", "scores": [], "mean": None, "std": None, "run_count": 0,
            "warning": None, "errors": [], **fields}
     return JudgmentRow.from_row(row).to_row()
+
+
+def answer(sample_id: str = "conv-1:q0000", **fields) -> AnswerRow:
+    """`answer_row` as the record the readers return."""
+    return AnswerRow.from_row(answer_row(sample_id, **fields))
+
+
+def judgment(sample_id: str = "conv-1:q0000", **fields) -> JudgmentRow:
+    """`judgment_row` as the record the readers return."""
+    return JudgmentRow.from_row(judgment_row(sample_id, **fields))

@@ -1,4 +1,5 @@
 import math
+from operator import attrgetter
 
 import numpy as np
 import pytest
@@ -12,13 +13,14 @@ from memeval.scoring.aggregate import (
     pool_judgments,
     run_statistics,
 )
+from tests.rows import answer, judgment
 
 ROWS = [
-    {"category": 4, "f1": 0.8},
-    {"category": 4, "f1": 0.6},
-    {"category": 4, "f1": 1.0},
-    {"category": 1, "f1": 0.5},
-    {"category": 1, "f1": 0.7},
+    answer("conv-1:q0000", category=4, f1=0.8),
+    answer("conv-1:q0001", category=4, f1=0.6),
+    answer("conv-1:q0002", category=4, f1=1.0),
+    answer("conv-1:q0003", category=1, f1=0.5),
+    answer("conv-1:q0004", category=1, f1=0.7),
 ]
 
 
@@ -28,6 +30,17 @@ def test_category_means_and_overall():
     assert stats[1].mean == pytest.approx(0.6) and stats[1].count == 2
     assert (stats[4].min, stats[4].max) == (0.6, 1.0)
     assert overall_mean(ROWS) == pytest.approx(0.72)  # over questions, not the 0.7 mean of category means
+
+
+def test_aggregates_read_the_score_a_getter_gives():
+    """A score chosen at run time is a getter: here J's `mean`, and a score computed from the row."""
+    rows = [answer("conv-1:q0000", category=4, f1=0.8, evidence_recall=0.5),
+            answer("conv-1:q0001", category=4, f1=0.6, evidence_recall=None),
+            answer("conv-1:q0002", category=1, f1=None, evidence_recall=1.0)]
+    recall = by_category(rows, attrgetter("evidence_recall"))
+    assert (recall[4].mean, recall[4].count, recall[1].mean) == (0.5, 1, 1.0)
+    assert overall_mean(rows, lambda r: None if r.f1 is None else 1 - r.f1) == pytest.approx(0.3)
+    assert math.isnan(overall_mean(rows, lambda r: None))
 
 
 def test_judge_run_statistics_edges():
@@ -42,8 +55,10 @@ def test_judge_run_statistics_edges():
 
 
 def test_pooled_std_is_root_mean_variance():
-    rows = [{"category": 1, "mean": 60.0, "std": 3.0}, {"category": 1, "mean": 80.0, "std": 4.0},
-            {"category": 2, "mean": 50.0, "std": 0.0}]
+    rows = [judgment("conv-1:q0000", category=1, mean=60.0, std=3.0),
+            judgment("conv-1:q0001", category=1, mean=80.0, std=4.0),
+            judgment("conv-1:q0002", category=2, mean=50.0, std=0.0),
+            judgment("conv-1:q0003", category=2, mean=None, std=None)]  # no usable run: not pooled
     pooled = pool_judgments(rows)
     assert pooled.mean == pytest.approx(190 / 3)
     assert pooled.pooled_std == pytest.approx(math.sqrt((9 + 16 + 0) / 3))
@@ -72,8 +87,13 @@ def test_cluster_bootstrap_is_seeded():
 
 
 def test_paired_difference_on_shared_questions():
-    a = [{"sample_id": f"conv-1:q{i}", "f1": 1.0} for i in range(4)] + [{"sample_id": "conv-2:q0", "f1": 0.5}]
-    b = [{"sample_id": f"conv-1:q{i}", "f1": 0.5} for i in range(4)]
+    a = [answer(f"conv-1:q{i}", f1=1.0) for i in range(4)] + [answer("conv-2:q0", f1=0.5)]
+    b = [answer(f"conv-1:q{i}", f1=0.5) for i in range(4)]
     diff = paired_difference(a, b, system_a="x", system_b="y")
     assert diff.n == 4 and diff.mean_difference == pytest.approx(0.5)
     assert (diff.a_better, diff.b_better, diff.ties) == (4, 0, 0)
+    judged_a = [judgment(f"conv-1:q{i}", mean=100.0) for i in range(3)] + [judgment("conv-1:q3", mean=None)]
+    judged_b = [judgment(f"conv-1:q{i}", mean=50.0 * i) for i in range(4)]
+    on_mean = paired_difference(judged_a, judged_b, attrgetter("mean"))
+    assert (on_mean.n, on_mean.a_better, on_mean.b_better, on_mean.ties) == (3, 2, 0, 1)
+    assert on_mean.mean_difference == pytest.approx(50.0)

@@ -1,11 +1,12 @@
 import pytest
 
+from memeval.engine.judging import judge_stage
 from memeval.llm import LLMClient, ResponseCache
 from memeval.llm.client import AnthropicBackend
 from memeval.qa.answer import Memory, answer_request, extractive_answer
 from memeval.records import AnswerRow, JudgmentRow, read_records
 from memeval.scoring.judge import graded_request, parse_binary, parse_graded
-from memeval.scoring.judge_pass import run_judge_pass
+from memeval.scoring.judges import JUDGES
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, error
 from tests.scripted import ScriptedBackend
 
@@ -19,8 +20,9 @@ def _answer(prediction: str, category: int = 4, n: int = 0, system: str = "s") -
 
 def _judge(client, answers, protocol, tmp_path, runs, name="j.jsonl") -> tuple[dict, list[JudgmentRow]]:
     path = tmp_path / name
-    counts = run_judge_pass(answers, protocol, client, path, runs)
-    return counts, read_records(path, JudgmentRow)
+    done = {r.key for r in read_records(path, JudgmentRow)}
+    counts = judge_stage(JUDGES[protocol](runs), answers, done, client, path)
+    return counts.model_dump(), read_records(path, JudgmentRow)
 
 
 def test_graded_prompt_carries_everything():

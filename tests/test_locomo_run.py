@@ -188,7 +188,7 @@ def test_batch_judging_through_the_batches_api(fake, locomo_dir, tmp_path):
     assert len(fake.batches) == 1 and len(next(iter(fake.batches.values()))["requests"]) == 20
     judgments = read_rows(out / "judgments.jsonl")
     assert len(judgments) == 20 and all(j["protocol"] == "binary" and j["mean"] == 100.0 for j in judgments)
-    assert "Judge accounting (binary)" in result["report"]
+    assert "Judge accounting (binary)" in result.report
     run_locomo(config)
     assert len(fake.batches) == 1 and len(read_rows(out / "judgments.jsonl")) == 20
     _no_secret_anywhere(out, tmp_path / "cache")
@@ -199,16 +199,16 @@ def test_judge_without_llm_says_so_and_writes_no_fake_scores(locomo_dir, tmp_pat
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     result = run_locomo(LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir), conversations="conv-26",
                                         questions="4", systems=["rag_turns"], judge="graded", progress=False))
-    assert result["judge_counts"]["skipped_no_llm"] == 4
+    assert result.judge_counts["skipped_no_llm"] == 4
     assert read_rows(tmp_path / "run" / "judgments.jsonl") == []
-    assert any("J incomplete" in n for n in result["notes"])
+    assert any("J incomplete" in n for n in result.notes)
 
 
 def test_a_run_directory_written_before_typed_records_still_loads_and_resumes(locomo_dir, tmp_path):
     import shutil
 
     from memeval.qa.answer_pass import load_answers
-    from memeval.scoring.judge_pass import load_judgments
+    from memeval.records import load_judgments
 
     fixture = Path(__file__).parent / "fixtures" / "v1" / "run"
     answers, judgments = load_answers(fixture / "answers.jsonl"), load_judgments(fixture / "judgments.jsonl")

@@ -152,7 +152,7 @@ def test_sweep_directories_written_before_typed_records_resume_unchanged(tmp_pat
     assert union["union:rag_turns:upper"] == ("rag_turns", "upper")
     summary = sweep_mod.summarize(rows, n_boot=200)
     old = json.loads((fixtures / "sweep_natural" / "summary.json").read_text())["rows"]
-    assert [{k: v for k, v in r.items() if k not in ("system", "pruning")} for r in summary] == old
+    assert [{k: v for k, v in r.as_dict().items() if k not in ("system", "pruning")} for r in summary] == old
 
 
 def test_a_sweep_directory_holds_one_configuration(tmp_path, cli):

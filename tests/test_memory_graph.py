@@ -138,7 +138,7 @@ def test_memory_graph_without_llm_writes_error_rows_then_fills_them(locomo_dir, 
     result = run_locomo(config)
     rows = read_rows(tmp_path / "run" / "answers.jsonl")
     assert len(rows) == 3 and all(r["error"].startswith("ingest failed: CacheMiss") for r in rows)
-    assert any("3 answers failed" in n for n in result["notes"])
+    assert any("3 answers failed" in n for n in result.notes)
     client = LLMClient(ScriptedBackend(_line_extractor), ResponseCache(tmp_path / "cache"))
     run_locomo(config, client=client)
     final = {r["sample_id"]: r for r in read_rows(tmp_path / "run" / "answers.jsonl")}

@@ -158,11 +158,11 @@ def test_union_packages_and_rows(conversations, examined):
         assert externals and len({c.experience for c in externals}) == len(externals)
         assert set(union.candidates) - set(externals) == set(pkg.candidates)
         rows = union_rows(union, [30, 100])
-        assert {r["method"] for r in rows} == {f"union:{system}:{p}" for p in ("recency", "salience", "upper")}
+        assert {r.method for r in rows} == {f"union:{system}:{p}" for p in ("recency", "salience", "upper")}
         for r in rows:
-            assert r["certified"] and 0 <= r["ratio"] <= 1 + 1e-9 and r["value"] <= r["opt"] + 1e-9
-            assert r["cost"] <= r["budget"] + 1e-9
-        by = {(r["method"].rsplit(":", 1)[1], r["budget"]): r["value"] for r in rows}
+            assert r.certified and 0 <= r.ratio <= 1 + 1e-9 and r.value <= r.opt + 1e-9
+            assert r.cost <= r.budget + 1e-9
+        by = {(r.method.rsplit(":", 1)[1], r.budget): r.value for r in rows}
         for budget in (30.0, 100.0):
             assert by[("upper", budget)] >= max(by[("recency", budget)], by[("salience", budget)]) - 1e-9
     obs = union_package(pkg, conv, "observations")

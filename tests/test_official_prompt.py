@@ -113,10 +113,10 @@ def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
     assert all(b[0]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in b[1] for b in blocks)
     prefixes = {b[0]["text"] for b in blocks}
     assert len(prefixes) == 2  # the answer template and the two-option template
-    assert result["llm"]["cache_creation_input_tokens"] == sum(len(p) // 4 for p in prefixes)
-    assert result["llm"]["cache_read_input_tokens"] == sum(len(b[0]["text"]) // 4 for b in blocks) - sum(
+    assert result.llm["cache_creation_input_tokens"] == sum(len(p) // 4 for p in prefixes)
+    assert result.llm["cache_read_input_tokens"] == sum(len(b[0]["text"]) // 4 for b in blocks) - sum(
         len(p) // 4 for p in prefixes)
-    assert len(rows) == len(prompts) == result["answer_counts"]["written"] > 150
+    assert len(rows) == len(prompts) == result.answer_counts["written"] > 150
     assert {r["answerer"] for r in rows} == {"claude_official"}
     adversarial = [r for r in rows if r["category"] == 5]
     assert adversarial and all(r["prediction"] == NOT_MENTIONED_OPTION and r["f1"] == 1.0 for r in adversarial)

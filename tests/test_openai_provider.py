@@ -116,6 +116,58 @@ def test_a_local_server_is_priced_zero_takes_max_tokens_and_needs_its_url(tmp_pa
         make_client("local", cache_dir=str(tmp_path), models={"judge": "qwen2.5:7b-instruct"})
 
 
+def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path, monkeypatch):
+    """A client made for --llm local holds its local models itself (fixed when it is made): no other client in the
+    process, and no lookup without a client, resolves them (before, `--llm local` declared them process-wide)."""
+    import dataclasses
+
+    from memeval.llm import profiles
+    from memeval.llm.manifest import llm_manifest, role_identity
+
+    with FakeOpenAI(lambda body: "42", local=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        local = make_client("local", cache_dir=str(tmp_path / "local"), models={"judge": "qwen2.5:7b-instruct"})
+        other_local = make_client("local", cache_dir=str(tmp_path / "other"), models={"judge": "llama3.1:8b"})
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        cloud = make_client("replay", cache_dir=str(tmp_path / "cloud"))
+        qwen = LLMRequest(model="qwen2.5:7b-instruct", messages=(("user", "hi"),), max_tokens=8)
+        for client in (cloud, other_local):
+            with pytest.raises(InputError, match="qwen2.5:7b-instruct: unknown model id"):
+                client.resolve(qwen)
+            with pytest.raises(InputError, match="unknown model id"):
+                client.estimate([qwen])
+        with pytest.raises(InputError, match="--judge-model: qwen2.5:7b-instruct: unknown model id"):
+            make_client("replay", cache_dir=str(tmp_path / "cloud"), models={"judge": "qwen2.5:7b-instruct"})
+        with pytest.raises(InputError, match="unknown model id"):
+            profiles.profile("qwen2.5:7b-instruct")
+        assert other_local.profile("llama3.1:8b").provider == "local"
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            local.profile_table.local_models = frozenset()  # type: ignore[misc]
+
+        # the local client itself is unaffected by the others: $0, max_tokens, its manifest says local
+        response = local.complete(_judge_request())
+        assert response.cost_usd == 0.0 and server.received[-1]["max_tokens"] == 40
+        assert local.resolve(qwen).provider == "local" and local.estimate([qwen])["usd_est"] == 0.0
+        judge = llm_manifest(local, {"judge": 0.0})["roles"]["judge"]
+        assert judge["provider"] == "local" and judge["profile"]["input_usd_mtok"] == 0.0
+        assert role_identity(local, "judge", 0.0)["endpoint"] == server.url
+        assert llm_manifest(cloud, {"judge": 0.0})["roles"]["judge"]["provider"] == "anthropic"
+
+
+def test_doctor_checks_local_models_on_the_local_server(cli, monkeypatch):
+    models = ("--answer-model", "llama3.1:8b", "--judge-model", "qwen2.5:7b-instruct", "--extract-model",
+              "llama3.1:8b")
+    planned = cli("doctor", "--llm", "local", *models, "--json", check=True)
+    rows = json.loads(planned.stdout)["would_check"]
+    assert [(r["provider"], r["usd_per_mtok"]) for r in rows] == [("local", [0.0, 0.0, 0.0, 0.0])] * 3
+    with FakeOpenAI(lambda body: "ok", local=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        checked = cli("doctor", "--llm", "local", *models, check=True)
+        assert [b["model"] for b in server.received] == ["llama3.1:8b", "qwen2.5:7b-instruct", "llama3.1:8b"]
+        assert all(b["max_tokens"] == 5 for b in server.received)
+        assert "judge    qwen2.5:7b-instruct local API, temperature 0.5: ok" in checked.stdout
+
+
 def test_one_client_routes_claude_and_openai_models_to_their_own_servers(fake, fake_openai, tmp_path):
     client = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-2024-08-06"})
     answer = LLMRequest(model="claude-opus-4-6", messages=(("user", "hi"),), max_tokens=8, temperature=0.0,
@@ -136,7 +188,7 @@ def test_batch_mode_refuses_a_non_anthropic_judge(fake_openai, tmp_path):
 
 
 def test_mem0_protocol_end_to_end_and_from_the_cache(fake_openai, locomo_dir, tmp_path, monkeypatch, cli):
-    from memeval.scoring.judge_pass import load_judgments
+    from memeval.records import load_judgments
 
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = lambda body: '{"label": "CORRECT"}'

@@ -13,7 +13,7 @@ import pytest
 from memeval.data.paths import project_root
 from memeval.errors import EXIT_INCOMPLETE, PluginFailed
 from memeval.memory.base import SystemConfig
-from memeval.qa.answer_pass import AnswerSettings, answer_conversation, run_answer_pass
+from memeval.qa.answer_pass import AnswerSettings, answer_conversation
 from memeval.qa.longmemeval_run import LMEAnswerRow
 from memeval.records import AnswerRow, read_records
 from tests.test_longmemeval_data import instance
@@ -182,15 +182,18 @@ def test_a_builtin_systems_exception_is_a_programming_error_and_propagates(conve
         answer_conversation(SystemConfig("rag_turns"), conversation, conversation.qa[:2], AnswerSettings())
 
 
-def test_the_answer_pass_counts_plugin_errors_among_its_errors(plugin, conversations, tmp_path, monkeypatch):
+def test_the_answer_stage_counts_plugin_errors_among_its_errors(plugin, tmp_path, monkeypatch):
+    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+
     monkeypatch.setenv("PLUGIN_FAIL_AT", "1")
-    conversation = conversations[0]
-    selection = [(conversation, conversation.qa[:3])]
-    counts = run_answer_pass(selection, [SystemConfig.parse(SPEC)], AnswerSettings(), tmp_path / "answers.jsonl")
-    assert counts == {"already_done": 0, "written": 3, "errors": 1, "plugin_errors": 1}
+
+    def run(out: str, fail_fast: bool = False):
+        return run_locomo(LocomoRunConfig(out=str(tmp_path / out), conversations="conv-26", questions="3",
+                                          systems=[SPEC], progress=False, fail_fast=fail_fast))
+
+    assert run("run").answer_counts == {"already_done": 0, "written": 3, "errors": 1, "plugin_errors": 1}
     with pytest.raises(PluginFailed, match="failed in search on conv-26:q0001: ValueError: boom"):
-        run_answer_pass(selection, [SystemConfig.parse(SPEC)], AnswerSettings(), tmp_path / "fast.jsonl",
-                        fail_fast=True)
+        run("fast", fail_fast=True)
 
 
 def test_longmemeval_records_a_plugin_failure_and_fail_fast_stops(plugin, tmp_path, monkeypatch, cli):

@@ -50,8 +50,8 @@ def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgment
                                systems=["rag_turns"], progress=False))
     table = locomo_f1_table(tmp_path)
     locomo_part, mem0_part = table.markdown.split("F1 mode: `locomo`")
-    rows = [r for r in load_answers(run / "answers.jsonl") if r["category"] in (1, 2, 3, 4)]
-    mem0_mean = sum(score_f1(r["prediction"], r["gold"], r["category"], "mem0") for r in rows) / len(rows)
+    rows = [r for r in load_answers(run / "answers.jsonl") if r.category in (1, 2, 3, 4)]
+    mem0_mean = sum(score_f1(r.prediction, r.gold, r.category, "mem0") for r in rows) / len(rows)
     assert "| rag_turns |" in mem0_part and f"{100 * mem0_mean:.2f} | {len(rows)} |" in mem0_part
     assert "| Mem0 (published) | 38.72 | 48.93 | 28.64 | 47.65 |" in mem0_part
     assert "| RAG-observations (published) | – | – | – | – | – | – | 41.40 |  |" in locomo_part

@@ -9,12 +9,13 @@ import pytest
 from memeval.reports.run_report import f1_interval_table, paired_table, run_report
 from memeval.reports.tables import f1_table, j_table, latency_table
 from memeval.scoring.aggregate import cluster_bootstrap, paired_difference
+from tests.rows import answer, judgment
 
 
 def _rows(system_questions: int, conversations=("conv-1", "conv-2"), f1=0.5, skip=0):
     """Rows of one system: `system_questions` questions per conversation, the first `skip` of conv-1 left out."""
-    return [{"sample_id": f"{c}:q{i:04d}", "conversation_id": c, "category": 1 + i % 4, "f1": f1,
-             "question": "Q?", "gold": "a", "prediction": "a", "latency_total_s": 0.1}
+    return [answer(f"{c}:q{i:04d}", category=1 + i % 4, f1=f1, question="Q?", gold="a", prediction="a",
+                   latency_total_s=0.1)
             for c in conversations for i in range(system_questions) if not (c == "conv-1" and i < skip)]
 
 
@@ -23,7 +24,8 @@ def test_tables_name_each_systems_n_when_the_question_sets_differ():
     assert "different question sets" not in f1_table(same) + latency_table(same)
     partial = {"native": _rows(8), "imported": _rows(8, f1=0.25, skip=3)}
     for table in (f1_table(partial), f1_table(partial, "mem0"), latency_table(partial),
-                  j_table({name: [{**r, "mean": 50.0, "std": 0.0} for r in rows] for name, rows in partial.items()})):
+                  j_table({name: [judgment(r.sample_id, category=r.category, mean=50.0, std=0.0) for r in rows]
+                           for name, rows in partial.items()})):
         note = next(line for line in table.splitlines() if "different question sets" in line)
         assert "native n = 16" in note and "imported n = 13" in note and "13 in common" in note
 

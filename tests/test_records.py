@@ -25,11 +25,12 @@ def test_a_bad_row_is_one_error_naming_file_line_and_field(tmp_path):
         read_records(path, JudgmentRow)
 
 
-def test_records_read_like_the_rows_they_replaced():
+def test_records_are_read_by_attribute_and_written_by_to_row():
     row = AnswerRow.from_row(answer_row(f1=None))
-    assert row["sample_id"] == "conv-1:q0000" and row.get("f1", "x") is None and row.get("nope", 3) == 3
-    with pytest.raises(KeyError):
-        row["nope"]
+    assert row.sample_id == "conv-1:q0000" and row.f1 is None
+    with pytest.raises(TypeError):  # no dict emulation: a field is an attribute, the written form is to_row()
+        row["sample_id"]
+    assert not hasattr(row, "get") and not hasattr(row, "keys")
     assert row.to_row() == answer_row(f1=None) and row.replace(f1=0.5).f1 == 0.5 and row.f1 is None
     assert row.key == ("s", "conv-1:q0000") and row.final
 
@@ -52,6 +53,8 @@ def test_sweep_rows_of_older_files_gain_their_fields_and_write_back_without_empt
     assert set(writer_row.to_row()) == {"package_id", "seed", "distribution", "budget", "max_per_group", "method",
                                         "value", "opt", "ratio", "certified", "invalidation_units_covered", "cost",
                                         "selected", "runtime_s"}
+    assert writer_row.key == SweepRow.key_of(writer_row.to_row()) == ("small-base-s0007", 30.0, "gvt", 1)
+    assert writer_row.replace(budget=60.0, max_per_group=2).key == ("small-base-s0007", 60.0, "gvt", 2)
 
 
 @given(st.from_regex(r"conv-[0-9]{1,3}", fullmatch=True), st.integers(0, 9999),

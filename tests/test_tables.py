@@ -6,26 +6,27 @@ from pathlib import Path
 import pytest
 
 from memeval.reports.tables import adversarial_table, f1_table, full_report, j_table, latency_table
+from tests.rows import answer, judgment
 
 GOLDEN = Path(__file__).parent / "golden"
 
 SYSTEM_ROWS = {
     "rag_turns": [
-        {"sample_id": "conv-1:q0000", "category": 1, "f1": 0.5, "question": "Q1?", "gold": "a, b", "prediction": "a",
-         "latency_search_s": 0.01, "latency_total_s": 0.02, "context_tokens": 100},
-        {"sample_id": "conv-1:q0001", "category": 2, "f1": 1.0, "question": "When?", "gold": "May 2023",
-         "prediction": "May 2023", "latency_search_s": 0.03, "latency_total_s": 0.05, "context_tokens": 300},
-        {"sample_id": "conv-1:q0002", "category": 4, "f1": 0.25, "question": "What | pipe?", "gold": "x",
-         "prediction": "x y z w", "latency_search_s": 0.02, "latency_total_s": 0.04, "context_tokens": 200},
-        {"sample_id": "conv-1:q0003", "category": 5, "f1": 1.0, "question": "Adv?", "gold": None,
-         "prediction": "not mentioned", "latency_search_s": 0.02, "latency_total_s": 0.03, "context_tokens": 150},
+        answer("conv-1:q0000", category=1, f1=0.5, question="Q1?", gold="a, b", prediction="a",
+               latency_search_s=0.01, latency_total_s=0.02, context_tokens=100),
+        answer("conv-1:q0001", category=2, f1=1.0, question="When?", gold="May 2023",
+               prediction="May 2023", latency_search_s=0.03, latency_total_s=0.05, context_tokens=300),
+        answer("conv-1:q0002", category=4, f1=0.25, question="What | pipe?", gold="x",
+               prediction="x y z w", latency_search_s=0.02, latency_total_s=0.04, context_tokens=200),
+        answer("conv-1:q0003", category=5, f1=1.0, question="Adv?", gold=None,
+               prediction="not mentioned", latency_search_s=0.02, latency_total_s=0.03, context_tokens=150),
     ]
 }
 JUDGMENTS = {
     "rag_turns": [
-        {"sample_id": "conv-1:q0000", "category": 1, "mean": 60.0, "std": 2.0},
-        {"sample_id": "conv-1:q0001", "category": 2, "mean": 90.0, "std": 1.0},
-        {"sample_id": "conv-1:q0002", "category": 4, "mean": 30.0, "std": 5.0},
+        judgment("conv-1:q0000", category=1, mean=60.0, std=2.0),
+        judgment("conv-1:q0001", category=2, mean=90.0, std=1.0),
+        judgment("conv-1:q0002", category=4, mean=30.0, std=5.0),
     ]
 }
 
@@ -68,7 +69,7 @@ def test_full_report_golden(monkeypatch):
 
 
 def test_full_report_shows_every_protocol_apart():
-    binary = {"rag_turns": [{**row, "mean": 100.0 if row["category"] == 1 else 0.0, "std": 0.0}
+    binary = {"rag_turns": [row.replace(mean=100.0 if row.category == 1 else 0.0, std=0.0)
                             for row in JUDGMENTS["rag_turns"]]}
     text = full_report(SYSTEM_ROWS, {"graded": JUDGMENTS, "binary": binary})
     graded_part = text.split("(graded judge)")[1].split("## ")[0]

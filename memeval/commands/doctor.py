@@ -11,7 +11,6 @@ import os
 
 from memeval.commands.arguments import command
 from memeval.commands.llm_options import add_llm_arguments, llm_options
-from memeval.llm import profiles
 
 ROLE_TEMPERATURES = {"answer": 0.0, "judge": 0.5, "extract": 0.0}  # the strictest protocol of each role
 PING = "Reply with the single word: ok"
@@ -27,10 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def plan(options) -> list[dict]:
     rows = []
+    table = options.profile_table  # under --llm local the named models are the local server's
     for role, temperature in ROLE_TEMPERATURES.items():
         model = options.model(role)
-        p = profiles.profile(model, f"--{role}-model")
-        sent = profiles.sent_temperature(model, temperature, options.sampling) if p.sampling else None
+        p = table.profile(model, f"--{role}-model")
+        sent = table.sent_temperature(model, temperature, options.sampling) if p.sampling else None
         rows.append({"role": role, "model": model, "provider": p.provider, "status": p.status,
                      "api_version": p.api_version,
                      "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
@@ -53,7 +53,7 @@ def check(options, rows: list[dict]) -> list[dict]:
         except LLMError as exc:
             row.update(ok=False, error=str(exc))
             continue
-        client = LLMClient(backend, None, max_retries=2)
+        client = LLMClient(backend, None, max_retries=2, profile_table=options.profile_table)
         request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=5,
                              temperature=row["temperature_sent"], template_version="doctor")
         try:

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 
 from memeval.errors import InputError
 from memeval.llm.profiles import (
+    CLOUD,
     PROFILES,
     ROLE_DEFAULTS,
     ROLE_FLAGS,
     SAMPLING_MODES,
-    declare_local,
-    profile,
+    ProfileTable,
     role_defaults,
 )
 
@@ -33,11 +33,16 @@ class LLMOptions:
                              "with --llm local every role used needs its model named (the server's model id)")
         return model
 
+    @property
+    def profile_table(self) -> ProfileTable:
+        """The profiles these options' models resolve against: under `--llm local` the named models are the local
+        server's (the client `make_llm_client` builds holds the same table); otherwise the cloud profiles."""
+        return ProfileTable.with_local(self.models.values()) if self.backend == "local" else CLOUD
+
     def validate(self) -> None:
+        table = self.profile_table
         for role, model in self.models.items():
-            if self.backend == "local":
-                declare_local(model)
-            profile(model, f"--{role}-model")
+            table.profile(model, f"--{role}-model")
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract")) -> None:

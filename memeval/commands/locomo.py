@@ -20,6 +20,7 @@ from memeval.commands.arguments import (
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
+from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 
 __all__ = ["register", "split_systems"]
 
@@ -128,5 +129,5 @@ def _files(out: str) -> str:
     """The run's files that exist (judgments.jsonl only once a judge ran)."""
     from pathlib import Path
 
-    names = ("answers.jsonl", "judgments.jsonl", "report.md", "manifest.json")
+    names = (ANSWERS, JUDGMENTS, REPORT, MANIFEST)
     return ", ".join(n for n in names if (Path(out) / n).exists())

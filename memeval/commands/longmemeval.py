@@ -51,12 +51,11 @@ def _run(args: argparse.Namespace) -> int:
         args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast))
-    print(result["report"])
-    if not result.get("dry_run"):
-        from memeval.commands.locomo import _files
+    if llm.dry_run:
+        print(result["report"])
+        return 0
+    from memeval.commands.locomo import _files
 
-        print(f"written to {result['out']}/ ({_files(result['out'])})")
-        from memeval.rundir import incomplete_line
-
-        return finish(incomplete_line(result.get("missing") or {}))
-    return 0
+    print(result.report)
+    print(f"written to {result.out}/ ({_files(result.out)})")
+    return finish(result.closing_line())

@@ -23,6 +23,7 @@ from memeval.commands.arguments import (
     positive_int,
 )
 from memeval.errors import InputError
+from memeval.rundir import RunDir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -228,7 +229,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise InputError("sweep", "arguments", str(exc)) from None
     from memeval.results import markdown, sweep_rows
 
-    manifest = json.loads((Path(args.out) / "manifest.json").read_text())
+    manifest = json.loads(RunDir(args.out).manifest.read_text())
     print(markdown(sweep_rows(Path(args.out), manifest), compact=True))
     print(f"{summary['row_count']} rows ({summary['computed_rows']} computed, {summary['reused_rows']} reused); "
           f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}, solver disagreements "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
@@ -26,7 +27,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.set_defaults(handler=_score)
 
 
-def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[dict], list[dict]]:
+@dataclass(frozen=True)
+class ScoredRow:
+    """One scored line of a predictions file: its category, its F1 (None where the mode does not score the
+    category) and, scored by system, its system."""
+
+    line: int
+    category: int
+    f1: float | None
+    system: str | None = None
+
+
+def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[ScoredRow], list[dict]]:
     """Scored rows and bad rows (line number, reason); a bad row never stops the others. An empty file is an
     input error: there is nothing to score."""
     if not path.is_file():
@@ -59,7 +71,7 @@ def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[dict],
             continue
         answer = row.get("answer", row.get("gold"))
         value = score_f1(row["prediction"], answer, row["category"], mode)
-        scored.append({**row, "f1": value, "line": line_no})
+        scored.append(ScoredRow(line_no, row["category"], value, row["system"] if by == "system" else None))
     if not seen:
         raise InputError(path, "predictions", "empty file: no rows to score")
     return scored, bad
@@ -85,13 +97,13 @@ def _row_problem(row: dict, by: str) -> str | None:
     return None
 
 
-def _summary(rows: list[dict]) -> dict:
+def _summary(rows: list[ScoredRow]) -> dict:
     from memeval.scoring.aggregate import by_category, overall_mean
 
     stats = by_category(rows)
-    qa = [r for r in rows if r["category"] in QA_CATEGORIES]
+    qa = [r for r in rows if r.category in QA_CATEGORIES]
 
-    def mean(selected: list[dict]) -> float | None:
+    def mean(selected: list[ScoredRow]) -> float | None:
         value = overall_mean(selected)
         return None if value != value else value
 
@@ -112,10 +124,10 @@ def _score(args: argparse.Namespace) -> int:
     scored, bad = score_rows(Path(args.predictions), args.mode, args.by)
     for b in bad:
         print(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)", file=sys.stderr)
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[ScoredRow]] = {}
     if args.by == "system":
         for row in scored:
-            groups.setdefault(row["system"], []).append(row)
+            groups.setdefault(row.system, []).append(row)
     overall = _summary(scored)
     if args.json:
         doc = {"mode": args.mode, "scale": "0-1", "scored": overall["scored"], "overall": overall_mean(scored),

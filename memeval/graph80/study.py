@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
-import shlex
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -20,20 +18,26 @@ from pathlib import Path
 import numpy as np
 
 from memeval.atomic import write_json_atomic, write_text_atomic
+from memeval.engine.run import RunOutcome, RunSettings, run_task
+from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.invocation import flag_args, path_text
+from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
-from memeval.llm.profiles import ROLE_DEFAULTS
-from memeval.manifest import base_manifest
 from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
 from memeval.memory.entities import base_form
 from memeval.memory.extraction import Source, extract_llm
 from memeval.memory.graph import MemoryGraph
 from memeval.memory.graph_system import recall_items
 from memeval.memory.lexical import BM25Index
-from memeval.progress import progress_bar
-from memeval.prompts import load_prompt, prompt_hash
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
+from memeval.records import Graph80AnswerRow, Graph80JudgmentRow
+from memeval.rundir import Identity, RunDir
+from memeval.scoring.judges import JUDGES
+from memeval.scoring.three_dim_judge import (  # noqa: F401  (the judge's home; kept importable from here)
+    JUDGE_TEMPERATURE,
+    parse_three_dim,
+    three_dim_request,
+)
 
 SYSTEM_PARAMETERS = {"memory_graph": ("hops", "top_k", "aliases"), "chunks": ("k",), "full_context": (),
                      "no_memory": ()}
@@ -53,8 +57,6 @@ def check_system(config: SystemConfig) -> SystemConfig:
     if params.get("hops", 1) not in (0, 1, 2):
         raise InputError("--systems", config.shown, f"hops must be 0, 1 or 2, not {params['hops']}")
     return SystemConfig(config.name, params, spelling=config.spelling)
-JUDGE_MODEL = ROLE_DEFAULTS["judge"]
-JUDGE_TEMPERATURE = 0.0
 MEANINGFUL_N = 30
 PUBLISHED = {"graph": {"overall": 0.831, "multi-hop": 0.79}, "summary": {"overall": 0.801, "multi-hop": 0.74}}
 
@@ -150,38 +152,15 @@ def containment(prediction: str, answer: str) -> float:
     return 1.0 if base_form(answer) and base_form(answer) in base_form(prediction) else 0.0
 
 
-def three_dim_request(question: dict, prediction: str, repeat: int) -> LLMRequest:
-    prompt = load_prompt("judge_three_dim").format(question=question["question"], gold=question["answer"],
-                                                   entities=", ".join(question["gold_entities"]),
-                                                   prediction=prediction)
-    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
-                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge")
-
-
-def parse_three_dim(text: str) -> float | None:
-    """entity + relation + no_wrong, each 0 or 0.5, over 1.5 → 0..1; None when unparseable."""
-    match = re.search(r"\{.*\}", text, re.S)
-    if not match:
-        return None
-    try:
-        doc = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
-    parts = [doc.get(k) for k in ("entity", "relation", "no_wrong")]
-    if not all(p in (0, 0.5) and not isinstance(p, bool) for p in parts):
-        return None
-    return sum(parts) / 1.5
-
-
 @dataclass
 class StudyConfig:
-    data: str
-    out: str
-    systems: list[str]
-    extractor: str = "gold"
-    answerer: str = "extractive"
-    judge: str = "none"  # or three_dim
-    repeats: int = 3
+    data: str = flag("--data", path=True)
+    out: str = flag("--out", path=True, last=True)
+    systems: list[str] = flag("--systems", systems=True)
+    extractor: str = flag("--extractor", "gold")
+    answerer: str = flag("--reader", "extractive")
+    judge: str = flag("--judge", "none")  # or three_dim
+    repeats: int = flag("--repeats", 3)
     progress: bool = True
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
 
@@ -190,12 +169,7 @@ class StudyConfig:
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval graph80 run` command."""
-        values = {**asdict(self), "systems": (";" if any("," in s for s in self.systems) else ",").join(self.systems)}
-        defaults = {**asdict(StudyConfig("", "", [])), "systems": None}
-        flags = {"data": "--data", "systems": "--systems", "extractor": "--extractor", "answerer": "--reader",
-                 "judge": "--judge", "repeats": "--repeats"}
-        values["data"], defaults["data"] = path_text(self.data), None
-        return ["memeval", "graph80", "run", *flag_args(values, defaults, flags), "--out", path_text(self.out)]
+        return command_from(self, ["memeval", "graph80", "run"])
 
 
 def role_temperatures(config: StudyConfig) -> dict:
@@ -243,8 +217,8 @@ def score_kind(config: StudyConfig) -> str:
 
 
 def study_identity(config: StudyConfig, client: LLMClient | None):
-    """What the study's rows depend on. The study rewrites rows.jsonl whole, so nothing is additive: another
-    configuration is refused (or, with --restart, the old study is moved aside)."""
+    """What the study's rows depend on. Nothing is additive (the stability analysis compares the systems of one
+    study): another configuration is refused, or with --restart the old study is moved aside."""
     from memeval.data.fetch import data_hashes
     from memeval.llm.manifest import role_identity
     from memeval.rundir import Identity
@@ -255,73 +229,143 @@ def study_identity(config: StudyConfig, client: LLMClient | None):
         "answerer": config.answerer, "judge": config.judge, "repeats": config.repeats, "roles": roles})
 
 
-def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
-    from memeval.rundir import DirectoryLock, claim
+class Graph80Task(Task):
+    """The memory-graph study: every system answers every question once per repeat (questions shuffled by the
+    repeat's seed); the score is the three-dimension judge's, or LLM-free gold-answer containment."""
 
-    documents, questions, triples = load_graph80(config.data)
-    configs = [check_system(SystemConfig.parse(s)) for s in config.systems]
-    out = Path(config.out)
-    lock = DirectoryLock(out, shlex.join(config.command_line()))
-    claimed = claim(out, study_identity(config, client), base_manifest(command="graph80 run",
-                                                                       command_line=config.command_line(),
-                                                                       config=config.public()),
-                    restart=config.restart, lock=lock)
-    try:
-        return _study_claimed(config, client, documents, questions, triples, configs, out, claimed)
-    finally:
-        lock.release()
+    kind = "graph80 run"
+    answer_record = Graph80AnswerRow
+    judgment_record = Graph80JudgmentRow
+    progress_label = "graph80"
 
+    def __init__(self, config: StudyConfig):
+        self.config = config
+        self.built: dict[str, Graph80System] = {}
 
-def _study_claimed(config: StudyConfig, client, documents, questions, triples, configs, out: Path, claimed) -> dict:
-    systems = {c.shown: Graph80System(c, documents, triples, config.extractor, client) for c in configs}
-    rows = []
-    with progress_bar(config.repeats * len(systems) * len(questions), "graph80", "q", config.progress) as bar:
-        for repeat in range(config.repeats):
-            order = list(questions)
+    def validate(self) -> None:
+        self.configs = [check_system(SystemConfig.parse(s)) for s in self.config.systems]
+
+    def prepare(self) -> None:
+        self.documents, self.questions, self.triples = load_graph80(self.config.data)
+        self.by_id = {q["id"]: q for q in self.questions}
+
+    def role_temperatures(self) -> dict:
+        return role_temperatures(self.config)
+
+    def judges(self) -> list:
+        return [JUDGES["three_dim"](self.by_id)] if self.config.judge == "three_dim" else []
+
+    def identity(self, client) -> Identity:
+        return study_identity(self.config, client)
+
+    def command_line(self) -> list[str]:
+        return self.config.command_line()
+
+    def public_config(self) -> dict:
+        return self.config.public()
+
+    def judged_answer(self, judgment) -> tuple:
+        return judgment.key[:3]
+
+    def units(self) -> list[Unit]:
+        units = []
+        for repeat in range(self.config.repeats):
+            order = list(self.questions)
             random.Random(repeat).shuffle(order)
-            for label, system in systems.items():
-                bar.update(len(order))
-                for q in order:
-                    items = system.search(q["question"])
-                    memories = [Memory(i.text, i.time, i.source_ids) for i in items]
-                    error = None
-                    if config.answerer == "extractive":
-                        prediction = extractive_answer(q["question"], memories)
-                    else:
-                        try:
-                            prediction = client.complete(answer_request(q["question"], memories)).text.strip()
-                        except LLMError as exc:
-                            prediction, error = "", f"{type(exc).__name__}: {exc}"
-                    score = None  # a failed answer or judgment is left out of every mean, never scored 0
-                    if error is None and config.judge != "three_dim":
-                        score = containment(prediction, q["answer"])
-                    elif error is None:
-                        try:
-                            score = parse_three_dim(client.complete(three_dim_request(q, prediction, repeat)).text)
-                        except LLMError as exc:
-                            error = f"judge: {type(exc).__name__}: {exc}"
-                    rows.append({"question_id": q["id"], "type": q["type"], "system": label, "repeat": repeat,
-                                 "question": q["question"], "gold": q["answer"], "prediction": prediction,
-                                 "score": score, "score_kind": score_kind(config), "error": error,
-                                 "answerer": EXTRACTIVE_LABEL if config.answerer == "extractive" else config.answerer,
-                                 **diagnostics(q, items, triples)})
-    write_text_atomic(out / "rows.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": config.public(),
-               "extraction": {label: s.extraction for label, s in systems.items() if s.extraction},
-               "score_kind": score_kind(config), "failed_rows": sum(1 for r in rows if r["error"]),
-               "published_reference": PUBLISHED}
-    write_json_atomic(out / "summary.json", summary)
-    from memeval.llm.manifest import llm_manifest
+            units += [Unit(tuple((c.shown, q["id"], repeat) for q in order), (c, repeat, order)) for c in self.configs]
+        return units
 
-    failed = summary["failed_rows"]
-    missing = {"rows": f"{failed} of {len(rows)} rows failed (see `error` in rows.jsonl)"} if failed else {}
-    write_json_atomic(out / "manifest.json", base_manifest(command="graph80 run", command_line=config.command_line(),
-                                                           config=config.public(),
-                                                           llm=llm_manifest(client, role_temperatures(config)),
-                                                           identity=claimed.identity.as_dict(),
-                                                           complete=not missing, missing=missing))
-    summary["missing"] = missing
-    return summary
+    def system(self, config: SystemConfig, client) -> Graph80System:
+        """Each system is built once (an LLM extractor's graph from the cache after the first run)."""
+        if config.shown not in self.built:
+            self.built[config.shown] = Graph80System(config, self.documents, self.triples, self.config.extractor,
+                                                     client)
+        return self.built[config.shown]
+
+    def answer(self, unit: Unit, todo, client) -> list[Graph80AnswerRow]:
+        config, repeat, order = unit.payload
+        system = self.system(config, client)
+        wanted = set(todo)
+        asked = [(q, system.search(q["question"])) for q in order if (config.shown, q["id"], repeat) in wanted]
+        memories = [[Memory(i.text, i.time, i.source_ids) for i in items] for _, items in asked]
+        if self.config.answerer == "extractive":
+            replies = [extractive_answer(q["question"], m) for (q, _), m in zip(asked, memories, strict=True)]
+        else:
+            replies = client.complete_many([answer_request(q["question"], m)
+                                            for (q, _), m in zip(asked, memories, strict=True)])
+        rows = []
+        for (q, items), reply in zip(asked, replies, strict=True):
+            failed = isinstance(reply, LLMError)
+            prediction = reply if isinstance(reply, str) else "" if failed else reply.text.strip()
+            rows.append(Graph80AnswerRow(
+                question_id=q["id"], type=q["type"], system=config.shown, repeat=repeat, question=q["question"],
+                gold=q["answer"], prediction=prediction,
+                answerer=EXTRACTIVE_LABEL if self.config.answerer == "extractive" else self.config.answerer,
+                error=f"{type(reply).__name__}: {reply}" if failed else None, **diagnostics(q, items, self.triples)))
+        return rows
+
+    def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
+        from memeval.reports.tables import markdown_table
+
+        rows = self.rows(answers, judgments)
+        body = [[r["system"], r["type"], "–" if r["score_mean"] is None else f"{r['score_mean']:.3f}",
+                 f"{r['score_std']:.3f}", _fmt(r["path_recall"]), _fmt(r["entity_recall"]),
+                 _fmt(r["context_tokens"], "{:.0f}"), r["n"]] for r in summarize(rows)]
+        return "\n".join(["# graph80 study report", "", *[f"> {n}" for n in notes], "",
+                          f"Score: {score_kind(self.config)}; {self.config.repeats} repeats.", "",
+                          markdown_table(["System", "type", "score", "std over repeats", "path recall",
+                                          "entity recall", "context tokens", "questions"], body)]) + "\n"
+
+    def rows(self, answers: list, judgments: list) -> list[dict]:
+        """The study's rows (rows.jsonl): each answer with its score, in the order the study asks them."""
+        by_key = {a.key: a for a in answers}
+        scores = {j.key[:3]: j.score for j in judgments}
+        judged = self.config.judge == "three_dim"
+        out = []
+        for unit in self.units():
+            for key in unit.keys:
+                a = by_key.get(key)
+                if a is None:
+                    continue
+                error, score = a.error, None  # a failed answer or judgment is left out of every mean, never 0
+                if error is None and not judged:
+                    score = containment(a.prediction, a.gold)
+                elif error is None and key in scores:
+                    score = scores[key]
+                elif error is None:
+                    error = "judge: no judgment (the call failed or no LLM is configured); a rerun retries it"
+                out.append({**a.to_row(), "score": score, "score_kind": score_kind(self.config), "error": error})
+        return out
+
+    def finish(self, outcome, client) -> None:
+        rows = self.rows(outcome.answers, outcome.judgments)
+        rundir = RunDir(self.config.out)
+        write_text_atomic(rundir.file("rows.jsonl"), "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        if self.config.extractor == "llm":
+            for c in self.configs:
+                self.system(c, client)
+        summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": self.config.public(),
+                   "extraction": {label: s.extraction for label, s in self.built.items() if s.extraction},
+                   "score_kind": score_kind(self.config), "failed_rows": sum(1 for r in rows if r["error"]),
+                   "published_reference": PUBLISHED}
+        write_json_atomic(rundir.file("summary.json"), summary)
+        outcome.summary = summary
+
+
+def _fmt(value: float | None, spec: str = "{:.3f}") -> str:
+    return "–" if value is None else spec.format(value)
+
+
+def run_graph80(config: StudyConfig, client: LLMClient | None = None) -> RunOutcome:
+    """The study through the one engine: resumable (answers.jsonl, judgments.jsonl), answers and judgments sent
+    concurrently; rows.jsonl and summary.json are derived from them at the end."""
+    return run_task(Graph80Task(config), RunSettings(config.out, config.progress, config.restart), client=client)
+
+
+def run_study(config: StudyConfig, client: LLMClient | None = None) -> dict:
+    """`run_graph80`'s summary (summary.json) with what is missing."""
+    outcome = run_graph80(config, client)
+    return {**outcome.summary, "missing": outcome.missing}
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:

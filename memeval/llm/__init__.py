@@ -5,8 +5,8 @@ from importlib import import_module
 
 _WHERE = {
     "ResponseCache": "memeval.llm.cache",
-    "AnthropicBackend": "memeval.llm.client", "LLMClient": "memeval.llm.client", "LLMRequest": "memeval.llm.client",
-    "LLMResponse": "memeval.llm.client", "ReplayBackend": "memeval.llm.client",
+    "AnthropicBackend": "memeval.llm.client", "LLMClient": "memeval.llm.client", "LLMRequest": "memeval.llm.types",
+    "LLMResponse": "memeval.llm.types", "ReplayBackend": "memeval.llm.client",
     "APIRejected": "memeval.llm.errors", "BudgetExceeded": "memeval.llm.errors", "CacheMiss": "memeval.llm.errors",
     "LLMError": "memeval.llm.errors", "TransientError": "memeval.llm.errors",
 }

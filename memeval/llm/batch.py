@@ -172,7 +172,8 @@ def run_batch(
 def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMResponse | LLMError | APIRejected:
     result = line.result
     if result.type == "succeeded":
-        response = response_from_message(result.message, request, result.message.id, batch=True)
+        response = response_from_message(result.message, request, result.message.id, batch=True,
+                                         table=client.profile_table)
         client.cache.put(request.key, request.key_material(), response.to_cache())
         client._account(request, response)
         return response

@@ -1,13 +1,13 @@
-"""Model calls: a request record, backends (the real Anthropic SDK, cache-only replay; tests add a scripted
-one), and a client that resolves each request against its model profile (model per role, API
-version, sampling actually sent), looks in the cache before anything else, then retries transient failures
-with backoff under a concurrency limit and a run-level dollar budget. A deterministic rejection stops the
-client: no further call is sent by it."""
+"""Model calls: backends (the real Anthropic SDK, cache-only replay; tests add a scripted one), and a client that
+resolves each request against its model profile (model per role, API version, sampling actually sent), looks in
+the cache before anything else, then retries transient failures with backoff under a concurrency limit and a
+run-level dollar budget. A deterministic rejection stops the client: no further call is sent by it. The request
+and response records live in memeval/llm/types.py (re-exported here); each client holds its own profile table
+(memeval/llm/profiles.py), so the local models of `--llm local` belong to the client made for it."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import random
@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from memeval.errors import InputError
 from memeval.llm import profiles
@@ -29,98 +29,20 @@ from memeval.llm.errors import (
     decide,
     retry_after_seconds,
 )
-from memeval.llm.openai_backend import OPENAI_BASE_URL, endpoint_for
-from memeval.llm.profiles import cost_usd
+from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
+from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
+from memeval.llm.types import (
+    ANTHROPIC_DEFAULT_BASE_URL,
+    KEY_SCHEMA,
+    LLMRequest,
+    LLMResponse,
+    anthropic_endpoint,
+)
 from memeval.llm.wire import request_body
 
 __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientError", "LLMRequest",
            "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "make_client",
-           "cost_usd", "estimate_tokens"]
-
-KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
-ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default when ANTHROPIC_BASE_URL is unset
-
-
-def anthropic_endpoint() -> str:
-    """The base URL Anthropic requests go to (ANTHROPIC_BASE_URL, else the SDK's default), as the cache key and the
-    manifest record it."""
-    return (os.environ.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/") or ANTHROPIC_DEFAULT_BASE_URL
-
-
-@dataclass(frozen=True)
-class LLMRequest:
-    model: str
-    messages: tuple[tuple[str, str], ...]  # (role, text)
-    system: str = ""
-    max_tokens: int = 256
-    temperature: float | None = 0.0  # the protocol's; after resolve(), what is sent (None: nothing)
-    template_version: str = ""
-    repeat_index: int = 0
-    provider: str = "anthropic"
-    role: str = ""  # answer | judge | extract: picks the run's model for the role; not part of the key
-    api_version: str = ""  # set by LLMClient.resolve
-    cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
-    output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
-    endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
-
-    def key_material(self) -> dict:
-        material = {
-            "key_schema": KEY_SCHEMA, "provider": self.provider, "model": self.model,
-            "api_version": self.api_version, "system": self.system,
-            "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
-            "temperature_sent": self.temperature, "template_version": self.template_version,
-            "repeat_index": self.repeat_index, "cache_prefix_chars": self.cache_prefix_chars,
-            "output_schema": self.output_schema,
-        }
-        if self.provider != "anthropic":
-            material["endpoint"] = self.endpoint
-        elif self.endpoint and self.endpoint != ANTHROPIC_DEFAULT_BASE_URL:
-            # another Anthropic endpoint (ANTHROPIC_BASE_URL: a proxy, a gateway, a compatible server) answers under
-            # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
-            # caches still hit
-            material["endpoint"] = self.endpoint
-        return material
-
-    @property
-    def key(self) -> str:
-        blob = json.dumps(self.key_material(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-    @property
-    def cache_prefix(self) -> str:
-        """The leading text marked for prompt caching ('' when none)."""
-        return self.messages[0][1][: self.cache_prefix_chars] if self.cache_prefix_chars else ""
-
-    @property
-    def prompt_chars(self) -> int:
-        return len(self.system) + sum(len(t) for _, t in self.messages)
-
-
-@dataclass
-class LLMResponse:
-    text: str
-    model: str
-    request_id: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    cached: bool = False
-    latency_s: float = 0.0
-    attempts: int = 1
-    stop_reason: str | None = None
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    api_version: str = ""
-
-    def to_cache(self) -> dict:
-        d = asdict(self)
-        d.pop("cached")
-        return d
-
-    @classmethod
-    def from_cache(cls, stored: Mapping) -> "LLMResponse":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in stored.items() if k in names}, cached=True)
+           "cost_usd", "estimate_tokens", "KEY_SCHEMA", "ANTHROPIC_DEFAULT_BASE_URL", "anthropic_endpoint"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -237,8 +159,10 @@ def _is_message(message) -> bool:
     return isinstance(getattr(message, "content", None), list) and getattr(message, "usage", None) is not None
 
 
-def response_from_message(message, request: LLMRequest, request_id: str | None, batch: bool = False
-                          ) -> LLMResponse:
+def response_from_message(message, request: LLMRequest, request_id: str | None, batch: bool = False,
+                          table: ProfileTable = CLOUD) -> LLMResponse:
+    """The client's response to a Messages reply, priced from `table` (the client's profiles; a batch passes its
+    client's)."""
     text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
     usage = message.usage
     write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
@@ -246,7 +170,7 @@ def response_from_message(message, request: LLMRequest, request_id: str | None, 
     return LLMResponse(
         text=text, model=message.model, request_id=request_id or message.id,
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-        cost_usd=cost_usd(request.model, usage.input_tokens, usage.output_tokens, write, read, batch),
+        cost_usd=table.cost_usd(request.model, usage.input_tokens, usage.output_tokens, write, read, batch),
         stop_reason=message.stop_reason, cache_creation_input_tokens=write, cache_read_input_tokens=read,
         api_version=request.api_version,
     )
@@ -292,12 +216,16 @@ class LLMClient:
         backends: Mapping[str, object] | None = None,
         require_named_roles: bool = False,
         endpoints: Mapping[str, str] | None = None,
+        profile_table: ProfileTable = CLOUD,
     ):
         if sampling not in profiles.SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {profiles.SAMPLING_MODES}")
         self.backend = backend  # the Anthropic one, and every provider's unless `backends` names its own
         self.backends = dict(backends or {})
         self.require_named_roles = require_named_roles  # --llm local: no default model exists for a role
+        # the profiles every request of this client resolves against: the cloud models, plus the models of a local
+        # server under --llm local (fixed here; another client in the process never sees them)
+        self.profile_table = profile_table
         # base URL per OpenAI-compatible provider, read once: it is part of every such request's cache key
         self.endpoints = dict(endpoints) if endpoints is not None else {p: endpoint_for(p) for p in ("openai", "local")}
         self.anthropic_endpoint = anthropic_endpoint()  # read once, like the backend's; part of non-default keys
@@ -311,12 +239,20 @@ class LLMClient:
         self.sampling = sampling
         self.models = {role: model for role, model in (models or {}).items() if model}
         for role, model in self.models.items():
-            profiles.profile(model, profiles.ROLE_FLAGS.get(role, role))
+            self.profile(model, profiles.ROLE_FLAGS.get(role, role))
         self.stats = ClientStats()
         self.fatal: APIRejected | None = None
         self._lock = threading.Lock()
         self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see _send)
         self._probe = threading.Lock()
+
+    def profile(self, model: str, source: str = "model") -> profiles.ModelProfile:
+        """The profile `model` resolves to for this client (an unknown id is an input error naming `source`)."""
+        return self.profile_table.profile(model, source)
+
+    def sent_temperature(self, model: str, temperature: float | None) -> float | None:
+        """What this client sends as `model`'s temperature, given the protocol's and its sampling mode."""
+        return self.profile_table.sent_temperature(model, temperature, self.sampling)
 
     @property
     def backend_name(self) -> str:
@@ -349,20 +285,20 @@ class LLMClient:
     def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
         """Before any call: every role this command will use can honour its protocol temperature."""
         for role, temperature in temperatures.items():
-            profiles.check_sampling(self.model_for(role), temperature, self.sampling,
-                                    profiles.ROLE_FLAGS.get(role, role))
+            self.profile_table.check_sampling(self.model_for(role), temperature, self.sampling,
+                                              profiles.ROLE_FLAGS.get(role, role))
 
     def resolve(self, request: LLMRequest) -> LLMRequest:
         """The request as it will be sent: the run's model for its role, the profile's API version, the
         temperature actually sent, and structured output only where the model supports it."""
         model = self.model_for(request.role, request.model) if request.role else request.model
-        p = profiles.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
+        p = self.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
         other = p.provider != "anthropic"
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider,
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
-            temperature=profiles.sent_temperature(model, request.temperature, self.sampling),
+            temperature=self.sent_temperature(model, request.temperature),
             output_schema=request.output_schema if p.structured_outputs else "")
 
     def lookup(self, request: LLMRequest) -> LLMResponse | None:
@@ -520,7 +456,7 @@ class LLMClient:
             if r.cache_prefix:
                 prefix_tokens = min(total, estimate_tokens(r.cache_prefix) if counter is None
                                     else round(total * r.cache_prefix_chars / r.prompt_chars))
-                if prefix_tokens < profiles.profile(r.model).min_cache_tokens:
+                if prefix_tokens < self.profile(r.model).min_cache_tokens:
                     prefix_tokens = 0
             w = rd = 0
             if prefix_tokens:
@@ -534,7 +470,7 @@ class LLMClient:
             tokens_out += out
             written += w
             read += rd
-            dollars += cost_usd(r.model, total - w - rd, out, w, rd, batch)
+            dollars += self.profile_table.cost_usd(r.model, total - w - rd, out, w, rd, batch)
         return {"requests": len(requests), "identical": len(requests) - len(resolved),
                 "cached": len(resolved) - len(misses), "to_send": len(misses),
                 "input_tokens_est": tokens_in, "cache_write_tokens_est": written, "cache_read_tokens_est": read,
@@ -560,9 +496,8 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
     required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
     the user did not name default to OpenAI models; `local` sends every named role's model to OPENAI_BASE_URL
-    (each declared local, priced $0) and keeps cloud OpenAI models to the cache, since the base URL is taken."""
-    from memeval.llm.openai_backend import OpenAIBackend
-
+    (each a local model of this client only, priced $0) and keeps cloud OpenAI models to the cache, since the base
+    URL is taken."""
     if backend not in BACKENDS:
         raise LLMError(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
     cache = ResponseCache(cache_dir)
@@ -576,8 +511,7 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
                  "local": endpoint_for("local")}
     if backend == "local":
         backends["local"] = OpenAIBackend("local")
-        for model in named.values():
-            profiles.declare_local(model)
+        kwargs["profile_table"] = ProfileTable.with_local(named.values())
         kwargs["require_named_roles"] = True
     models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
     return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,

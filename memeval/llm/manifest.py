@@ -21,10 +21,11 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
     if client is None:
         return None
     roles = {}
+    table = profile_table(client)
     for role, temperature in role_temperatures.items():
         model = client.model_for(role)
-        p = profiles.profile(model)
-        sent = profiles.sent_temperature(model, temperature, client.sampling)
+        p = table.profile(model)
+        sent = table.sent_temperature(model, temperature, client.sampling)
         roles[role] = {"model": model, "provider": p.provider, "api_version": p.api_version,
                        "endpoint": _endpoint(client, p.provider),
                        "protocol_temperature": temperature, "temperature_sent": sent,
@@ -33,6 +34,12 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
     return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)), "sdk_version": sdk_version(),
             "sdk_versions": {name: sdk_version(name) for name in sorted(sdks)}, "sampling": client.sampling,
             "roles": roles}
+
+
+def profile_table(client) -> profiles.ProfileTable:
+    """The profiles `client` resolves its requests against (its own local models included); an object without a
+    table of its own (a stand-in for a client) answers from the cloud profiles."""
+    return getattr(client, "profile_table", profiles.CLOUD)
 
 
 def _endpoint(client, provider: str) -> str | None:
@@ -47,9 +54,10 @@ def role_identity(client, role: str, temperature: float | None) -> dict:
     endpoint are not resumed against another. Left out at the default, so directories recorded before endpoints
     were part of the identity still resume."""
     model = client.model_for(role)
-    p = profiles.profile(model)
+    table = profile_table(client)
+    p = table.profile(model)
     out = {"model": model, "provider": p.provider, "api_version": p.api_version, "sampling": client.sampling,
-           "temperature_sent": profiles.sent_temperature(model, temperature, client.sampling)}
+           "temperature_sent": table.sent_temperature(model, temperature, client.sampling)}
     is_default = getattr(client, "endpoint_is_default", None)
     if callable(is_default) and not is_default(p.provider):
         out["endpoint"] = _endpoint(client, p.provider)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 
-from memeval.llm import profiles
 from memeval.llm.errors import APIRejected, LLMError, TransientError, decide, retry_after_seconds
+from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
+from memeval.llm.types import LLMResponse
 from memeval.llm.wire import openai_body
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -55,7 +56,9 @@ def classify_openai_error(exc, request) -> Exception:
 
 class OpenAIBackend:
     """`provider` openai: OPENAI_API_KEY required, OPENAI_BASE_URL optional (a proxy of OpenAI's API);
-    `provider` local: OPENAI_BASE_URL required, the key optional."""
+    `provider` local: OPENAI_BASE_URL required, the key optional. Every model a local backend is sent is one the
+    user serves (a client routes only its own local models there), so it is priced and capped by the local
+    profile; an openai backend reads the cloud profiles."""
 
     def __init__(self, provider: str = "openai", timeout: float = 60.0, http_client=None):
         try:
@@ -80,24 +83,26 @@ class OpenAIBackend:
             kwargs["http_client"] = http_client
         self.client = openai.OpenAI(**kwargs)
 
+    def profile(self, model: str) -> ModelProfile:
+        return local_profile(model) if self.name == "local" else CLOUD.profile(model)
+
     def send(self, request):
-        body = openai_body(request, profiles.profile(request.model).max_tokens_field)
+        p = self.profile(request.model)
+        body = openai_body(request, p.max_tokens_field)
         try:
             completion = self.client.chat.completions.create(**body)
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise classify_openai_error(exc, request) from None
-        return response_from_completion(completion, request)
+        return response_from_completion(completion, request, p)
 
 
 FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}
 
 
-def response_from_completion(completion, request):
+def response_from_completion(completion, request, profile: ModelProfile):
     """Usage in the client's terms: input tokens exclude the cached ones (OpenAI's prompt_tokens include them), so
-    one price formula serves both providers; a cut (`length`), a filter or a refusal maps to the stop reasons the
-    judges treat as unusable."""
-    from memeval.llm.client import LLMResponse
-
+    one price formula serves both providers (priced from the request's model's `profile`); a cut (`length`), a
+    filter or a refusal maps to the stop reasons the judges treat as unusable."""
     choice = completion.choices[0]
     message = choice.message
     usage = completion.usage
@@ -112,6 +117,6 @@ def response_from_completion(completion, request):
         text=message.content or "", model=completion.model,
         request_id=getattr(completion, "_request_id", None) or completion.id,
         input_tokens=prompt - cached, output_tokens=output,
-        cost_usd=profiles.cost_usd(request.model, prompt - cached, output, 0, cached),
+        cost_usd=profile.cost_usd(prompt - cached, output, 0, cached),
         stop_reason=stop, cache_read_input_tokens=cached,
     )

@@ -36,11 +36,14 @@ OpenAI models (the anchors' judges: Mem0 used gpt-4o-mini, LongMemEval gpt-4o-20
   spybara.com's history) does not name gpt-4o-2024-08-06 or gpt-4o-mini-2024-07-18 in the rows read; marked
   "legacy" here, check the page before a paid run.
 - A model served by a user-given base URL (`--llm local`: vLLM, Ollama, llama.cpp) gets the explicit local
-  profile: any model id, priced $0, said so in manifests.
+  profile: any model id, priced $0, said so in manifests. Only the client built for `--llm local` knows its
+  local models (a `ProfileTable` fixed when the client is made); the module-level functions know the cloud
+  models only, so two clients in one process never see each other's local models.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from memeval.errors import InputError
@@ -70,6 +73,12 @@ class ModelProfile:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def cost_usd(self, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0,
+                 cache_read_tokens: int = 0, batch: bool = False) -> float:
+        cost = (input_tokens * self.input_usd_mtok + output_tokens * self.output_usd_mtok
+                + cache_write_tokens * self.cache_write_usd_mtok + cache_read_tokens * self.cache_read_usd_mtok) / 1e6
+        return cost * (BATCH_DISCOUNT if batch else 1.0)
 
 
 def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note=""):
@@ -101,16 +110,13 @@ PROFILES.update({p.model: p for p in (
     _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075),
     _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge"),
 )})
-_LOCAL: dict[str, ModelProfile] = {}
 
 
-def declare_local(model: str) -> ModelProfile:
-    """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only
-    `--llm local` declares one), sampling assumed accepted, no structured-output mode assumed."""
-    p = ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
-                     "local server at a user-given base URL; priced $0", provider="local")
-    _LOCAL[model] = p
-    return p
+def local_profile(model: str) -> ModelProfile:
+    """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only a
+    table made for `--llm local` holds one), sampling assumed accepted, no structured-output mode assumed."""
+    return ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
+                        "local server at a user-given base URL; priced $0", provider="local")
 
 
 # The one place the default model of each role lives; `--answer-model` etc. override it per run.
@@ -135,39 +141,67 @@ def role_defaults(backend: str) -> dict[str, str]:
 ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "--extract-model"}
 
 
+@dataclass(frozen=True)
+class ProfileTable:
+    """The profiles one client resolves its requests against: every cloud model of PROFILES, plus the models it
+    serves from a local server (`--llm local`), which take precedence. Immutable: a client's table is fixed when
+    the client is made."""
+
+    local_models: frozenset[str] = frozenset()
+
+    @classmethod
+    def with_local(cls, models: Iterable[str]) -> ProfileTable:
+        return cls(frozenset(m for m in models if m))
+
+    def profile(self, model: str, source: str = "model") -> ModelProfile:
+        """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price)."""
+        if model in self.local_models:
+            return local_profile(model)
+        try:
+            return PROFILES[model]
+        except KeyError:
+            raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))
+                             + " (a model on your own OpenAI-compatible server: --llm local)") from None
+
+    def check_sampling(self, model: str, temperature: float | None, sampling: str, source: str) -> None:
+        """Refuse, before any call, a protocol temperature the model cannot take (unless model-default)."""
+        if sampling not in SAMPLING_MODES:
+            raise InputError("--sampling", sampling, f"expected one of {', '.join(SAMPLING_MODES)}")
+        p = self.profile(model, source)
+        if temperature is not None and sampling == "protocol" and not p.sampling:
+            raise InputError(source, model, f"this model takes no temperature on any API version, and the protocol "
+                             f"asks for {temperature}; pass --sampling model-default to send none (the manifest "
+                             "and the tables then say so)")
+
+    def sent_temperature(self, model: str, temperature: float | None, sampling: str) -> float | None:
+        """What goes on the wire: the protocol's temperature where the model and version take it, else nothing."""
+        if temperature is None or sampling == "model-default":
+            return None
+        self.check_sampling(model, temperature, sampling, "request")
+        return temperature
+
+    def cost_usd(self, model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0,
+                 cache_read_tokens: int = 0, batch: bool = False) -> float:
+        return self.profile(model).cost_usd(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, batch)
+
+
+CLOUD = ProfileTable()  # the known cloud models only: what the module-level functions below answer from
+
+
 def profile(model: str, source: str = "model") -> ModelProfile:
-    """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price)."""
-    if model in _LOCAL:
-        return _LOCAL[model]
-    try:
-        return PROFILES[model]
-    except KeyError:
-        raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))
-                         + " (a model on your own OpenAI-compatible server: --llm local)") from None
+    """The profile of a known cloud model; an unknown id is an input error naming the known ones. A local model is
+    known only to its client (`LLMClient.profile`)."""
+    return CLOUD.profile(model, source)
 
 
 def check_sampling(model: str, temperature: float | None, sampling: str, source: str) -> None:
-    """Refuse, before any call, a protocol temperature the model cannot take (unless model-default)."""
-    if sampling not in SAMPLING_MODES:
-        raise InputError("--sampling", sampling, f"expected one of {', '.join(SAMPLING_MODES)}")
-    p = profile(model, source)
-    if temperature is not None and sampling == "protocol" and not p.sampling:
-        raise InputError(source, model, f"this model takes no temperature on any API version, and the protocol "
-                         f"asks for {temperature}; pass --sampling model-default to send none (the manifest and "
-                         "the tables then say so)")
+    CLOUD.check_sampling(model, temperature, sampling, source)
 
 
 def sent_temperature(model: str, temperature: float | None, sampling: str) -> float | None:
-    """What goes on the wire: the protocol's temperature where the model and version take it, else nothing."""
-    if temperature is None or sampling == "model-default":
-        return None
-    check_sampling(model, temperature, sampling, "request")
-    return temperature
+    return CLOUD.sent_temperature(model, temperature, sampling)
 
 
 def cost_usd(model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0,
              cache_read_tokens: int = 0, batch: bool = False) -> float:
-    p = profile(model)
-    cost = (input_tokens * p.input_usd_mtok + output_tokens * p.output_usd_mtok
-            + cache_write_tokens * p.cache_write_usd_mtok + cache_read_tokens * p.cache_read_usd_mtok) / 1e6
-    return cost * (BATCH_DISCOUNT if batch else 1.0)
+    return CLOUD.cost_usd(model, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, batch)

@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 
 from memeval.memaudit.objective import objective, store_cost
+from memeval.memaudit.outcomes import SolveResult, SolveStatus
 from memeval.memaudit.package import CompiledPackage
-from memeval.memaudit.solvers import SolveResult
 from memeval.memaudit.tolerance import HIGHS_FEASIBILITY, MILP_CERT_GAP
 
 HIGHS_THREADS = 1  # HiGHS fixes its thread pool at first use in a process: always pass the same value
@@ -127,7 +127,8 @@ class MilpModel:
         self.budget.value = float(budget)
         info: dict = {"solver_versions": solver_versions()}
         if len(self.index) == 0 or len(self.units) == 0:
-            return SolveResult("milp", 0.0, [], 0.0, "optimal", True, time.perf_counter() - start, 0, 0.0, 0.0, info)
+            return SolveResult("milp", 0.0, [], 0.0, SolveStatus.OPTIMAL, True, time.perf_counter() - start, 0, 0.0, 0.0,
+                               info)
         try:
             self.problem.solve(
                 solver="HIGHS", mip_rel_gap=0.0, mip_abs_gap=0.0, mip_feasibility_tolerance=HIGHS_FEASIBILITY,
@@ -137,25 +138,27 @@ class MilpModel:
             )
         except Exception as exc:  # solver failure is a result, never a crash of the sweep
             info["error"] = f"{type(exc).__name__}: {exc}"
-            return SolveResult("milp", float("nan"), [], 0.0, "error", False, time.perf_counter() - start, info=info)
+            return SolveResult("milp", float("nan"), [], 0.0, SolveStatus.ERROR, False, time.perf_counter() - start,
+                               info=info)
         stats = self.problem.solver_stats
         highs = getattr(stats, "extra_stats", None)
         gap = getattr(highs, "mip_gap", None)
         dual_bound = getattr(highs, "mip_dual_bound", None)
         nodes = int(getattr(highs, "mip_node_count", 0) or 0)
-        status = str(self.problem.status)
+        status = SolveStatus(str(self.problem.status))  # cvxpy's status, as cvxpy spells it
         x = self.x.value
         selected = sorted(int(self.index[i]) for i in np.flatnonzero(np.asarray(x) > 0.5)) if x is not None else []
-        optimal = status == "optimal" and gap is not None and (gap <= MILP_CERT_GAP or not np.isfinite(gap) and nodes == 0)
-        if status == "optimal" and gap is not None and gap > MILP_CERT_GAP:
-            status = "optimal_gap_nonzero"
+        optimal = status == SolveStatus.OPTIMAL and gap is not None and (
+            gap <= MILP_CERT_GAP or not np.isfinite(gap) and nodes == 0)
+        if status == SolveStatus.OPTIMAL and gap is not None and gap > MILP_CERT_GAP:
+            status = SolveStatus.OPTIMAL_GAP_NONZERO
         info.update({"objective": None if self.problem.value is None else self.problem.value * self.scale, "cvxpy_status": str(self.problem.status)})
         return SolveResult(
             method="milp",
             value=objective(self.cp, selected),
             selected=selected,
             cost=store_cost(self.cp, selected),
-            status="optimal" if optimal else status,
+            status=SolveStatus.OPTIMAL if optimal else status,
             certified=bool(optimal),
             runtime_s=time.perf_counter() - start,
             nodes=nodes,

@@ -1,39 +1,23 @@
 """Exact optima of a package at a budget: branch and bound (vectorised), exhaustive enumeration for tests, and
 `solve_exact`, which picks B&B or the MILP (memaudit/milp.py) or checks one against the other. A result is
-*certified* only when the solver proved optimality (tolerances: memaudit/tolerance.py)."""
+*certified* only when the solver proved optimality (tolerances: memaudit/tolerance.py). Results and statuses are
+the typed records of memaudit/outcomes.py (SolveResult re-exported here)."""
 
 from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from memeval.memaudit.milp import MilpModel
 from memeval.memaudit.objective import objective, store_cost
+from memeval.memaudit.outcomes import SolveResult, SolveStatus
 from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.tolerance import BOUND_RTOL, COST_EPS, GAIN_EPS, values_agree
 
 AUTO_BNB_MAX_GROUPS = 12  # `auto` solves up to this many groups by B&B, larger packages by the MILP
 _BOUND_BLOCK_CELLS = 4_000_000  # states x candidates x units per bound block (~32 MB of float64)
-
-
-@dataclass
-class SolveResult:
-    method: str
-    value: float
-    selected: list[int]
-    cost: float
-    status: str  # "optimal", "node_limit", "time_limit", "error", ...
-    certified: bool
-    runtime_s: float
-    nodes: int = 0
-    dual_bound: float | None = None
-    gap: float | None = None
-    info: dict = field(default_factory=dict)
-
-    def selected_ids(self, cp: CompiledPackage) -> list[str]:
-        return [cp.candidate_ids[i] for i in sorted(self.selected)]
 
 
 def _allowed(cp: CompiledPackage, allowed: np.ndarray | None) -> np.ndarray:
@@ -157,7 +141,7 @@ def solve_bnb(
     spent = np.zeros(1)
     choice = np.full((1, n_groups), -1, dtype=np.int64)
     nodes = 1
-    status = "optimal"
+    status = SolveStatus.OPTIMAL
     for g, (subsets, opt_costs, opt_rows) in enumerate(options):
         if len(subsets):
             child_z = (z[:, None, :] + opt_rows[None, :, :]).reshape(-1, n_units)
@@ -199,14 +183,14 @@ def solve_bnb(
         if len(z) == 0:
             break
         if len(z) > max_states:
-            status = "node_limit"
+            status = SolveStatus.NODE_LIMIT
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
-            status = "time_limit"
+            status = SolveStatus.TIME_LIMIT
             break
     selected = sorted(incumbent_sel)
     value = objective(cp, selected)
-    proved = status == "optimal"  # every node's bound was within `tol` of the incumbent: no better store exists
+    proved = status == SolveStatus.OPTIMAL  # every node's bound was within `tol` of the incumbent: no better store exists
     return SolveResult(
         method="bnb",
         value=value,
@@ -235,8 +219,8 @@ def solve_exhaustive(
             value = objective(cp, sel)
             if value > best_value + GAIN_EPS:
                 best_value, best_sel = value, sel
-    return SolveResult("exhaustive", best_value, sorted(best_sel), store_cost(cp, best_sel), "optimal", True,
-                       time.perf_counter() - start)
+    return SolveResult("exhaustive", best_value, sorted(best_sel), store_cost(cp, best_sel), SolveStatus.OPTIMAL,
+                       True, time.perf_counter() - start)
 
 
 def solve_exact(
@@ -257,8 +241,6 @@ def solve_exact(
         result = solve_bnb(cp, budget, max_per_group, allowed, max_states=max_states)
         if method == "bnb" or (method == "auto" and result.certified):
             return result
-    from memeval.memaudit.milp import MilpModel
-
     model = milp_model or MilpModel(cp, max_per_group, allowed)
     milp = model.solve(budget)
     if method in ("milp", "auto"):
@@ -269,5 +251,5 @@ def solve_exact(
     result.info["milp"] = {"value": milp.value, "status": milp.status, "gap": milp.gap, "nodes": milp.nodes,
                            "runtime_s": milp.runtime_s, "agree": agree}
     if not agree:
-        result.status = "disagreement"
+        result.status = SolveStatus.DISAGREEMENT
     return result

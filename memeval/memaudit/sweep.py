@@ -22,13 +22,16 @@ from memeval.invocation import flag_args, path_text
 from memeval.jsonl import JsonlWriter
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
+from memeval.memaudit.milp import MilpModel, solver_versions
 from memeval.memaudit.objective import invalidation_covered
+from memeval.memaudit.outcomes import Certificate, SummaryRow, SweepSummary
 from memeval.memaudit.package import Package, load_package
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import values_agree
 from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer
 from memeval.progress import progress_bar
 from memeval.records import PackageId, SweepRow, latest, read_records
+from memeval.rundir import MANIFEST, RunDir
 from memeval.scoring.aggregate import bootstrap_mean
 
 DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
@@ -122,7 +125,7 @@ def check_packages_manifest(root: Path, required: bool = False) -> None:
     refused too (an unfinished build). One line naming the file, nothing written."""
     from memeval.invocation import load_manifest
 
-    path = root / "manifest.json"
+    path = RunDir(root).manifest
     if not path.is_file():
         if required:
             raise InputError(path, "manifest", "not found: the package directory is an unfinished `memeval natural "
@@ -225,8 +228,7 @@ def certificate_tolerances() -> dict:
 
 def disagreements(opt_rows) -> int:
     """OPT rows whose two solvers disagreed beyond tolerance (never certified, never a denominator)."""
-    return sum(1 for r in opt_rows if (r.certificate or {}).get("agree") is False
-               or (r.certificate or {}).get("opt_status") == "disagreement")
+    return sum(1 for r in opt_rows if r.certificate and Certificate.from_dict(r.certificate).disagrees)
 
 
 def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
@@ -240,14 +242,9 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
     for budget in budgets:
         opt = solve_exact(cp, budget, k, None, solver)
         opt_certified = bool(opt.certified)
-        certificate = {"opt_solver": opt.method, "opt_status": opt.status, "opt_nodes": opt.nodes,
-                       "opt_gap": opt.gap, "opt_dual_bound": opt.dual_bound, "tolerances": certificate_tolerances()}
-        if "milp" in opt.info:  # solve_exact(method="both") checked B&B against the MILP itself
-            certificate["agree"] = bool(opt.info["milp"]["agree"])
+        certificate = Certificate.of(opt, certificate_tolerances())  # with solve_exact(method="both")'s agreement
         if certify == "milp":
             if milp_model is None:
-                from memeval.memaudit.milp import MilpModel
-
                 milp_model = MilpModel(cp, k)
             milp = milp_model.solve(budget)
             agree = values_agree(opt.value, milp.value)
@@ -257,9 +254,7 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
                     f"MILP = {milp.value!r} ({milp.status}, gap {milp.gap})"
                 )
             opt_certified = opt_certified and milp.certified
-            certificate.update({"milp_value": milp.value, "milp_status": milp.status, "milp_gap": milp.gap,
-                                "milp_dual_bound": milp.dual_bound, "milp_nodes": milp.nodes,
-                                "milp_runtime_s": milp.runtime_s, "agree": agree})
+            certificate = certificate.checked_by(milp, agree)
         for method in methods:
             if method == "opt":
                 selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified
@@ -282,7 +277,7 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
                 cost=float(sum(cp.costs[i] for i in selected)),
                 selected=[cp.candidate_ids[i] for i in sorted(selected)],
                 runtime_s=runtime,
-                certificate=certificate if method == "opt" else None,
+                certificate=certificate.as_dict() if method == "opt" else None,
                 sample_id=meta.get("sample_id"),
             ))
     return rows
@@ -305,7 +300,7 @@ def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: Packa
     return out
 
 
-def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[dict]:
+def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[SummaryRow]:
     """Mean ratio with a bootstrap 95% CI over packages, per (distribution, budget, method); rows whose
     OPT is not certified are counted and excluded, never averaged. Union groups also name their store's
     `system` and `pruning`."""
@@ -320,20 +315,20 @@ def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[dict]:
         interval = bootstrap_mean(ratios, n_boot=n_boot, seed=0) if ratios else None
         inv = [r.invalidation_units_covered for r in usable if r.invalidation_units_covered is not None]
         out.append(
-            {
-                "distribution": dist,
-                "budget": budget,
-                "method": method,
+            SummaryRow(
+                distribution=dist,
+                budget=budget,
+                method=method,
+                mean_ratio=interval.estimate if interval else None,
+                ci_low=interval.low if interval else None,
+                ci_high=interval.high if interval else None,
+                n=len(ratios),
+                certified=sum(1 for r in members if r.certified),
+                excluded_uncertified=len(members) - len(usable),
+                mean_invalidation_covered=float(np.mean(inv)) if inv else None,
+                mean_value=float(np.mean([r.value for r in usable])) if usable else None,
                 **({"system": members[0].system, "pruning": members[0].pruning} if members[0].is_union else {}),
-                "mean_ratio": interval.estimate if interval else None,
-                "ci_low": interval.low if interval else None,
-                "ci_high": interval.high if interval else None,
-                "n": len(ratios),
-                "certified": sum(1 for r in members if r.certified),
-                "excluded_uncertified": len(members) - len(usable),
-                "mean_invalidation_covered": float(np.mean(inv)) if inv else None,
-                "mean_value": float(np.mean([r.value for r in usable])) if usable else None,
-            }
+            )
         )
     return out
 
@@ -344,7 +339,7 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
                 for s in range(config.seed_start, config.seed_start + config.seeds)]
     root = Path(config.packages_dir)
     paths = sorted(root.glob("*.json")) + sorted((root / "union").glob("*.json"))
-    paths = [p for p in paths if p.name not in ("manifest.json", "imported_stores.json")]
+    paths = [p for p in paths if p.name not in (MANIFEST, "imported_stores.json")]
     return [PackageSource(path=str(p)) for p in paths]
 
 
@@ -393,8 +388,9 @@ def plan_packages(config: SweepConfig, sources: list[PackageSource], scorer: Pac
 
 def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
               scorer: PackageScorer | None = None, other_configuration: str = "refuse", restart: bool = False
-              ) -> dict:
-    """Run (or resume) a sweep into out_dir; returns the summary document. `scorer` decides which rows each
+              ) -> SweepSummary:
+    """Run (or resume) a sweep into out_dir; returns its summary (typed, and readable as the summary.json
+    document: `summary["opt_certified"]`). `scorer` decides which rows each
     package owes (default: the writers of `config.methods`; natural sweeps pass the union-aware scorer).
     A directory holding another configuration is refused in one line, unless `restart` (older spelling:
     `other_configuration="restart"`), which moves it aside to OUT.replaced-<UTC time> — never deletes it."""
@@ -431,7 +427,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
 
 
 def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage], scorer: PackageScorer,
-                   progress: bool, claimed, client=None) -> dict:
+                   progress: bool, claimed, client=None) -> SweepSummary:
     from joblib import Parallel, delayed
 
     raw_path = out / "raw_results.jsonl"
@@ -484,26 +480,25 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
     elapsed = time.perf_counter() - start
     opt_rows = [r for r in selected if r.method == "opt"]
     union = [r for r in selected if r.is_union]
-    summary = {
-        "rows": summary_rows,
-        "packages": len({r["package_id"] for r in selected}),
-        "row_count": len(selected),
-        "opt_rows": len(opt_rows),
-        "opt_certified": sum(1 for r in opt_rows if r.certified),
-        "opt_uncertified": sum(1 for r in opt_rows if not r.certified),
-        "opt_disagreements": disagreements(opt_rows),
-        "union_rows": len(union),
-        "union_certified": sum(1 for r in union if r.certified),
-        "certify": config.certify,
-        "reused_rows": len(selected) - written,
-        "computed_rows": written,
-        "superseded_rows": superseded,  # rows of an older content of a package, recomputed (never reused)
-    }
-    write_json_atomic(out / "summary.json", summary)
-    from memeval.memaudit.milp import solver_versions
-
+    summary = SweepSummary(
+        rows=tuple(summary_rows),
+        packages=len({r.package_id for r in selected}),
+        row_count=len(selected),
+        opt_rows=len(opt_rows),
+        opt_certified=sum(1 for r in opt_rows if r.certified),
+        opt_uncertified=sum(1 for r in opt_rows if not r.certified),
+        opt_disagreements=disagreements(opt_rows),
+        union_rows=len(union),
+        union_certified=sum(1 for r in union if r.certified),
+        certify=config.certify,
+        reused_rows=len(selected) - written,
+        computed_rows=written,
+        superseded_rows=superseded,  # rows of an older content of a package, recomputed (never reused)
+        moved_aside=None if claimed.moved_to is None else str(claimed.moved_to),
+    )
+    write_json_atomic(out / "summary.json", summary.as_dict())
     write_json_atomic(
-        out / "manifest.json",
+        RunDir(out).manifest,
         base_manifest(
             command="memaudit sweep",
             command_line=config.command_line(out),
@@ -517,8 +512,6 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
             complete=True,
         ),
     )
-    if claimed.moved_to is not None:
-        summary["moved_aside"] = str(claimed.moved_to)
     return summary
 
 

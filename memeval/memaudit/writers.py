@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from memeval.memaudit.objective import CoverageState, marginal_gains, objective, store_cost
+from memeval.memaudit.outcomes import SolveStatus
 from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import COST_EPS, GAIN_EPS
@@ -36,7 +37,7 @@ class WriterResult:
     value: float
     cost: float
     certified: bool | None  # None: a heuristic (nothing to certify)
-    status: str = "done"
+    status: SolveStatus = SolveStatus.DONE  # an exact writer's: its solver's
     runtime_s: float = 0.0
     info: dict = field(default_factory=dict)
 

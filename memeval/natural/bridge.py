@@ -15,8 +15,9 @@ from scipy.stats import rankdata, spearmanr
 
 from memeval.errors import InputError
 from memeval.qa.answer_pass import load_answers
-from memeval.records import SweepRow
-from memeval.scoring.judge_pass import PROTOCOLS, load_judgments
+from memeval.qa.choices import JUDGE_PROTOCOLS as PROTOCOLS
+from memeval.records import SweepRow, load_judgments
+from memeval.rundir import RunDir
 
 OUTCOMES = ("f1", "evidence_recall", *(f"j_{protocol}" for protocol in PROTOCOLS))
 
@@ -49,10 +50,10 @@ def bridge_pairs(sweep_rows: Sequence[SweepRow], run_dir: str | Path) -> list[di
     """Joined (question, system, pruning, budget) rows with union ratio and the QA outcomes. J is kept per
     judge protocol (`j_graded`, `j_binary`, on 0–1): two protocols' scores are different measurements."""
     run_dir = Path(run_dir)
-    if not (run_dir / "answers.jsonl").is_file():
-        raise InputError(run_dir / "answers.jsonl", "answers", "not found: --run must be a `locomo run` directory")
-    answers = {r.key: r for r in load_answers(run_dir / "answers.jsonl") if r.final}
-    judged = {r.key: r.mean for r in load_judgments(run_dir / "judgments.jsonl")}
+    if not RunDir(run_dir).answers.is_file():
+        raise InputError(RunDir(run_dir).answers, "answers", "not found: --run must be a `locomo run` directory")
+    answers = {r.key: r for r in load_answers(RunDir(run_dir).answers) if r.final}
+    judged = {r.key: r.mean for r in load_judgments(RunDir(run_dir).judgments)}
     out = []
     for row in sweep_rows:
         if not row.is_union or row.ratio is None:

@@ -20,6 +20,7 @@ from memeval.manifest import git_sha, package_versions
 from memeval.natural.construct import SAMPLE_SEED, SOURCE_LABEL, TARGET_ACCEPTED, WINDOW, build_natural
 from memeval.natural.rules import RULE_VERSION, SUMMARY_MIN_SIMILARITY
 from memeval.natural.union import EXPORT_SYSTEMS, graph_exports, union_package
+from memeval.rundir import MANIFEST
 from memeval.safe_paths import check_package_id, inside
 
 PACKAGE_PREFIX = "locomo-natural-"
@@ -111,7 +112,7 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
                 files[f"union/{u.package_id}.json"] = u.to_json()
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
-    files["manifest.json"] = _dump(manifest)
+    files[MANIFEST] = _dump(manifest)
 
     targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
@@ -163,7 +164,7 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
             for system in EXPORT_SYSTEMS:
                 u = union_package(p, by_id[p.meta["conversation"]], system)
                 files[f"union/{u.package_id}.json"] = u.to_json()
-    files["manifest.json"] = _dump(manifest)
+    files[MANIFEST] = _dump(manifest)
     targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
     (out / "union").mkdir(parents=True, exist_ok=True)
@@ -210,7 +211,7 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
     files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
     files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
     files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
-    files["manifest.json"] = _dump(manifest)
+    files[MANIFEST] = _dump(manifest)
     targets = {inside(out, name): text for name, text in files.items()}  # names from data: checked before writing
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

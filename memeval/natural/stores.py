@@ -26,6 +26,7 @@ from pathlib import Path
 from memeval.data.locomo import Conversation
 from memeval.errors import InputError
 from memeval.memory.base import MemoryItem
+from memeval.rundir import RunDir
 
 STORE_FORMATS = ("memeval", "mem0", "letta", "amem")
 MIN_SHARED = 2
@@ -186,8 +187,8 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
             (out / "union").mkdir(exist_ok=True)
             for path in (packages_dir / "union").glob("*.json"):
                 shutil.copyfile(path, out / "union" / path.name)
-        if (packages_dir / "manifest.json").is_file():  # the build's manifest (complete: true) travels with it
-            shutil.copyfile(packages_dir / "manifest.json", out / "manifest.json")
+        if RunDir(packages_dir).manifest.is_file():  # the build's manifest (complete: true) travels with it
+            shutil.copyfile(RunDir(packages_dir).manifest, RunDir(out).manifest)
     line = ["memeval", "natural", "union", "--packages", path_text(packages_dir), "--store", path_text(store),
             "--format", fmt, "--system", system, *(["--data", path_text(data)] if data else []),
             "--out", path_text(out)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memeval.memaudit.outcomes import SweepSummary
 from memeval.memaudit.package import Package
 from memeval.memaudit.sweep import (
     PackageSource,
@@ -56,6 +57,6 @@ class UnionAwareScorer(WriterScorer):
 
 
 def run_natural_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
-                      other_configuration: str = "refuse", restart: bool = False) -> dict:
+                      other_configuration: str = "refuse", restart: bool = False) -> SweepSummary:
     return run_sweep(config, out_dir, progress, scorer=UnionAwareScorer(), other_configuration=other_configuration,
                      restart=restart)

@@ -28,7 +28,7 @@ from memeval.publication.style import (
     panel_letters,
     style,
 )
-from memeval.records import AnswerRow, SweepRow
+from memeval.records import AnswerRow, JudgmentRow, SweepRow
 
 __all__ = ["FIGURES", "MissingResults", "bnb_nodes", "budget_sweep", "bridge", "graph_study", "locomo",
            "locomo_heatmap", "locomo_pareto", "natural_stores", "natural_writers", "ratio_ecdf", "recall_bands",
@@ -196,7 +196,8 @@ def bridge(pairs: Sequence[dict]):
     return fig, caption
 
 
-def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str, Mapping[str, Sequence]]):
+def locomo(systems: Mapping[str, Sequence[AnswerRow]],
+           by_protocol: Mapping[str, Mapping[str, Sequence[JudgmentRow]]]):
     """F1 by category, overall F1 beside the published rows, recall@k, and J when judged (notebooks 01, 02,
     07). `by_protocol`: protocol → system → judgment rows (the graded judge is drawn when present)."""
     from memeval.baselines import f1_baselines
@@ -214,7 +215,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str,
         cats = [1, 2, 3, 4, 5]
         width = 0.8 / max(1, len(systems))
         for i, (name, rows) in enumerate(systems.items()):
-            stats = by_category([r for r in rows if r.get("f1") is not None])
+            stats = by_category([r for r in rows if r.f1 is not None])
             ax.bar(np.arange(5) + i * width, [100 * stats[c].mean if c in stats else 0 for c in cats], width,
                    label=name, color=color(name))
             curve = recall_curve_means(rows)
@@ -225,7 +226,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str,
         ax.set_ylabel("F1 ×100 (official scorer)")
         ax.set_title("F1 by category", fontsize=9)
         # beside the LoCoMo paper's overall, which averages all five categories: ours over 1–5 too
-        overall = [(name, 100 * overall_mean([r for r in rows if r.get("f1") is not None]))
+        overall = [(name, 100 * overall_mean([r for r in rows if r.f1 is not None]))
                    for name, rows in systems.items()]
         labels = [name for name, _ in overall] + [f"{b.system} (published)" for b in published]
         ox.barh(labels, [v for _, v in overall] + [b.overall for b in published],
@@ -244,7 +245,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str,
 
             cx = axes[3]
             names = list(judgments)
-            means = [pool_judgments([j for j in judgments[n] if j["category"] in QA_CATEGORIES]).mean for n in names]
+            means = [pool_judgments([j for j in judgments[n] if j.category in QA_CATEGORIES]).mean for n in names]
             cx.barh(names, means, color=[color(n) for n in names])
             for b in J_BASELINES:
                 if b.overall is not None:
@@ -256,8 +257,8 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]], by_protocol: Mapping[str,
         panel_letters(axes)
         fig.tight_layout()
         legend_below(fig, [ax])
-    reader = next(iter(answers), {}).get("answerer", "")
-    conversations = len({r["conversation_id"] for r in answers})
+    reader = answers[0].answerer if answers else ""
+    conversations = len({r.conversation_id for r in answers})
     caption = (f"LoCoMo, {conversations} conversations, {len(answers)} answers: F1 by category (official scorer), "
                "overall F1 over all five categories beside the LoCoMo paper's overall rows, which average the same "
                "five (grey, same scorer, LLM readers), and evidence "

@@ -21,11 +21,12 @@ from memeval.publication.readers import (
 )
 from memeval.publication.tables import PublishedTable, _reader
 from memeval.reports.tables import markdown_table
+from memeval.rundir import RunDir
 
 
 def _commit(directory: Path) -> str:
     """The git commit recorded in a stored run's manifest (`-dirty` when the tree had uncommitted changes)."""
-    path = directory / "manifest.json"
+    path = RunDir(directory).manifest
     sha = json.loads(path.read_text()).get("git_sha") if path.exists() else None
     if not sha:
         return "–"
@@ -129,7 +130,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     command = _recorded(run, "02")
     published = ", ".join(f"{b.system} {b.overall:.1f}" for b in f1_baselines("locomo")
                           if b.overall is not None and b.system != "Human")
-    failed = sum(1 for rows in by_system.values() for r in rows if r.get("error"))
+    failed = sum(1 for rows in by_system.values() for r in rows if r.error)
     answered = f"; {failed} answers failed and are left out" if failed else ""
     rows = [[f"LoCoMo F1 ×100 (official scorer, overall over categories 1–5 as the LoCoMo paper's, {questions} "
              f"questions, {_reader(by_system)} reader{answered}): {' / '.join(names)}",
@@ -143,7 +144,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     mem0_j = next(b.overall for b in J_BASELINES if b.system == "Mem0")
     if by_protocol:
         ours = "; ".join(
-            " / ".join(f"{n} {pool_judgments([j for j in rows if j['category'] in QA_CATEGORIES]).mean:.2f}"
+            " / ".join(f"{n} {pool_judgments([j for j in rows if j.category in QA_CATEGORIES]).mean:.2f}"
                        for n, rows in judgments.items()) + f" ({protocol} judge)"
             for protocol, judgments in sorted(by_protocol.items()))
     else:
@@ -152,7 +153,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])
     proto = stored("prototype_run", root)
-    if (proto / "answers.jsonl").exists():
+    if RunDir(proto).answers.exists():
         rag = locomo_answers(proto).get("rag_turns")
         if rag:
             rows.append([f"LoCoMo prototype (20 questions of conv-26), rag_turns mean F1 ×100, "

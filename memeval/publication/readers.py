@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memeval.artifacts import ARTIFACTS, stored
 from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
+from memeval.rundir import RunDir
 
 
 class MissingResults(FileNotFoundError):
@@ -40,7 +41,7 @@ def base_sweep_rows(root: Path) -> list[SweepRow]:
 
 def answer_model(run: Path) -> str | None:
     """The answer model a run's manifest records (None for the extractive reader)."""
-    path = run / "manifest.json"
+    path = RunDir(run).manifest
     if not path.is_file():
         return None
     roles = (json.loads(path.read_text()).get("llm") or {}).get("roles") or {}
@@ -55,7 +56,7 @@ def stress_summaries(root: Path) -> dict[str, dict]:
         raise MissingResults(f"no sweep under {base}: execute notebook {ARTIFACTS['stress_sweeps'].notebook} first")
     out = {}
     for d in dirs:
-        config = json.loads((d / "manifest.json").read_text()).get("config", {})
+        config = json.loads(RunDir(d).manifest.read_text()).get("config", {})
         out[config.get("distribution")] = {**json.loads((d / "summary.json").read_text()), "directory": d}
     return out
 
@@ -94,7 +95,7 @@ def locomo_run_dir(root: Path) -> Path:
     """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
     run whose every call failed — no key and no cache — is no result to publish)."""
     judged = stored("locomo_run_claude", root)
-    if (judged / "answers.jsonl").exists() and any(r.final for r in _final_answers(judged / "answers.jsonl")):
+    if RunDir(judged).answers.exists() and any(r.final for r in _final_answers(RunDir(judged).answers)):
         return judged
     return stored("locomo_run", root)
 
@@ -102,7 +103,7 @@ def locomo_run_dir(root: Path) -> Path:
 def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
     """The latest answer row per question of a stored LoCoMo run, by system."""
     by_system: dict[str, list[AnswerRow]] = {}
-    for row in _final_answers(need_input(run / "answers.jsonl", ARTIFACTS["locomo_run"].notebook)):
+    for row in _final_answers(need_input(RunDir(run).answers, ARTIFACTS["locomo_run"].notebook)):
         by_system.setdefault(row.system, []).append(row)
     return by_system
 
@@ -110,9 +111,9 @@ def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
 def locomo_judgments(run: Path) -> dict[str, dict[str, list[JudgmentRow]]]:
     """protocol → system → one judgment per question (a run may hold graded and binary judgments side by
     side: they are never pooled)."""
-    from memeval.scoring.judge_pass import load_judgments
+    from memeval.records import load_judgments
 
     out: dict[str, dict[str, list[JudgmentRow]]] = {}
-    for row in load_judgments(run / "judgments.jsonl"):
+    for row in load_judgments(RunDir(run).judgments):
         out.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     return out

@@ -28,7 +28,9 @@ from memeval.publication.readers import (
     natural_summary,
     stress_summaries,
 )
+from memeval.records import AnswerRow
 from memeval.reports.tables import ci_cell, markdown_table
+from memeval.rundir import RunDir
 
 
 @dataclass(frozen=True)
@@ -143,14 +145,14 @@ def natural_stores_table(root: Path) -> PublishedTable:
     return PublishedTable(frame_markdown(frame), frame, caption)
 
 
-def _reader(by_system: Mapping[str, list[dict]]) -> str:
-    return next((r.get("answerer", "") for rows in by_system.values() for r in rows), "")
+def _reader(by_system: Mapping[str, list[AnswerRow]]) -> str:
+    return next((r.answerer for rows in by_system.values() for r in rows), "")
 
 
 def _llm_note(run: Path) -> str:
     """The models behind a run and the sampling actually sent, from its manifest; loud under model-default."""
     try:
-        llm = json.loads((run / "manifest.json").read_text(encoding="utf-8")).get("llm") or {}
+        llm = json.loads(RunDir(run).manifest.read_text(encoding="utf-8")).get("llm") or {}
     except (OSError, ValueError):
         return ""
     roles = llm.get("roles") or {}
@@ -168,12 +170,13 @@ def _llm_note(run: Path) -> str:
 
 def locomo_f1_table(root: Path) -> PublishedTable:
     from memeval.reports.tables import f1_table
+    from memeval.scoring.aggregate import precomputed
     from memeval.scoring.f1 import score_f1
 
     by_system = locomo_answers(locomo_run_dir(root))
-    mem0_scored = {name: [{**r, "f1_mem0": score_f1(r["prediction"], r["gold"], r["category"], "mem0")}
-                          for r in rows] for name, rows in by_system.items()}
-    markdown = (f1_table(by_system, "locomo") + "\n\n" + f1_table(mem0_scored, "mem0", value_key="f1_mem0"))
+    mem0 = precomputed((r for rows in by_system.values() for r in rows),
+                       lambda r: score_f1(r.prediction, r.gold, r.category, "mem0"))
+    markdown = (f1_table(by_system, "locomo") + "\n\n" + f1_table(by_system, "mem0", value=mem0))
     n = len(next(iter(by_system.values()), []))
     caption = (f"LoCoMo F1 ×100 with the {_reader(by_system)} reader ({n} questions per system): first in the "
                "official scorer's mode beside the LoCoMo paper's overall rows, then in the Mem0 paper's F1 mode "
@@ -235,11 +238,11 @@ def longmemeval_table(root: Path) -> PublishedTable:
     from memeval.records import latest, read_records
 
     run = stored("longmemeval_run", root)
-    if not (run / "answers.jsonl").is_file():
+    if not RunDir(run).answers.is_file():
         raise MissingResults("no LongMemEval run: fetch the data (memeval data fetch longmemeval --variant s) and "
                              "execute notebook 08_longmemeval")
-    answers = list(latest(read_records(run / "answers.jsonl", LMEAnswerRow), lambda r: r.key).values())
-    judgments = {r.key: r for r in read_records(run / "judgments.jsonl", LMEJudgmentRow)}
+    answers = list(latest(read_records(RunDir(run).answers, LMEAnswerRow), lambda r: r.key).values())
+    judgments = {r.key: r for r in read_records(RunDir(run).judgments, LMEJudgmentRow)}
     markdown = longmemeval_report(answers, judgments).split("\n", 2)[2]
     caption = (f"LongMemEval: {len({a.question_id for a in answers})} questions per system, accuracy by the judge "
                "named under the table (\"not measured\" without one), evidence recall at session and turn level, "

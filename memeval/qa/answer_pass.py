@@ -1,10 +1,7 @@
-"""The QA pass: every (system, question) → one row of answers.jsonl, append-only and resumable.
-
-A row is final when it has no error; rows with an error (an LLM call that gave up, a cache miss with no
-backend, or a plug-in system whose own `ingest` or `search` raised) are retried on the next run and the later row
-wins. Rows are written per conversation, so a kill
-loses at most the conversation in progress, which the rerun recomputes identically (systems and the
-extractive reader are deterministic; Claude answers come back from the cache).
+"""How a LoCoMo conversation is answered: one system ingests it, searches each question, the reader answers; one
+AnswerRow per question. A row is final when it has no error; rows with an error (an LLM call that gave up, a
+cache miss with no backend, or a plug-in system whose own `ingest` or `search` raised) are retried by a rerun and
+the later row wins. The engine (memeval/engine/run.py) appends and resumes the rows a conversation at a time.
 """
 
 from __future__ import annotations
@@ -12,11 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from memeval.data.locomo import QA, Conversation
 from memeval.errors import PluginFailed
-from memeval.jsonl import JsonlWriter
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
 from memeval.memory.registry import build_system, is_plugin
@@ -31,7 +26,7 @@ from memeval.qa.answer import (
 from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.qa.official import official_prediction, official_request, render_official_context
-from memeval.records import AnswerRow, latest, read_records, write_records
+from memeval.records import AnswerRow, load_answers, write_records  # noqa: F401  (load_answers: kept here)
 from memeval.scoring.f1 import score_f1
 
 RECALL_K_MAX = 50
@@ -43,11 +38,6 @@ class AnswerSettings:
     answerer: str = "extractive"
     k: int = 10
     recall_k_max: int = RECALL_K_MAX
-
-
-def load_answers(path: Path) -> list[AnswerRow]:
-    """The latest row per (system, question): a retried row supersedes the errored one."""
-    return list(latest(read_records(path, AnswerRow), lambda r: r.key).values())
 
 
 def is_ranked(system) -> bool:
@@ -201,51 +191,6 @@ def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, er
         latency_search_s=None, latency_total_s=None, context_tokens=None, error=error)
 
 
-def answer_longmemeval_instance(instance, spec: str, k: int, extractive: bool = True, fail_fast: bool = False):
-    """longmemeval_run.answer_instance, with a plug-in's failure recorded as the question's error row (and no
-    memories) rather than ending the run; with `fail_fast`, PluginFailed propagates."""
-    from memeval.qa.longmemeval_run import LMEAnswerRow, answer_instance
-
-    try:
-        return answer_instance(instance, spec, k, extractive)
-    except PluginFailed as exc:
-        if fail_fast:
-            raise
-        return LMEAnswerRow(
-            question_id=instance.question_id, question_type=instance.question_type, abstention=instance.abstention,
-            question=instance.question, answer=instance.answer, prediction="", system=SystemConfig.parse(spec).label,
-            answerer=EXTRACTIVE_LABEL if extractive else "llm", session_recall=None, turn_recall=None,
-            sessions_given=None, context_tokens=0, latency_search_s=0.0, error=exc.row_error), []
-
-
 def planned_answer(system_config: SystemConfig, qa: QA, prediction: str) -> AnswerRow:
     """A row standing in for an answer not yet made (dry runs price the judge calls it will need)."""
     return _error_row(system_config, qa, AnswerSettings(), None).replace(prediction=prediction)
-
-
-def run_answer_pass(
-    selection: Sequence[tuple[Conversation, Sequence[QA]]],
-    systems: Sequence[SystemConfig],
-    settings: AnswerSettings,
-    out_path: Path,
-    client: LLMClient | None = None,
-    progress: Callable[[int], None] | None = None,
-    fail_fast: bool = False,
-) -> dict:
-    """Answers what is not yet final in `out_path`; returns counts (done before, written now, errors — of which
-    `plugin_errors` were a plug-in's own ingest or search raising). With `fail_fast` the first plug-in failure
-    raises PluginFailed instead (the conversations finished before it are kept)."""
-    final = {row.key for row in load_answers(out_path) if row.final}
-    written = errors = plugin_errors = 0
-    with JsonlWriter(out_path) as writer:
-        for config in systems:
-            for conversation, questions in selection:
-                todo = [qa for qa in questions if (config.label, qa.sample_id) not in final]
-                if todo:
-                    rows = answer_conversation(config, conversation, todo, settings, client, fail_fast)
-                    written += write_records(writer, rows)
-                    errors += sum(1 for r in rows if not r.final)
-                    plugin_errors += sum(1 for r in rows if (r.error or "").startswith(PLUGIN_ERROR))
-                if progress is not None:
-                    progress(len(questions))
-    return {"already_done": len(final), "written": written, "errors": errors, "plugin_errors": plugin_errors}

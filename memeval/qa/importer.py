@@ -42,6 +42,7 @@ from pathlib import Path
 from memeval.data.locomo import QA, Conversation
 from memeval.errors import InputError
 from memeval.records import AnswerRow
+from memeval.rundir import RunDir
 
 FORMATS = ("memeval", "mem0", "jsonl")
 
@@ -334,8 +335,8 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     source, out = Path(source), Path(out)
     if system in BUILTIN:
         raise InputError("--system", system, "is a built-in system's name; name the imported system differently")
-    if any(r.system == system for r in load_answers(out / "answers.jsonl")):
-        raise InputError(out / "answers.jsonl", "system", f"already holds answers of {system!r}; use another "
+    if any(r.system == system for r in load_answers(RunDir(out).answers)):
+        raise InputError(RunDir(out).answers, "system", f"already holds answers of {system!r}; use another "
                          "--system or --out")
     data_path = find_locomo(data)
     conversations = load_locomo(data_path)
@@ -376,14 +377,14 @@ def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, syst
     from memeval.records import write_records
     from memeval.rundir import read_manifest
 
-    manifest_path = out / "manifest.json"
+    manifest_path = RunDir(out).manifest
     manifest = read_manifest(out) or base_manifest(
         command="locomo import", data={"path": str(data_path), "sha256": data_hashes(data_path)})
     for name, kind, shape in (("imported", dict, "an object"), ("invocations", list, "a list")):
         if manifest.get(name) is not None and not isinstance(manifest[name], kind):  # before any row is appended
             raise InputError(manifest_path, name, f"expected {shape}, got {type(manifest[name]).__name__}; the "
                              "manifest was not written by memeval: move the directory aside")
-    with JsonlWriter(out / "answers.jsonl") as writer:
+    with JsonlWriter(RunDir(out).answers) as writer:
         write_records(writer, rows)
     from memeval.invocation import invocation, path_text
 

@@ -7,47 +7,41 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 from __future__ import annotations
 
 import numbers
-import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memeval.atomic import write_json_atomic, write_text_atomic
 from memeval.data.fetch import data_hashes
 from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
+from memeval.engine.judge import Judge
+from memeval.engine.roles import ModelSettings
+from memeval.engine.run import RunSettings, run_task
+from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.invocation import flag_args, path_text
-from memeval.llm.client import LLMClient, checked_client, make_client
+from memeval.invocation import command_from, flag
+from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import token_counter
-from memeval.llm.manifest import llm_manifest, role_identity
-from memeval.manifest import base_manifest
+from memeval.llm.manifest import role_identity
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 from memeval.memory.registry import build_system, known, needs_llm, system_names
-from memeval.progress import progress_bar
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
     AnswerSettings,
+    answer_conversation,
     answer_requests,
     load_answers,
     planned_answer,
     retrieve,
-    run_answer_pass,
 )
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
-from memeval.rundir import Claim, DirectoryLock, Identity, claim, read_manifest
+from memeval.rundir import Identity, RunDir
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
-from memeval.scoring.judge_pass import (
-    judge_requests,
-    judgeable,
-    load_judgments,
-    protocol_version,
-    run_judge_pass,
-)
+from memeval.scoring.judges import JUDGES
 
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
 NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (or `binary`) and "
@@ -56,20 +50,20 @@ NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (
 
 @dataclass
 class LocomoRunConfig:
-    out: str
-    data: str | None = None
-    conversations: str = "all"
-    questions: str = "all"
-    systems: list[str] = field(default_factory=lambda: ["rag_turns"])
-    answerer: str = "extractive"
-    judge: str = "none"
-    judge_runs: int | None = None
-    judge_mode: str = "sync"
-    k: int = 10
-    llm_backend: str = "auto"
-    budget_usd: float | None = None
-    sampling: str = "protocol"
-    models: dict = field(default_factory=dict)  # role → model id the user chose (defaults: llm/profiles.py)
+    out: str = flag("--out", path=True, last=True)
+    data: str | None = flag("--data", None, path=True)
+    conversations: str = flag("--conversations", "all")
+    questions: str = flag("--questions", "all")
+    systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
+    answerer: str = flag("--reader", "extractive")
+    judge: str = flag("--judge", "none")
+    judge_runs: int | None = flag("--judge-runs", None)
+    judge_mode: str = flag("--judge-mode", "sync")
+    k: int = flag("--k", 10)
+    llm_backend: str = flag("--llm", "auto")
+    budget_usd: float | None = flag("--budget-usd", None)
+    sampling: str = flag("--sampling", "protocol")
+    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract"))  # role → model id
     poll_interval_s: float = 30.0
     progress: bool = True
     restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
@@ -104,16 +98,7 @@ class LocomoRunConfig:
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval locomo run` command."""
-        values = asdict(self)
-        values["systems"] = (";" if any("," in s for s in self.systems) else ",").join(self.systems)
-        defaults = {**asdict(LocomoRunConfig(out="")), "systems": "rag_turns"}
-        flags = {"data": "--data", "conversations": "--conversations", "questions": "--questions",
-                 "systems": "--systems", "answerer": "--reader", "judge": "--judge", "judge_runs": "--judge-runs",
-                 "judge_mode": "--judge-mode", "k": "--k", "llm_backend": "--llm", "budget_usd": "--budget-usd",
-                 "sampling": "--sampling"}
-        models = [arg for role, model in sorted(self.models.items()) for arg in (f"--{role}-model", model)]
-        return ["memeval", "locomo", "run", *flag_args(values, defaults, flags, paths=("data",)), *models,
-                "--out", path_text(self.out)]
+        return command_from(self, ["memeval", "locomo", "run"])
 
     @property
     def runs(self) -> int:
@@ -126,7 +111,7 @@ def imported_systems(out: Path) -> dict[str, dict]:
     """Systems whose answers were imported into this run directory (name → source file, format, SHA-256)."""
     import json
 
-    path = out / "manifest.json"
+    path = RunDir(out).manifest
     if not path.is_file():
         return {}
     try:
@@ -161,10 +146,7 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
         if needs_llm(s):
             entry.update(extract=role("extract", EXTRACTION_TEMPERATURE), extract_prompt=prompt_hash("extract_triples"))
         system_entries[s.label] = entry
-    judges = {}
-    if config.judge != "none":
-        judges[config.judge] = {**role("judge", GRADED_TEMPERATURE if config.judge == "graded" else BINARY_TEMPERATURE),
-                                "runs": config.runs, "prompt_version": protocol_version(config.judge)}
+    judges = {judge.name: judge.identity(client) for judge in judges_of(config)}
     return Identity("locomo run", fixed={
         "data_sha256": data_hashes(data_path), "conversations": [c.sample_id for c, _ in selection],
         "questions": config.questions, "question_set": f"{len(question_ids)} questions, "
@@ -194,163 +176,139 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
     return roles
 
 
+def model_settings(config: LocomoRunConfig) -> ModelSettings:
+    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd)
+
+
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
     """The run's client, checked before any call: each role's model can honour its protocol's temperature
     (or --sampling model-default was chosen)."""
-    return checked_client(config.llm_backend, role_temperatures(config), client, budget_usd=config.budget_usd,
-                          sampling=config.sampling, models=config.models)
+    return model_settings(config).client(role_temperatures(config), client)
+
+
+def judges_of(config: LocomoRunConfig) -> list[Judge]:
+    return [] if config.judge == "none" else [JUDGES[config.judge](config.runs)]
+
+
+class LocomoTask(Task):
+    """LoCoMo: each memory system ingests a conversation once and answers its selected questions."""
+
+    kind = "locomo run"
+    answer_record = AnswerRow
+    judgment_record = JudgmentRow
+    no_judge_note = NO_JUDGE_NOTE
+
+    def __init__(self, config: LocomoRunConfig):
+        self.config = config
+
+    def validate(self) -> None:
+        self.config.validate()
+
+    def prepare(self) -> None:
+        config = self.config
+        self.data_path = find_locomo(config.data)
+        conversations = select_conversations(load_locomo(self.data_path), config.conversations)
+        self.selection = [(c, select_questions(c, config.questions)) for c in conversations]
+        self.imported = imported_systems(Path(config.out))
+        self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else SystemConfig.parse(s)
+                        for s in config.systems]
+        self.settings = AnswerSettings(config.answerer, config.k)
+
+    def role_temperatures(self) -> dict:
+        return role_temperatures(self.config)
+
+    def judges(self) -> list[Judge]:
+        return judges_of(self.config)
+
+    def identity(self, client) -> Identity:
+        return locomo_identity(self.config, self.data_path, self.selection, self.systems, self.imported, client)
+
+    def legacy_identity(self, manifest: dict | None) -> Identity | None:
+        return legacy_identity(manifest)
+
+    def command_line(self) -> list[str]:
+        return self.config.command_line()
+
+    def public_config(self) -> dict:
+        return _public_config(self.config)
+
+    def units(self) -> list[Unit]:
+        native = [Unit(tuple((s.label, qa.sample_id) for qa in questions), (s, conversation, questions))
+                  for s in self.systems if s.label not in self.imported for conversation, questions in self.selection]
+        brought = [Unit(tuple((s.label, qa.sample_id) for _, qs in self.selection for qa in qs), answerable=False)
+                   for s in self.systems if s.label in self.imported]
+        return native + brought
+
+    def answer(self, unit: Unit, todo, client) -> list[AnswerRow]:
+        system, conversation, questions = unit.payload
+        wanted = set(todo)
+        return answer_conversation(system, conversation, [qa for qa in questions if (system.label, qa.sample_id)
+                                                          in wanted], self.settings, client, self.config.fail_fast)
+
+    def owed(self, key: tuple) -> bool:
+        return key[0] not in self.imported  # imported systems answer what their file held; a rerun cannot add
+
+    def notes(self, client) -> list[str]:
+        config, imported = self.config, self.imported
+        native = [s for s in self.systems if s.label not in imported]
+        notes = []
+        for name in (s.label for s in self.systems if s.label in imported):
+            notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
+                         "format); scored and judged here like every other system.")
+        if client is not None and client.sampling == "model-default":
+            notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
+                         "model's default sampling, not the protocols' temperatures.")
+        if config.questions == "prototype":
+            notes.append(PROTOTYPE_NOTE)
+        if config.answerer == "extractive" and native:
+            notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers"
+                         + (" (for the systems run here; imported systems bring their own reader's answers)."
+                            if len(native) < len(self.systems) else "."))
+        return notes
+
+    def failure_note(self, errors: int, client) -> str:
+        return (f"{errors} answers failed this run (see the `error` field); rerun to retry them"
+                + (" — no LLM is configured (no ANTHROPIC_API_KEY or OPENAI_API_KEY), so only cached answers exist"
+                   if client and client.backend_name == "replay" else ""))
+
+    def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
+        by_system, by_protocol = self.grouped(answers, judgments)
+        title = "LoCoMo prototype report" if self.config.questions == "prototype" else "LoCoMo evaluation report"
+        judge_model = client.model_for("judge") if client is not None and self.config.judge != "none" else None
+        return run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model)
+
+    def grouped(self, answers: list, judgments: list) -> tuple[dict, dict]:
+        """Answers by system (in the order asked) and judgments by protocol and system."""
+        by_system: dict[str, list[AnswerRow]] = {s.label: [] for s in self.systems}
+        for row in answers:
+            by_system[row.system].append(row)
+        by_protocol: dict[str, dict[str, list[JudgmentRow]]] = {}
+        for row in judgments:
+            by_protocol.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
+        return by_system, by_protocol
+
+    def manifest_fields(self, answers: list, judgments: list, claimed, client) -> dict:
+        config = self.config
+        return {"systems": [s.as_dict() for s in self.systems],
+                "data": {"path": str(self.data_path), "sha256": claimed.identity.fixed["data_sha256"]},
+                "models": {"answerer": (client.model_for("answer") if config.answerer in LLM_ANSWERERS and client
+                                        else EXTRACTIVE_LABEL),
+                           "judge": client.model_for("judge") if config.judge != "none" and client else None},
+                "prompt_hashes": all_prompt_hashes(), **({"imported": self.imported} if self.imported else {})}
 
 
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunResult:
-    """Answer, judge, report. The directory's identity is checked (and claimed) before anything is written and
-    its lock held throughout; `RunResult.complete` is False when a requested row is missing."""
-    config.validate()
-    out = Path(config.out)
-    data_path = find_locomo(config.data)
-    conversations = select_conversations(load_locomo(data_path), config.conversations)
-    selection = [(c, select_questions(c, config.questions)) for c in conversations]
-    imported = imported_systems(out)
-    systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
-    client = run_client(config, client)
-    load_answers(out / "answers.jsonl"), load_judgments(out / "judgments.jsonl")  # a corrupt file: refused unclaimed
-    identity = locomo_identity(config, data_path, selection, systems, imported, client)
-    lock = DirectoryLock(out, shlex.join(config.command_line()))
-    claimed = claim(out, identity, base_manifest(command="locomo run", command_line=config.command_line(),
-                                                 config=_public_config(config)),
-                    restart=config.restart, legacy=legacy_identity(read_manifest(out)), lock=lock)
-    try:
-        return _run_claimed(config, client, out, data_path, selection, systems, claimed)
-    finally:
-        lock.release()
-
-
-def _run_claimed(config: LocomoRunConfig, client: LLMClient | None, out: Path, data_path: Path, selection,
-                 systems: list[SystemConfig], claimed: Claim) -> RunResult:
-    imported = imported_systems(out)
-    native = [s for s in systems if s.label not in imported]
-    invocations = (claimed.previous or {}).get("invocations", [])
-    notes = list(claimed.notes())
-    for name in (s.label for s in systems if s.label in imported):
-        notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
-                     "format); scored and judged here like every other system.")
-    if client is not None and client.sampling == "model-default":
-        notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
-                     "model's default sampling, not the protocols' temperatures.")
-    if config.questions == "prototype":
-        notes.append(PROTOTYPE_NOTE)
-    if config.answerer == "extractive" and native:
-        notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers"
-                     + (" (for the systems run here; imported systems bring their own reader's answers)."
-                        if len(native) < len(systems) else "."))
-
-    total = sum(len(q) for _, q in selection) * len(native)
-    with progress_bar(total, "answers", "q", config.progress) as bar:
-        answer_counts = run_answer_pass(selection, native, AnswerSettings(config.answerer, config.k),
-                                        out / "answers.jsonl", client, progress=bar.callback,
-                                        fail_fast=config.fail_fast)
-    selected_ids = {(s.label, qa.sample_id) for s in systems for _, qs in selection for qa in qs}
-    answers = [r for r in load_answers(out / "answers.jsonl") if r.key in selected_ids]
-    if answer_counts["errors"]:
-        notes.append(f"{answer_counts['errors']} answers failed this run (see the `error` field); "
-                     "rerun to retry them" + (" — no LLM is configured (no ANTHROPIC_API_KEY or OPENAI_API_KEY), so only "
-                                              "cached answers exist" if client and client.backend_name == "replay"
-                                              else ""))
-
-    judge_counts = None
-    if config.judge != "none":
-        final = [a for a in answers if a.final]
-        with progress_bar(len(final), f"judge ({config.judge})", "q", config.progress) as bar:
-            judge_counts = run_judge_pass(final, config.judge, client, out / "judgments.jsonl", config.runs,
-                                          config.judge_mode, batch_name=f"judge-{config.judge}:{out.resolve()}",
-                                          poll_interval_s=config.poll_interval_s, progress=bar.callback)
-        if judge_counts["skipped_failed"]:
-            notes.append(f"J incomplete: {judge_counts['skipped_failed']} questions have a judge call that failed "
-                         "past its retries; no judgment is recorded for them and a rerun retries them.")
-        if judge_counts["skipped_no_llm"]:
-            notes.append(f"J incomplete: {judge_counts['skipped_no_llm']} questions were not judged because no "
-                         "LLM is configured and the cache does not hold their judgments (set ANTHROPIC_API_KEY "
-                         "and rerun; finished judgments are kept).")
-    else:
-        notes.append(NO_JUDGE_NOTE)
-
-    by_system: dict[str, list[AnswerRow]] = {s.label: [] for s in systems}
-    for row in answers:
-        by_system[row.system].append(row)
-    judgments: dict[str, dict[str, list[JudgmentRow]]] = {}
-    wanted = {r.key for r in answers}
-    for row in load_judgments(out / "judgments.jsonl"):
-        if (row.system, row.sample_id) in wanted:
-            judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
-    title = "LoCoMo prototype report" if config.questions == "prototype" else "LoCoMo evaluation report"
-    judge_model = client.model_for("judge") if client is not None and config.judge != "none" else None
-    report = run_report(by_system, judgments, title=title, notes=notes, judge_model=judge_model)
-    write_text_atomic(out / "report.md", report)
-
-    missing = missing_rows(selection, systems, answers, judgments, config)
-    summary = {"answer_counts": answer_counts, "judge_counts": judge_counts, "notes": notes,
-               "llm": _client_summary(client), "missing": missing}
-    invocation = {"config": _public_config(config), "command_line": shlex.join(config.command_line()), **summary}
-    manifest = base_manifest(
-        command="locomo run",
-        command_line=config.command_line(),
-        config=_public_config(config),
-        systems=[s.as_dict() for s in systems],
-        data={"path": str(data_path), "sha256": claimed.identity.fixed["data_sha256"]},  # hashed once, at the claim
-        models={"answerer": (client.model_for("answer") if config.answerer in LLM_ANSWERERS and client
-                             else EXTRACTIVE_LABEL),
-                "judge": client.model_for("judge") if config.judge != "none" and client else None},
-        llm=llm_manifest(client, role_temperatures(config)),
-        prompt_hashes=all_prompt_hashes(),
-        rows={"answers": len(answers), "judgments": sum(len(v) for p in judgments.values() for v in p.values())},
-        invocations=[*invocations, invocation],
-        **({"imported": imported} if imported else {}),
-        identity=claimed.identity.as_dict(),
-        complete=not missing,
-        missing=missing,
-    )
-    write_json_atomic(out / "manifest.json", manifest)
-    return RunResult(out=str(out), report=report, answers=by_system, judgments=judgments, **summary)
-
-
-def missing_rows(selection, systems: list[SystemConfig], answers: list[AnswerRow],
-                 judgments: dict[str, dict[str, list[JudgmentRow]]], config: LocomoRunConfig) -> dict:
-    """What this invocation asked for and does not have: answers that failed (by their error's kind) or were
-    never written, and judgments missing for answered questions. Empty when the run is complete."""
-    from collections import Counter
-
-    by_key = {a.key: a for a in answers}
-    imported = imported_systems(Path(config.out))  # they answer what their file held; a rerun cannot add to it
-    wanted = [(s.label, qa.sample_id) for s in systems if s.label not in imported for _, qs in selection
-              for qa in qs]
-    failed = Counter()
-    absent = 0
-    for key in wanted:
-        row = by_key.get(key)
-        if row is None:
-            absent += 1
-        elif not row.final:
-            failed[_error_kind(row.error)] += 1
-    out: dict = {}
-    if failed or absent:
-        out["answers"] = {"requested": len(wanted), "failed": sum(failed.values()), "absent": absent,
-                          "reasons": dict(failed.most_common())}
-    if config.judge != "none":
-        judged = {(r.system, r.sample_id) for rows in judgments.get(config.judge, {}).values() for r in rows}
-        answered = judgeable([a for a in answers if a.system in {s.label for s in systems}], config.judge)
-        owed = [a for a in answered if a.key not in judged]
-        if owed:
-            out["judgments"] = {"protocol": config.judge, "requested": len(answered), "missing": len(owed)}
-    return out
-
-
-def _error_kind(error: str | None) -> str:
-    """The kind of a recorded failure: its exception name (and an HTTP status when the message has one)."""
-    import re
-
-    text = error or "unknown"
-    kind = text.split(":", 1)[0].strip() or "error"
-    status = re.search(r"\b(4\d\d|5\d\d)\b", text)
-    return f"{kind} ({status.group(1)})" if status else kind
+    """Answer, judge, report, through the one engine. The directory's identity is checked (and claimed) before
+    anything is written and its lock held throughout; `RunResult.complete` is False when a requested row is
+    missing."""
+    task = LocomoTask(config)
+    outcome = run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast,
+                                         config.judge_mode, config.poll_interval_s), model_settings(config), client)
+    by_system, by_protocol = task.grouped(outcome.answers, outcome.judgments)
+    return RunResult(out=outcome.out, report=outcome.report, answers=by_system, judgments=by_protocol,
+                     answer_counts=outcome.answer_counts.model_dump(),
+                     judge_counts=outcome.judge_counts[0].model_dump() if outcome.judge_counts else None,
+                     notes=outcome.notes, llm=outcome.llm, missing=outcome.missing)
 
 
 def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
@@ -366,7 +324,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k)
-    stored = {r.key: r for r in load_answers(out / "answers.jsonl") if r.final}
+    stored = {r.key: r for r in load_answers(RunDir(out).answers) if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
     for system in systems:
         for conversation, questions in selection:
@@ -374,8 +332,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
                 if config.judge != "none":
                     rows = [stored[(system.label, qa.sample_id)] for qa in questions
                             if (system.label, qa.sample_id) in stored]
-                    for row in judgeable(rows, config.judge):
-                        judge_reqs += judge_requests(config.judge, row, config.runs)
+                    judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
+                                   for r in judge.requests(row)]
                 continue
             planner = getattr(build_system(system), "planned_requests", None)
             if planner is not None:
@@ -388,8 +346,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id))
                         or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]
-                for row in judgeable(rows, config.judge):
-                    judge_reqs += judge_requests(config.judge, row, config.runs)
+                judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
+                               for r in judge.requests(row)]
     counter = token_counter(client)
     estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
     if ingest_reqs:
@@ -407,15 +365,3 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
 
 def _public_config(config: LocomoRunConfig) -> dict:
     return {k: v for k, v in asdict(config).items() if k != "progress"}
-
-
-def _client_summary(client: LLMClient | None) -> dict | None:
-    if client is None:
-        return None
-    s = client.stats
-    return {"backend": client.backend_name, "requests_sent": s.requests_sent, "cache_hits": s.cache_hits,
-            "retries": s.retries, "failures": s.failures, "cost_usd": round(s.cost_usd, 6),
-            "input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
-            "cache_creation_input_tokens": s.cache_creation_input_tokens,
-            "cache_read_input_tokens": s.cache_read_input_tokens}
-

@@ -10,18 +10,20 @@ sessions in order with their dates, turns with ids `<session id>:<turn index>` (
 from __future__ import annotations
 
 import numbers
-import shlex
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass
 
 from memeval.baselines_longmemeval import LONGMEMEVAL_BASELINES, protocol_label
 from memeval.data.locomo import Conversation, Session, Turn
 from memeval.data.longmemeval import QUESTION_TYPES, LMEInstance, load_longmemeval
+from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.records import Record
+from memeval.invocation import command_from, flag
+from memeval.memory.base import SystemConfig
+from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
+from memeval.rundir import RunDir
+from memeval.scoring.judges import JUDGES
 
 RECALL_KS = (1, 5, 10)
 READER_MAX_TOKENS = 200
@@ -37,45 +39,6 @@ UNSUPPORTED_SYSTEMS = {
                  "0.00 as if measured)",
     "memory_graph": "memory_graph extracts its graph with an LLM, which a LongMemEval run does not give it",
 }
-
-
-class LMEAnswerRow(Record):
-    """One (system, question) of a LongMemEval run."""
-
-    question_id: str
-    question_type: str
-    abstention: bool
-    question: str
-    answer: str
-    prediction: str
-    system: str
-    answerer: str
-    session_recall: list[float] | None  # recall@1..DEPTH of the evidence sessions (ranked systems)
-    turn_recall: list[float] | None  # the same for the has_answer turns
-    sessions_given: float | None  # share of evidence sessions among what the reader was given
-    context_tokens: int
-    latency_search_s: float
-    error: str | None
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.system, self.question_id)
-
-
-class LMEJudgmentRow(Record):
-    question_id: str
-    question_type: str
-    abstention: bool
-    system: str
-    protocol: str
-    prompt_version: str
-    label: bool
-    reply: str
-    judge_model: str | None = None  # rows written before the judge was recorded have none
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.system, self.question_id)
 
 
 def haystack_conversation(instance: LMEInstance) -> tuple[Conversation, dict[str, str]]:
@@ -159,34 +122,25 @@ def reader_request(instance: LMEInstance, memories: list):
 
 @dataclass
 class LongMemEvalConfig:
-    data: str
-    out: str
-    systems: list[str] = field(default_factory=lambda: ["rag_turns"])
-    questions: int | None = None  # the first N instances; None: all
-    k: int = 10
-    judge: str = "none"  # or "longmemeval"
-    llm_backend: str = "auto"
+    data: str = flag("--data", path=True)
+    out: str = flag("--out", path=True, last=True)
+    systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
+    questions: int | None = flag("--questions", None)  # the first N instances; None: all
+    k: int = flag("--k", 10)
+    judge: str = flag("--judge", "none")  # or "longmemeval"
+    llm_backend: str = flag("--llm", "auto")
     progress: bool = True
-    reader: str = "extractive"  # or "llm": the answer role's model reads the memories
-    models: dict = field(default_factory=dict)  # role → model id the user named
-    sampling: str = "protocol"
-    budget_usd: float | None = None
+    reader: str = flag("--reader", "extractive")  # or "llm": the answer role's model reads the memories
+    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge"))  # role → model id the user named
+    sampling: str = flag("--sampling", "protocol")
+    budget_usd: float | None = flag("--budget-usd", None)
     dry_run: bool = False
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
-    fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
+    fail_fast: bool = flag("--fail-fast", False)  # the first plug-in failure stops the run (else: the row's `error`)
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval longmemeval run` command (recorded in the manifest, shown by `ls`)."""
-        from memeval.invocation import flag_args, path_text
-
-        values = {**asdict(self), "systems": (";" if any("," in s for s in self.systems) else ",").join(self.systems)}
-        defaults = {**asdict(LongMemEvalConfig(data="", out="")), "systems": "rag_turns"}
-        flags = {"systems": "--systems", "questions": "--questions", "k": "--k", "reader": "--reader",
-                 "judge": "--judge", "llm_backend": "--llm", "budget_usd": "--budget-usd", "sampling": "--sampling",
-                 "fail_fast": "--fail-fast"}
-        models = [arg for role, model in sorted(self.models.items()) for arg in (f"--{role}-model", model)]
-        return ["memeval", "longmemeval", "run", "--data", path_text(self.data),
-                *flag_args(values, defaults, flags), *models, "--out", path_text(self.out)]
+        return command_from(self, ["memeval", "longmemeval", "run"])
 
 
 def role_temperatures(config: LongMemEvalConfig) -> dict:
@@ -200,56 +154,89 @@ def role_temperatures(config: LongMemEvalConfig) -> dict:
     return roles
 
 
-def run_longmemeval(config: LongMemEvalConfig, client=None) -> dict:
-    from memeval.llm.client import checked_client
-    from memeval.manifest import base_manifest
-    from memeval.memory.base import SystemConfig
-    from memeval.memory.registry import build_system
-    from memeval.records import read_records
+def model_settings(config: LongMemEvalConfig):
+    from memeval.engine.roles import ModelSettings
 
-    if config.judge not in ("none", "longmemeval"):
-        raise InputError("--judge", config.judge, "expected none or longmemeval")
-    if config.reader not in READERS:
-        raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
-    n = config.questions  # -1 would run all but the last question
-    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
-        raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
-    if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
-        raise InputError("--k", str(config.k), "expected a positive integer")
-    if not config.systems:
-        raise InputError("--systems", "(none)", "name at least one memory system")
-    for spec in config.systems:
-        try:
-            system = SystemConfig.parse(spec)
-        except ValueError as exc:
-            raise InputError("--systems", spec, str(exc)) from None
-        if system.name in UNSUPPORTED_SYSTEMS:
-            raise InputError("--systems", spec, f"{UNSUPPORTED_SYSTEMS[system.name]}; LongMemEval runs "
-                             f"{', '.join(OFFLINE_SYSTEMS)} and plug-in systems")
-        build_system(system)  # parameters checked before anything is written
-    roles = role_temperatures(config)
-    client = checked_client(config.llm_backend, roles, client, budget_usd=config.budget_usd,
-                            sampling=config.sampling, models=config.models)
-    instances, report = load_longmemeval(config.data)
-    if config.questions is not None:
-        instances = instances[: config.questions]
-    out = Path(config.out)
-    done = {r.key for r in read_records(out / "answers.jsonl", LMEAnswerRow)}
-    labels = {SystemConfig.parse(s).label: s for s in config.systems}
+    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd)
+
+
+class LongMemEvalTask(Task):
+    """LongMemEval: each question is answered by each system over that question's own haystack."""
+
+    kind = "longmemeval run"
+    answer_record = LMEAnswerRow
+    judgment_record = LMEJudgmentRow
+    progress_label = "longmemeval"
+
+    def __init__(self, config: LongMemEvalConfig):
+        self.config = config
+
+    def validate(self) -> None:
+        validate(self.config)
+
+    def prepare(self) -> None:
+        self.instances, self.data_report = load_longmemeval(self.config.data)
+        if self.config.questions is not None:
+            self.instances = self.instances[: self.config.questions]
+        self.labels = {SystemConfig.parse(s).label: s for s in self.config.systems}
+
+    def role_temperatures(self) -> dict:
+        return role_temperatures(self.config)
+
+    def judges(self) -> list:
+        return [JUDGES["longmemeval"]()] if self.config.judge == "longmemeval" else []
+
+    def identity(self, client):
+        return longmemeval_identity(self.config, self.instances, client)
+
+    def command_line(self) -> list[str]:
+        return self.config.command_line()
+
+    def public_config(self) -> dict:
+        return asdict(self.config)
+
+    def units(self) -> list:
+        return [Unit(tuple((label, i.question_id) for label in self.labels), i) for i in self.instances]
+
+    def answer(self, unit, todo, client) -> list[LMEAnswerRow]:
+        config, instance = self.config, unit.payload
+        wanted = set(todo)
+        fresh = [answer_guarded(instance, spec, config.k, config.reader == "extractive", config.fail_fast)
+                 for label, spec in self.labels.items() if (label, instance.question_id) in wanted]
+        if config.reader == "llm":
+            return read_with_llm(instance, fresh, client)
+        return [row for row, _ in fresh]
+
+    def notes(self, client) -> list[str]:
+        if self.config.reader == "extractive":
+            return ["Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers."]
+        return []
+
+    def failure_note(self, errors: int, client) -> str:
+        return (f"{errors} answers failed this run (see the `error` field): a reader call failed or could not be "
+                "made (no key and no cache), or a plug-in raised; a rerun retries them")
+
+    def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
+        return longmemeval_report(answers, {j.key: j for j in judgments}, notes)
+
+    def manifest_fields(self, answers: list, judgments: list, claimed, client) -> dict:
+        return {"data": {"path": self.config.data, "sha256": claimed.identity.fixed["data_sha256"]},
+                "quirks": dict(self.data_report.quirks), "prompts": prompt_versions(self.config)}
+
+
+def run_longmemeval(config: LongMemEvalConfig, client=None):
+    """Answer, judge, report through the one engine; a dry run prices the reader's calls and writes nothing."""
+    from memeval.engine.run import RunSettings, run_task
+
+    task = LongMemEvalTask(config)
     if config.dry_run:
-        return dry_run(config, instances, labels, done, client)
-    from memeval.rundir import DirectoryLock, claim
-
-    read_records(out / "judgments.jsonl", LMEJudgmentRow)  # a corrupt file is refused before the directory is claimed
-    lock = DirectoryLock(out, "longmemeval run")
-    claimed = claim(out, longmemeval_identity(config, instances, client),
-                    base_manifest(command="longmemeval run", command_line=config.command_line(),
-                                  config=asdict(config)), restart=config.restart,
-                    lock=lock)
-    try:
-        return _run_claimed(config, client, instances, report, labels, claimed)
-    finally:
-        lock.release()
+        task.validate()
+        task.prepare()
+        client = model_settings(config).client(task.role_temperatures(), client)
+        done = {r.key for r in read_records(RunDir(config.out).answers, LMEAnswerRow)}
+        return dry_run(config, task.instances, task.labels, done, client)
+    return run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast),
+                    model_settings(config), client)
 
 
 def longmemeval_identity(config: LongMemEvalConfig, instances, client):
@@ -277,73 +264,6 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
     return Identity("longmemeval run", fixed=fixed, additive={"systems": systems, "judges": judges})
 
 
-def _run_claimed(config: LongMemEvalConfig, client, instances, report, labels: dict, claimed) -> dict:
-    from memeval.atomic import write_json_atomic, write_text_atomic
-    from memeval.jsonl import JsonlWriter
-    from memeval.llm.manifest import llm_manifest
-    from memeval.manifest import base_manifest
-    from memeval.progress import progress_bar
-    from memeval.records import latest, read_records, write_records
-
-    roles = role_temperatures(config)
-    out = Path(config.out)
-    answers_path, judgments_path = out / "answers.jsonl", out / "judgments.jsonl"
-    done = {r.key for r in read_records(answers_path, LMEAnswerRow) if r.error is None}
-    from memeval.qa.answer_pass import answer_longmemeval_instance
-
-    failed_answers = 0
-    with JsonlWriter(answers_path) as writer, \
-            progress_bar(len(instances) * len(labels), "longmemeval", "q", config.progress) as bar:
-        for instance in instances:
-            fresh = [answer_longmemeval_instance(instance, spec, config.k, config.reader == "extractive",
-                                                 config.fail_fast)
-                     for label, spec in labels.items()
-                     if (label, instance.question_id) not in done]
-            if config.reader == "llm" and fresh:
-                rows, failed = read_with_llm(instance, fresh, client)
-                failed_answers += failed
-            else:
-                rows = [row for row, _ in fresh]
-            write_records(writer, rows)
-            bar.update(len(labels))
-    wanted = {(label, i.question_id) for label in labels for i in instances}
-    answers = [r for r in latest(read_records(answers_path, LMEAnswerRow), lambda r: r.key).values()
-               if r.key in wanted]
-    notes = list(claimed.notes())
-    if config.reader == "extractive":
-        notes.append("Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers.")
-    if failed_answers:
-        notes.append(f"{failed_answers} reader calls failed or could not be made (no key and no cache): no row was "
-                     "written for them; a rerun fills them")
-    if config.judge == "longmemeval":
-        notes += judge_pass(answers, judgments_path, client)
-    judgments = {r.key: r for r in read_records(judgments_path, LMEJudgmentRow) if r.key in wanted}
-    text = longmemeval_report(answers, judgments, notes)
-    write_text_atomic(out / "report.md", text)
-    missing = {}
-    final = [a for a in answers if a.error is None]
-    if len(final) < len(wanted):
-        failed = Counter((a.error or "").split(":", 1)[0] or "error" for a in answers if a.error is not None)
-        failed["no row (call failed or no LLM configured)"] = len(wanted) - len(answers)
-        failed = +failed
-        missing["answers"] = {"requested": len(wanted), "failed": len(wanted) - len(final), "absent": 0,
-                              "reasons": dict(failed.most_common())}
-    if config.judge == "longmemeval":
-        owed = sum(1 for a in final if a.key not in judgments)
-        if owed:
-            missing["judgments"] = {"protocol": "longmemeval", "requested": len(final), "missing": owed}
-    write_json_atomic(out / "manifest.json", base_manifest(
-        command="longmemeval run", command_line=config.command_line(), config=asdict(config), data={"path": config.data,
-                                                                 "sha256": claimed.identity.fixed["data_sha256"]},
-        quirks=dict(report.quirks), rows={"answers": len(answers), "judgments": len(judgments)},
-        llm=llm_manifest(client, roles), prompts=prompt_versions(config),
-        invocations=[*(claimed.previous or {}).get("invocations", []),
-                     {"config": asdict(config), "command_line": shlex.join(config.command_line())}],
-        identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
-    return {"out": str(out), "report": text, "answers": len(answers), "judgments": len(judgments), "notes": notes,
-            "missing": missing, "complete": not missing}
-
-
 def prompt_versions(config: LongMemEvalConfig) -> dict:
     from memeval.prompts import prompt_hash
     from memeval.scoring.longmemeval_judge import longmemeval_version
@@ -356,20 +276,38 @@ def prompt_versions(config: LongMemEvalConfig) -> dict:
     return versions
 
 
-def read_with_llm(instance: LMEInstance, fresh: list, client) -> tuple[list[LMEAnswerRow], int]:
-    """The reader's answers for one question's systems; a failed call leaves its row unwritten (resumable)."""
+def read_with_llm(instance: LMEInstance, fresh: list, client) -> list[LMEAnswerRow]:
+    """The reader's answers for one question's systems; a failed call is an error row, retried by a rerun."""
     from memeval.llm.client import LLMError
 
     rows = [row for row, _ in fresh if row.error]  # a plug-in failed: nothing to read
     fresh = [(row, memories) for row, memories in fresh if not row.error]
     replies = client.complete_many([reader_request(instance, memories) for _, memories in fresh]) if fresh else []
-    failed = 0
     for (row, _), reply in zip(fresh, replies, strict=True):
         if isinstance(reply, LLMError):
-            failed += 1
-            continue
-        rows.append(row.model_copy(update={"prediction": reply.text.strip(), "answerer": reply.model}))
-    return rows, failed
+            rows.append(row.model_copy(update={"prediction": "", "error": f"{type(reply).__name__}: {reply}"}))
+        else:
+            rows.append(row.model_copy(update={"prediction": reply.text.strip(), "answerer": reply.model}))
+    return rows
+
+
+def answer_guarded(instance, spec: str, k: int, extractive: bool = True, fail_fast: bool = False):
+    """`answer_instance`, with a plug-in's failure recorded as the question's error row (and no memories) rather
+    than ending the run; with `fail_fast`, PluginFailed propagates."""
+    from memeval.errors import PluginFailed
+    from memeval.memory.base import SystemConfig
+    from memeval.qa.answer import EXTRACTIVE_LABEL
+
+    try:
+        return answer_instance(instance, spec, k, extractive)
+    except PluginFailed as exc:
+        if fail_fast:
+            raise
+        return LMEAnswerRow(
+            question_id=instance.question_id, question_type=instance.question_type, abstention=instance.abstention,
+            question=instance.question, answer=instance.answer, prediction="", system=SystemConfig.parse(spec).label,
+            answerer=EXTRACTIVE_LABEL if extractive else "llm", session_recall=None, turn_recall=None,
+            sessions_given=None, context_tokens=0, latency_search_s=0.0, error=exc.row_error), []
 
 
 def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, client) -> dict:
@@ -394,32 +332,32 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     return {"out": config.out, "report": text, "answers": 0, "judgments": 0, "notes": [], "dry_run": True}
 
 
-def judge_pass(answers: Sequence[LMEAnswerRow], path: Path, client) -> list[str]:
-    """One yes/no call per unjudged answer (cache first) through the run's checked client; a failed call writes
-    nothing, so a rerun fills it."""
-    from memeval.jsonl import JsonlWriter
-    from memeval.llm.client import LLMError
-    from memeval.records import read_records, write_records
-    from memeval.scoring.longmemeval_judge import longmemeval_request, longmemeval_version, parse_longmemeval
 
-    done = {r.key for r in read_records(path, LMEJudgmentRow)}
-    todo = [a for a in answers if a.key not in done and a.error is None]
-    judge_model = client.model_for("judge")
-    requests = [longmemeval_request(a.question_id, a.question_type, a.question, a.answer, a.prediction)
-                for a in todo]
-    replies = client.complete_many(requests)
-    failed = 0
-    with JsonlWriter(path) as writer:
-        for answer, reply in zip(todo, replies, strict=True):
-            if isinstance(reply, LLMError):
-                failed += 1
-                continue
-            write_records(writer, [LMEJudgmentRow(
-                question_id=answer.question_id, question_type=answer.question_type, abstention=answer.abstention,
-                system=answer.system, protocol="longmemeval", prompt_version=longmemeval_version(),
-                label=parse_longmemeval(reply.text), reply=reply.text.strip()[:200], judge_model=judge_model)])
-    return [f"{failed} judge calls failed or could not be made (no key and no cache); a rerun fills them"] \
-        if failed else []
+
+def validate(config: LongMemEvalConfig) -> None:
+    from memeval.memory.base import SystemConfig
+    from memeval.memory.registry import build_system
+
+    if config.judge not in ("none", "longmemeval"):
+        raise InputError("--judge", config.judge, "expected none or longmemeval")
+    if config.reader not in READERS:
+        raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
+    n = config.questions  # -1 would run all but the last question
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
+        raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
+    if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
+        raise InputError("--k", str(config.k), "expected a positive integer")
+    if not config.systems:
+        raise InputError("--systems", "(none)", "name at least one memory system")
+    for spec in config.systems:
+        try:
+            system = SystemConfig.parse(spec)
+        except ValueError as exc:
+            raise InputError("--systems", spec, str(exc)) from None
+        if system.name in UNSUPPORTED_SYSTEMS:
+            raise InputError("--systems", spec, f"{UNSUPPORTED_SYSTEMS[system.name]}; LongMemEval runs "
+                             f"{', '.join(OFFLINE_SYSTEMS)} and plug-in systems")
+        build_system(system)  # parameters checked before anything is written
 
 
 def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: Sequence[str] = ()) -> str:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from operator import attrgetter
 
 import numpy as np
 
 from memeval.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
 from memeval.categories import QA_CATEGORIES, category_label
-from memeval.reports.tables import ci_cell, full_report, markdown_table, question_set_note
-from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap, paired_difference
+from memeval.reports.tables import Judgments, Rows, ci_cell, full_report, markdown_table, question_set_note
+from memeval.scoring.aggregate import F1, Value, bootstrap_mean, cluster_bootstrap, paired_difference
 from memeval.scoring.f1 import score_f1
 
 RECALL_KS = (1, 5, 10, 20, 50)
-Rows = Sequence[Mapping]
 
 
 def _mean(values) -> float | None:
@@ -37,18 +37,18 @@ def evidence_recall_table(systems: Mapping[str, Rows]) -> str:
     headers = ["System", "k", *[category_label(c) for c in categories], "all", "n with evidence"]
     body = []
     for name, rows in systems.items():
-        with_evidence = [r for r in rows if r.get("evidence_recall") is not None]
-        ks = {r.get("k") for r in rows}
+        with_evidence = [r for r in rows if r.evidence_recall is not None]
+        ks = {r.k for r in rows}
         body.append([name, "all" if ks == {None} else ",".join(str(k) for k in sorted(ks - {None})),
-                     *[_fmt(_mean(r["evidence_recall"] for r in with_evidence if r["category"] == c))
+                     *[_fmt(_mean(r.evidence_recall for r in with_evidence if r.category == c))
                        for c in categories],
-                     _fmt(_mean(r["evidence_recall"] for r in with_evidence)), len(with_evidence)])
+                     _fmt(_mean(r.evidence_recall for r in with_evidence)), len(with_evidence)])
     note = question_set_note(systems)
     return markdown_table(headers, body) + (f"\n\n- {note}" if note else "")
 
 
 def recall_curve_means(rows: Rows) -> list[float] | None:
-    curves = [r["recall_curve"] for r in rows if r.get("recall_curve")]
+    curves = [r.recall_curve for r in rows if r.recall_curve]
     return [float(v) for v in np.mean(np.asarray(curves, dtype=float), axis=0)] if curves else None
 
 
@@ -57,13 +57,13 @@ def recall_at_k_table(systems: Mapping[str, Rows]) -> str:
     headers = ["System", "questions", *[f"recall@{k}" for k in RECALL_KS]]
     body = []
     for name, rows in systems.items():
-        groups = [("all", rows)] + [(category_label(c), [r for r in rows if r.get("category") == c])
+        groups = [("all", rows)] + [(category_label(c), [r for r in rows if r.category == c])
                                     for c in (*QA_CATEGORIES, 5)]
         for label, group in groups:
             curve = recall_curve_means(group)
             if curve is None:
                 continue
-            n = sum(1 for r in group if r.get("recall_curve"))
+            n = sum(1 for r in group if r.recall_curve)
             body.append([name if label == "all" else f"{name} · {label}", n,
                          *[_fmt(curve[k - 1]) if k <= len(curve) else "–" for k in RECALL_KS]])
     if not body:
@@ -75,14 +75,14 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
     headers = ["System", "F1 (1–4)", "95% CI", "questions", "conversations (clusters)"]
     body, used = [], set()
     for name, rows in systems.items():
-        scored = [r for r in rows if r.get("category") in QA_CATEGORIES and r.get("f1") is not None]
-        conversations = [r["conversation_id"] for r in scored]
+        scored = [r for r in rows if r.category in QA_CATEGORIES and r.f1 is not None]
+        conversations = [r.conversation_id for r in scored]
         if len(set(conversations)) >= 2:
-            interval = cluster_bootstrap([r["f1"] for r in scored], conversations, n_boot=n_boot, seed=seed)
+            interval = cluster_bootstrap([r.f1 for r in scored], conversations, n_boot=n_boot, seed=seed)
             ci, clusters = ci_cell(interval.low, interval.high, _fmt), str(interval.clusters)
             used.add("conversations")
         else:  # one conversation: a clustered interval is undefined, so say which interval this is
-            interval = bootstrap_mean([r["f1"] for r in scored], n_boot=n_boot, seed=seed)
+            interval = bootstrap_mean([r.f1 for r in scored], n_boot=n_boot, seed=seed)
             ci = ci_cell(interval.low, interval.high, _fmt, interval.clusters, "question")
             clusters = f"{len(set(conversations))} (item-level bootstrap)"
             used.add("questions")
@@ -96,19 +96,19 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
                      f"percentile bootstrap ({n_boot:,} resamples) over their questions, which treats questions of "
                      "one conversation as independent, so it is usually narrower than a clustered interval would "
                      "be; n/a with one question.")
-    notes.append(question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+    notes.append(question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                     for name, rows in systems.items()}))
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
 
 
-def paired_table(systems: Mapping[str, Rows], value_key: str = "f1", n_boot: int = 2000) -> str:
+def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000) -> str:
     headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n (in common)", "A better", "B better",
                "ties"]
     body = []
     for a, b in combinations(systems, 2):
-        rows_a = [r for r in systems[a] if r.get("category") in QA_CATEGORIES]
-        rows_b = [r for r in systems[b] if r.get("category") in QA_CATEGORIES]
-        d = paired_difference(rows_a, rows_b, value_key, a, b, n_boot=n_boot)
+        rows_a = [r for r in systems[a] if r.category in QA_CATEGORIES]
+        rows_b = [r for r in systems[b] if r.category in QA_CATEGORIES]
+        d = paired_difference(rows_a, rows_b, value, a, b, n_boot=n_boot)
         if d.n == 0:
             continue
         body.append([f"{a} − {b}", _fmt(d.mean_difference), ci_cell(d.low, d.high, _fmt, d.clusters), d.n,
@@ -118,25 +118,25 @@ def paired_table(systems: Mapping[str, Rows], value_key: str = "f1", n_boot: int
     notes = [f"Each difference is over the questions both systems scored (the intersection of their sample ids; "
              f"its size is n), with a percentile bootstrap ({n_boot:,} resamples) resampling whole conversations; "
              "n/a when the questions in common come from one conversation.",
-             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+             question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in systems.items()})]
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
 
 
-def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Rows], protocol: str) -> str:
+def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str) -> str:
     """Judged vs all questions (strict accuracy counts an unjudged question as 0), and answer length, which
     generous grading rewards."""
     headers = ["System", "questions", "judged", "runs failed", "J over judged", "J strict (all)",
                "answer words (mean)"]
     body = []
     for name, rows in answers.items():
-        eligible = [r for r in rows if r.get("category") in QA_CATEGORIES]
-        judged = [j for j in judgments.get(name, ()) if j.get("category") in QA_CATEGORIES]
-        means = [j["mean"] for j in judged if j.get("mean") is not None]
-        failed_runs = sum(sum(1 for s in j["scores"] if s < 0) for j in judged)
+        eligible = [r for r in rows if r.category in QA_CATEGORIES]
+        judged = [j for j in judgments.get(name, ()) if j.category in QA_CATEGORIES]
+        means = [j.mean for j in judged if j.mean is not None]
+        failed_runs = sum(sum(1 for s in j.scores if s < 0) for j in judged)
         over_judged = float(np.mean(means)) if means else None
         strict = float(np.sum(means)) / len(eligible) if eligible else None
-        words = _mean(len(str(r.get("prediction", "")).split()) for r in eligible)
+        words = _mean(len(str(r.prediction).split()) for r in eligible)
         body.append([name, len(eligible), len(means), failed_runs, _fmt(over_judged, 1.0),
                      _fmt(strict, 1.0), _fmt(words, 1.0, 1)])
     return f"Protocol `{protocol}`, categories 1–4.\n\n" + markdown_table(headers, body)
@@ -148,14 +148,14 @@ def prototype_table(systems: Mapping[str, Rows]) -> str:
     headers = ["System", "mean F1 ×100 (seed)", "mean F1 ×100 (locomo)", "questions"]
     body = []
     for name, rows in systems.items():
-        scored = [r for r in rows if r.get("f1") is not None]
-        seed = _mean(score_f1(r["prediction"], r["gold"], r["category"], "seed") for r in scored)
-        body.append([name, _fmt(seed), _fmt(_mean(r["f1"] for r in scored)), len(scored)])
+        scored = [r for r in rows if r.f1 is not None]
+        seed = _mean(score_f1(r.prediction, r.gold, r.category, "seed") for r in scored)
+        body.append([name, _fmt(seed), _fmt(_mean(r.f1 for r in scored)), len(scored)])
     body.append([f"{CLAUDE_MEM} (published)", f"≈{100 * PROTOTYPE_BASELINE_F1:.0f}", "–", 20])
     return markdown_table(headers, body)
 
 
-def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Rows]] | None = None,
+def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Judgments]] | None = None,
                title: str = "LoCoMo evaluation report", notes: Sequence[str] = (),
                judge_model: str | None = None) -> str:
     """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
@@ -174,5 +174,5 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
         parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
         if len(answers) > 1:
             parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(
-                {name: [{**j, "j": j["mean"]} for j in by_system.get(name, ())] for name in answers}, "j")]
+                {name: list(by_system.get(name, ())) for name in answers}, attrgetter("mean"))]
     return "\n".join(parts) + "\n"

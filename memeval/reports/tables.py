@@ -22,9 +22,11 @@ from memeval.baselines import (
     f1_baselines,
 )
 from memeval.categories import ADVERSARIAL, QA_CATEGORIES, category_label
-from memeval.scoring.aggregate import by_category, judge_by_category, overall_mean
+from memeval.records import AnswerRow, JudgmentRow
+from memeval.scoring.aggregate import F1, Value, by_category, judge_by_category, overall_mean, precomputed
 
-Rows = Sequence[Mapping]
+Rows = Sequence[AnswerRow]
+Judgments = Sequence[JudgmentRow]
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -50,14 +52,14 @@ def ci_cell(low: float | None, high: float | None, fmt, units: int | None = None
     return f"[{fmt(low)}, {fmt(high)}]"
 
 
-def question_sets(systems: Mapping[str, Rows]) -> dict[str, frozenset]:
+def question_sets(systems: Mapping[str, Rows | Judgments]) -> dict[str, frozenset]:
     """Each system's sample ids (systems without rows left out)."""
-    sets = {name: frozenset(r["sample_id"] for r in rows if r.get("sample_id") is not None)
+    sets = {name: frozenset(r.sample_id for r in rows if r.sample_id is not None)
             for name, rows in systems.items()}
     return {name: ids for name, ids in sets.items() if ids}
 
 
-def question_set_note(systems: Mapping[str, Rows]) -> str | None:
+def question_set_note(systems: Mapping[str, Rows | Judgments]) -> str | None:
     """A note naming each system's n when the systems were measured on different sets of sample ids (an imported
     system covering part of the questions, runs with other selections); None when the sets are the same."""
     return different_sets_note(question_sets(systems))
@@ -80,25 +82,25 @@ def _with_notes(table: str, notes: Sequence[str | None]) -> str:
     return table + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
 
 
-def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str = "f1") -> str:
+def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F1) -> str:
     """Per-category F1 ×100 for each system beside the published rows computed in the same F1 mode, each overall
     in the column of what it averages: the Mem0 paper's over categories 1–4, the LoCoMo paper's over all five
     (a micro-average with the official category-5 rule). Modes that do not score category 5 (mem0) have no
-    1–5 column."""
+    1–5 column. `value`: a row's F1 in `mode` (its stored `f1`, the official scorer's, by default)."""
     five = mode != "mem0"
     categories = (*QA_CATEGORIES, ADVERSARIAL) if five else QA_CATEGORIES
     headers = ["System", *[category_label(c) for c in categories], "overall (1–4)",
                *(["overall (1–5)"] if five else []), "n"]
     body = []
-    covered = {name: [r for r in rows if r.get("category") in categories] for name, rows in systems.items()}
+    covered = {name: [r for r in rows if r.category in categories] for name, rows in systems.items()}
     for name, rows in systems.items():
-        scored = [r for r in rows if r.get("category") in categories and r.get(value_key) is not None]
-        stats = by_category(scored, value_key)
-        qa = [r for r in scored if r.get("category") in QA_CATEGORIES]
+        scored = [r for r in rows if r.category in categories and value(r) is not None]
+        stats = by_category(scored, value)
+        qa = [r for r in scored if r.category in QA_CATEGORIES]
         has_five = ADVERSARIAL in stats
         body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in categories],
-                     _pct(overall_mean(qa, value_key)) if qa else "–",
-                     *([_pct(overall_mean(scored, value_key)) if has_five else "–"] if five else []),
+                     _pct(overall_mean(qa, value)) if qa else "–",
+                     *([_pct(overall_mean(scored, value)) if has_five else "–"] if five else []),
                      len(scored)])
     for base in f1_baselines(mode):
         overall = f"{base.overall:.2f}" if base.overall is not None else "–"
@@ -117,18 +119,18 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value_key: str =
     return _with_notes(markdown_table(headers, body), [*notes, question_set_note(covered)])
 
 
-def adversarial_table(systems: Mapping[str, Rows], value_key: str = "f1") -> str:
+def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
     """Category 5 on its own, beside the always-abstain answer (which scores 1 on every item)."""
     body = []
     for name, rows in systems.items():
-        values = [r[value_key] for r in rows if r.get("category") == 5 and r.get(value_key) is not None]
+        values = [score for r in rows if r.category == 5 and (score := value(r)) is not None]
         body.append([name, _pct(float(np.mean(values))) if values else "–", len(values)])
     if systems:
         n = max(
-            len([r for r in rows if r.get("category") == 5]) for rows in systems.values()
+            len([r for r in rows if r.category == 5]) for rows in systems.values()
         )
         body.append(["always abstain ('not mentioned')", _pct(1.0) if n else "–", n])
-    five = {name: [r for r in rows if r.get("category") == 5] for name, rows in systems.items()}
+    five = {name: [r for r in rows if r.category == 5] for name, rows in systems.items()}
     return _with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
 
 
@@ -158,12 +160,12 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
     headers = ["System", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
     body = []
     for name, rows in systems.items():
-        scored = [{**r, "b1": bleu1(r.get("prediction") or "", r.get("gold"))} for r in rows
-                  if r.get("category") in QA_CATEGORIES and r.get("prediction") is not None
-                  and not r.get("error")]  # a failed answer is no prediction: never scored 0
-        stats = by_category(scored, "b1")
+        scored = [r for r in rows if r.category in QA_CATEGORIES and r.prediction is not None
+                  and not r.error]  # a failed answer is no prediction: never scored 0
+        b1 = precomputed(scored, lambda r: bleu1(r.prediction or "", r.gold))
+        stats = by_category(scored, b1)
         body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in QA_CATEGORIES],
-                     _pct(overall_mean(scored, "b1")) if scored else "–", len(scored)])
+                     _pct(overall_mean(scored, b1)) if scored else "–", len(scored)])
     mode = bleu1_mode()
     notes = [f"B1 mode: {mode}. Mem0's harness tokenises with nltk.word_tokenize (English Punkt sentences, then "
              "the Treebank-style tokenizer), lower-cased, one reference, unigram weights, smoothing method1."
@@ -172,12 +174,12 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
                 "fetch nltk --source FILE --sha256 HEX` or point NLTK_DATA at them."),
              "The Mem0 paper's own B1 columns are not transcribed here (its table was not reachable when this was "
              "written); compare against the paper directly.",
-             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+             question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in systems.items()})]
     return _with_notes(markdown_table(headers, body), notes)
 
 
-def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems: Sequence[str] = (),
+def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, systems: Sequence[str] = (),
             judge_model: str | None = None) -> str:
     """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
     without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
@@ -186,7 +188,7 @@ def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems:
     ours = f"{protocol} (ours)" if protocol else "ours"
     body = []
     for name, rows in judgments.items():
-        per_cat, overall = judge_by_category([r for r in rows if r.get("category") in QA_CATEGORIES])
+        per_cat, overall = judge_by_category([r for r in rows if r.category in QA_CATEGORIES])
         cells = []
         for c in QA_CATEGORIES:
             s = per_cat.get(c)
@@ -203,7 +205,7 @@ def j_table(judgments: Mapping[str, Rows], protocol: str | None = None, systems:
              "WRONG, categories 1–4, J = share correct ×100.",
              protocol_note(protocol, judge_model),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
-             question_set_note({name: [r for r in rows if r.get("category") in QA_CATEGORIES]
+             question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in judgments.items()})]
     return _with_notes(markdown_table(headers, body), notes)
 
@@ -227,9 +229,9 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
 
     body = []
     for name, rows in systems.items():
-        search = [r["latency_search_s"] for r in rows if r.get("latency_search_s") is not None]
-        total = [r["latency_total_s"] for r in rows if r.get("latency_total_s") is not None]
-        tokens = [r["context_tokens"] for r in rows if r.get("context_tokens") is not None]
+        search = [r.latency_search_s for r in rows if r.latency_search_s is not None]
+        total = [r.latency_total_s for r in rows if r.latency_total_s is not None]
+        tokens = [r.context_tokens for r in rows if r.context_tokens is not None]
         body.append(
             [
                 name,
@@ -248,11 +250,11 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
     return _with_notes(markdown_table(headers, body), [question_set_note(systems)])
 
 
-def category_breakdown(systems: Mapping[str, Rows], value_key: str = "f1") -> str:
+def category_breakdown(systems: Mapping[str, Rows], value: Value = F1) -> str:
     headers = ["System", "category", "mean ×100", "count", "min ×100", "max ×100"]
     body = []
     for name, rows in systems.items():
-        for cat, s in by_category(rows, value_key).items():
+        for cat, s in by_category(rows, value).items():
             body.append([name, category_label(cat), _pct(s.mean), s.count, _pct(s.min), _pct(s.max)])
     return markdown_table(headers, body)
 
@@ -262,34 +264,34 @@ EXTREMES_TIES = ("ties are broken by evidence recall — in the bottom 5, questi
                  "then by sample id")
 
 
-def extremes(rows: Rows, value_key: str = "f1", n: int = 5) -> tuple[list[Mapping], list[Mapping]]:
+def extremes(rows: Rows, value: Value = F1, n: int = 5) -> tuple[list[AnswerRow], list[AnswerRow]]:
     """Top and bottom n rows by score, ties broken as EXTREMES_TIES says (so the rows shown are informative and
     the report is stable)."""
-    scored = [r for r in rows if r.get(value_key) is not None]
+    scored = [r for r in rows if value(r) is not None]
 
-    def recall(r: Mapping) -> float:
-        return -1.0 if r.get("evidence_recall") is None else float(r["evidence_recall"])
+    def recall(r: AnswerRow) -> float:
+        return -1.0 if r.evidence_recall is None else float(r.evidence_recall)
 
-    def tokens(r: Mapping) -> float:
-        return float("inf") if r.get("context_tokens") is None else float(r["context_tokens"])
+    def tokens(r: AnswerRow) -> float:
+        return float("inf") if r.context_tokens is None else float(r.context_tokens)
 
-    top = sorted(scored, key=lambda r: (-float(r[value_key]), tokens(r), str(r.get("sample_id", ""))))
-    bottom = sorted(scored, key=lambda r: (float(r[value_key]), -recall(r), str(r.get("sample_id", ""))))
+    top = sorted(scored, key=lambda r: (-float(value(r)), tokens(r), str(r.sample_id)))
+    bottom = sorted(scored, key=lambda r: (float(value(r)), -recall(r), str(r.sample_id)))
     return top[:n], bottom[:n]
 
 
-def _question_rows(rows: Sequence[Mapping], value_key: str) -> str:
+def _question_rows(rows: Rows, value: Value = F1, label: str = "f1") -> str:
     return markdown_table(
-        ["sample", "category", "question", "gold", "prediction", f"{value_key} ×100", "evidence recall"],
+        ["sample", "category", "question", "gold", "prediction", f"{label} ×100", "evidence recall"],
         [
             [
-                r.get("sample_id", ""),
-                category_label(int(r["category"])),
-                r.get("question", ""),
-                r.get("gold", r.get("answer", "")),
-                r.get("prediction", ""),
-                _pct(float(r[value_key])),
-                "–" if r.get("evidence_recall") is None else f"{float(r['evidence_recall']):.2f}",
+                r.sample_id,
+                category_label(int(r.category)),
+                r.question,
+                r.gold,
+                r.prediction,
+                _pct(float(value(r))),
+                "–" if r.evidence_recall is None else f"{float(r.evidence_recall):.2f}",
             ]
             for r in rows
         ],
@@ -298,7 +300,7 @@ def _question_rows(rows: Sequence[Mapping], value_key: str) -> str:
 
 def full_report(
     systems: Mapping[str, Rows],
-    judgments: Mapping[str, Mapping[str, Rows]] | None = None,
+    judgments: Mapping[str, Mapping[str, Judgments]] | None = None,
     mode: str = "locomo",
     title: str = "LoCoMo evaluation report",
     judge_model: str | None = None,
@@ -317,7 +319,7 @@ def full_report(
     parts += ["", "## Per-category breakdown", "", category_breakdown(systems)]
     for name, rows in systems.items():
         top, bottom = extremes(rows)
-        parts += ["", f"## {name}: top 5 questions", "", _question_rows(top, "f1")]
-        parts += ["", f"## {name}: bottom 5 questions", "", _question_rows(bottom, "f1"), "",
+        parts += ["", f"## {name}: top 5 questions", "", _question_rows(top)]
+        parts += ["", f"## {name}: bottom 5 questions", "", _question_rows(bottom), "",
                   f"- Top and bottom by F1; {EXTREMES_TIES}."]
     return "\n".join(parts) + "\n"

@@ -1,17 +1,30 @@
 """Aggregation of per-question scores: category tables, J pooling, clustered bootstrap, paired differences.
 
-Pure functions over plain rows (dicts), no I/O, so every number in a report can be
-recomputed from the JSONL it came from.
+Pure functions over typed rows (records read by attribute), no I/O, so every number in a report can be
+recomputed from the JSONL it came from. Where the score is chosen at run time a function takes a getter
+(`value`, a row's score or None: `F1`, `attrgetter("mean")`, or one computed from the row).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
 
 import numpy as np
+
+Value = Callable[[Any], float | None]  # a row's score (None: unscored)
+F1: Value = attrgetter("f1")
+
+
+def precomputed(rows: Iterable, score: Value) -> Value:
+    """`score` as a getter computed once per row of `rows` (a score that costs a scorer call, read by several
+    aggregates); it answers for those row objects only."""
+    values = {id(r): score(r) for r in rows}
+    return lambda row: values[id(row)]
 
 
 @dataclass(frozen=True)
@@ -23,22 +36,22 @@ class CategoryStats:
     max: float
 
 
-def by_category(rows: Iterable[Mapping], value_key: str = "f1") -> dict[int, CategoryStats]:
-    """Mean, count, min and max of `value_key` per category; rows whose value is None are skipped."""
+def by_category(rows: Iterable, value: Value = F1) -> dict[int, CategoryStats]:
+    """Mean, count, min and max of `value` per category; rows whose value is None are skipped."""
     groups: dict[int, list[float]] = defaultdict(list)
     for row in rows:
-        value = row.get(value_key)
-        if value is not None:
-            groups[int(row["category"])].append(float(value))
+        score = value(row)
+        if score is not None:
+            groups[int(row.category)].append(float(score))
     return {
         cat: CategoryStats(cat, float(np.mean(v)), len(v), float(min(v)), float(max(v)))
         for cat, v in sorted(groups.items())
     }
 
 
-def overall_mean(rows: Iterable[Mapping], value_key: str = "f1") -> float:
+def overall_mean(rows: Iterable, value: Value = F1) -> float:
     """Mean over all questions (not the mean of category means)."""
-    values = [float(r[value_key]) for r in rows if r.get(value_key) is not None]
+    values = [float(score) for score in map(value, rows) if score is not None]
     return float(np.mean(values)) if values else float("nan")
 
 
@@ -49,25 +62,25 @@ class JudgeStats:
     count: int
 
 
-def pool_judgments(rows: Iterable[Mapping]) -> JudgeStats:
-    """Mean of per-question means, and sqrt of the mean per-question variance."""
+def pool_judgments(rows: Iterable) -> JudgeStats:
+    """Mean of per-question means, and sqrt of the mean per-question variance (rows with `mean` and `std`)."""
     means, variances = [], []
     for row in rows:
-        if row.get("mean") is None:
+        if row.mean is None:
             continue
-        means.append(float(row["mean"]))
-        std = row.get("std")
+        means.append(float(row.mean))
+        std = row.std
         variances.append(0.0 if std is None or (isinstance(std, float) and math.isnan(std)) else float(std) ** 2)
     if not means:
         return JudgeStats(float("nan"), float("nan"), 0)
     return JudgeStats(float(np.mean(means)), float(math.sqrt(np.mean(variances))), len(means))
 
 
-def judge_by_category(rows: Iterable[Mapping]) -> tuple[dict[int, JudgeStats], JudgeStats]:
+def judge_by_category(rows: Iterable) -> tuple[dict[int, JudgeStats], JudgeStats]:
     rows = list(rows)
-    groups: dict[int, list[Mapping]] = defaultdict(list)
+    groups: dict[int, list] = defaultdict(list)
     for row in rows:
-        groups[int(row["category"])].append(row)
+        groups[int(row.category)].append(row)
     return {c: pool_judgments(g) for c, g in sorted(groups.items())}, pool_judgments(rows)
 
 
@@ -148,9 +161,9 @@ class PairedDifference:
 
 
 def paired_difference(
-    rows_a: Iterable[Mapping],
-    rows_b: Iterable[Mapping],
-    value_key: str = "f1",
+    rows_a: Iterable,
+    rows_b: Iterable,
+    value: Value = F1,
     system_a: str = "a",
     system_b: str = "b",
     n_boot: int = 2000,
@@ -158,14 +171,15 @@ def paired_difference(
 ) -> PairedDifference:
     """a minus b on the questions both scored (the intersection of their sample ids; `n` is its size), CI
     clustered by conversation (undefined, `defined` False, when they share questions of one conversation only)."""
-    b_by_id = {r["sample_id"]: r for r in rows_b if r.get(value_key) is not None}
+    b_by_id = {r.sample_id: score for r in rows_b if (score := value(r)) is not None}
     diffs, clusters = [], []
     for row in rows_a:
-        other = b_by_id.get(row["sample_id"])
-        if other is None or row.get(value_key) is None:
+        other = b_by_id.get(row.sample_id)
+        score = value(row)
+        if other is None or score is None:
             continue
-        diffs.append(float(row[value_key]) - float(other[value_key]))
-        clusters.append(row.get("conversation_id") or str(row["sample_id"]).split(":")[0])
+        diffs.append(float(score) - float(other))
+        clusters.append(row.conversation_id or str(row.sample_id).split(":")[0])
     interval = cluster_bootstrap(diffs, clusters, n_boot=n_boot, seed=seed)
     arr = np.asarray(diffs)
     return PairedDifference(

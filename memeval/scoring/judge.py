@@ -13,10 +13,11 @@ import json
 import re
 
 from memeval.categories import category_label
+from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
-from memeval.records import JudgeOutcome
+from memeval.records import JudgeOutcome, JudgmentRow
 from memeval.scoring.aggregate import run_statistics
 
 GRADED_MODEL = ROLE_DEFAULTS["judge"]  # not the answerer model, to avoid self-judging
@@ -141,3 +142,61 @@ def parse_binary(text: str) -> tuple[float, str | None]:
     if words:
         return (1.0 if words[-1] == "CORRECT" else 0.0), "no JSON label; used the last label word"
     return FAILURE, f"unparseable judge output: {text.strip()[:80]!r}"
+
+
+class LocomoJudge(Judge):
+    """The graded and binary judges as the engine runs them: `runs` calls per answer, one judgment row."""
+
+    batchable = True
+
+    def __init__(self, runs: int):
+        self.runs = runs
+
+    def requests(self, answer) -> list[LLMRequest]:
+        gold = "" if answer.gold is None else str(answer.gold)
+        return [self.request(answer, gold, i) for i in range(self.runs)]
+
+    def request(self, answer, gold: str, repeat: int) -> LLMRequest:
+        raise NotImplementedError
+
+    def judgment(self, answer, replies, model: str | None) -> JudgmentRow:
+        outcome = judgment_from_outcomes(self.name, replies)
+        return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
+                           category=answer.category, system=answer.system, prompt_version=self.version(),
+                           judge_model=model, **outcome.model_dump())
+
+    def identity(self, client) -> dict:
+        from memeval.llm.manifest import role_identity
+
+        return {**role_identity(client, self.role, self.temperature), "runs": self.runs,
+                "prompt_version": self.version()}
+
+
+class GradedJudge(LocomoJudge):
+    """0-100, category-aware, `runs` samples at temperature 0.5 (the mean is the score)."""
+
+    name = "graded"
+    temperature = GRADED_TEMPERATURE
+    in_flight = GRADED_IN_FLIGHT
+
+    def version(self) -> str:
+        return graded_version()
+
+    def request(self, answer, gold: str, repeat: int) -> LLMRequest:
+        return graded_request(answer.question, gold, answer.prediction, answer.category, repeat)
+
+
+class BinaryJudge(LocomoJudge):
+    """The Mem0 paper's CORRECT/WRONG; like that paper, adversarial questions (category 5) are not judged."""
+
+    name = "binary"
+    temperature = BINARY_TEMPERATURE
+
+    def version(self) -> str:
+        return binary_version()
+
+    def accepts(self, answer) -> bool:
+        return answer.category != 5
+
+    def request(self, answer, gold: str, repeat: int) -> LLMRequest:
+        return binary_request(answer.question, gold, answer.prediction, repeat)

@@ -12,9 +12,11 @@ abstention questions (`_abs`), recognising the question as unanswerable.
 
 from __future__ import annotations
 
+from memeval.engine.judge import Judge
 from memeval.llm.client import LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
+from memeval.records import LMEJudgmentRow
 
 TEMPERATURE = 0.0
 MAX_TOKENS = 10
@@ -51,3 +53,27 @@ def longmemeval_request(question_id: str, question_type: str, question: str, ans
 
 def parse_longmemeval(reply: str) -> bool:
     return "yes" in reply.lower()
+
+
+class LongMemEvalJudge(Judge):
+    """One yes/no call per answer; the judgment row keeps the label and the reply's first 200 characters."""
+
+    name = "longmemeval"
+    temperature = TEMPERATURE
+
+    def version(self) -> str:
+        return longmemeval_version()
+
+    def key(self, answer) -> tuple:
+        return answer.key
+
+    def requests(self, answer) -> list[LLMRequest]:
+        return [longmemeval_request(answer.question_id, answer.question_type, answer.question, answer.answer,
+                                    answer.prediction)]
+
+    def judgment(self, answer, replies, model: str | None) -> LMEJudgmentRow:
+        text = replies[0].text
+        return LMEJudgmentRow(question_id=answer.question_id, question_type=answer.question_type,
+                              abstention=answer.abstention, system=answer.system, protocol=self.name,
+                              prompt_version=self.version(), label=parse_longmemeval(text), reply=text.strip()[:200],
+                              judge_model=model)

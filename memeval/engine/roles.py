@@ -1,0 +1,28 @@
+"""The model settings of a run, built once from the CLI flags or a notebook's parameters and never changed after:
+which backend, the model per role (answer, judge, extract), the sampling mode and the spending cap. The run's
+client is made from them, checked against the roles the task calls before any call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    backend: str = "auto"
+    models: Mapping[str, str] = field(default_factory=dict)  # role → model id the user named (defaults: profiles)
+    sampling: str = "protocol"
+    budget_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", MappingProxyType({r: m for r, m in dict(self.models).items() if m}))
+
+    def client(self, temperatures: Mapping[str, float | None], client=None):
+        """The run's client (None when no role calls a model and none was given), checked before any call: each
+        role's model can honour its protocol's temperature, or `--sampling model-default` was chosen."""
+        from memeval.llm.client import checked_client
+
+        return checked_client(self.backend, temperatures, client, budget_usd=self.budget_usd,
+                              sampling=self.sampling, models=dict(self.models))

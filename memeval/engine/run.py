@@ -1,0 +1,216 @@
+"""`run_task`: one task through one engine. Validate, load, make the checked client, read the stage files (a
+corrupt one is refused before anything is written), claim the run directory under its identity and lock, answer
+what is not final, judge what is not judged, then the report and the manifest. Every stage resumes: a killed run
+loses at most the unit in progress."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from memeval.atomic import write_json_atomic, write_text_atomic
+from memeval.engine.judging import JudgeCounts, judge_stage
+from memeval.engine.roles import ModelSettings
+from memeval.engine.task import Task
+from memeval.jsonl import JsonlWriter
+from memeval.llm.manifest import llm_manifest
+from memeval.manifest import base_manifest
+from memeval.progress import progress_bar
+from memeval.records import latest, read_records, write_records
+from memeval.rundir import DirectoryLock, RunDir, claim, incomplete_line, read_manifest
+
+PLUGIN_ERROR = "plugin: "  # how a row's error starts when a plug-in's own ingest or search raised
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run is carried out, apart from what it computes (none of these changes a row)."""
+
+    out: str | Path
+    progress: bool = True
+    restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
+    fail_fast: bool = False  # the first plug-in failure stops the run (else recorded in the row's `error`)
+    judge_mode: str = "sync"  # or batch: Anthropic's Message Batches at half price
+    poll_interval_s: float = 30.0
+
+
+class AnswerCounts(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    already_done: int
+    written: int
+    errors: int
+    plugin_errors: int
+
+
+@dataclass
+class RunOutcome:
+    """What a run returns, whatever the task: where it wrote, the report, this selection's rows, the counts, the
+    notes and what is missing (empty: complete)."""
+
+    out: str
+    report: str
+    answers: list
+    judgments: list
+    answer_counts: AnswerCounts
+    judge_counts: list[JudgeCounts]
+    notes: list[str]
+    llm: dict | None
+    missing: dict = field(default_factory=dict)
+    summary: dict | None = None  # a task's derived summary (graph80's summary.json)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def closing_line(self) -> str | None:
+        return incomplete_line(self.missing)
+
+
+def run_task(task: Task, settings: RunSettings, models: ModelSettings = ModelSettings(), client=None) -> RunOutcome:
+    """Run `task` into `settings.out`; see the module docstring. The directory's lock is held throughout."""
+    task.validate()
+    task.prepare()
+    client = models.client(task.role_temperatures(), client)
+    rundir = RunDir(settings.out)
+    read_records(rundir.answers, task.answer_record)  # a corrupt stage file is refused before the claim
+    if task.judgment_record is not None:
+        read_records(rundir.judgments, task.judgment_record)
+    command = task.command_line()
+    lock = DirectoryLock(rundir.path, shlex.join(command))
+    claimed = claim(rundir.path, task.identity(client),
+                    base_manifest(command=task.kind, command_line=command, config=task.public_config()),
+                    restart=settings.restart, legacy=task.legacy_identity(read_manifest(rundir.path)), lock=lock)
+    try:
+        return _run_claimed(task, settings, client, rundir, claimed)
+    finally:
+        lock.release()
+
+
+def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, claimed) -> RunOutcome:
+    notes = [*claimed.notes(), *task.notes(client)]
+    units = task.units()
+    answer_counts = answer_stage(task, units, client, rundir, settings)
+    wanted = [key for unit in units for key in unit.keys]
+    wanted_set = set(wanted)
+    answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
+               if r.key in wanted_set]
+    if answer_counts.errors:
+        notes.append(task.failure_note(answer_counts.errors, client))
+
+    judges = task.judges()
+    judge_counts = []
+    for judge in judges:
+        done = {j.key for j in read_records(rundir.judgments, task.judgment_record)}
+        todo = sum(1 for a in answers if a.error is None and judge.accepts(a) and judge.key(a) not in done)
+        with progress_bar(todo, f"judge ({judge.name})", "q", settings.progress) as bar:
+            counts = judge_stage(judge, answers, done, client, rundir.judgments, settings.judge_mode,
+                                 batch_name=f"judge-{judge.name}:{rundir.path.resolve()}",
+                                 poll_interval_s=settings.poll_interval_s, progress=bar.callback)
+        judge_counts.append(counts)
+        notes += counts.notes()
+    if not judges and task.no_judge_note:
+        notes.append(task.no_judge_note)
+    judgments = []
+    if task.judgment_record is not None:
+        answer_keys = {a.key for a in answers}
+        judgments = [j for j in latest(read_records(rundir.judgments, task.judgment_record), _key).values()
+                     if task.judged_answer(j) in answer_keys]
+
+    report = task.report(answers, judgments, notes, client)
+    write_text_atomic(rundir.report, report)
+    missing = missing_rows(task, wanted, answers, judgments, judges)
+    llm = client_summary(client)
+    outcome = RunOutcome(out=str(rundir.path), report=report, answers=answers, judgments=judgments,
+                         answer_counts=answer_counts, judge_counts=judge_counts, notes=notes, llm=llm,
+                         missing=missing)
+    task.finish(outcome, client)
+    summary = {"answer_counts": answer_counts.model_dump(),
+               "judge_counts": judge_counts[0].model_dump() if len(judge_counts) == 1 else
+               [c.model_dump() for c in judge_counts] or None, "notes": notes, "llm": llm, "missing": missing}
+    command = task.command_line()
+    invocation = {"config": task.public_config(), "command_line": shlex.join(command), **summary}
+    write_json_atomic(rundir.manifest, base_manifest(
+        command=task.kind, command_line=command, config=task.public_config(),
+        **task.manifest_fields(answers, judgments, claimed, client),
+        llm=llm_manifest(client, task.role_temperatures()),
+        rows={"answers": len(answers), "judgments": len(judgments)},
+        invocations=[*(claimed.previous or {}).get("invocations", []), invocation],
+        identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
+    return outcome
+
+
+def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSettings) -> AnswerCounts:
+    """Answer every unit's keys that are not final; rows are appended a unit at a time."""
+    final = {r.key for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
+             if r.error is None}
+    written = errors = plugin_errors = 0
+    units = [u for u in units if u.answerable]
+    total = sum(len(u.keys) for u in units)
+    rundir.path.mkdir(parents=True, exist_ok=True)
+    with JsonlWriter(rundir.answers) as writer, \
+            progress_bar(total, task.progress_label, "q", settings.progress) as bar:
+        for unit in units:
+            todo = [k for k in unit.keys if k not in final]
+            if todo:
+                rows = task.answer(unit, todo, client)
+                written += write_records(writer, rows)
+                errors += sum(1 for r in rows if r.error is not None)
+                plugin_errors += sum(1 for r in rows if (r.error or "").startswith(PLUGIN_ERROR))
+            bar.update(len(unit.keys))
+    return AnswerCounts(already_done=len(final), written=written, errors=errors, plugin_errors=plugin_errors)
+
+
+def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list, judges) -> dict:
+    """What this invocation asked for and does not have: answers that failed (by their error's kind) or were never
+    written, and judgments missing for answered rows. Empty when the run is complete."""
+    by_key = {a.key: a for a in answers}
+    owed = [k for k in wanted if task.owed(k)]
+    failed: Counter = Counter()
+    absent = 0
+    for key in owed:
+        row = by_key.get(key)
+        if row is None:
+            absent += 1
+        elif row.error is not None:
+            failed[error_kind(row.error)] += 1
+    out: dict = {}
+    if failed or absent:
+        out["answers"] = {"requested": len(owed), "failed": sum(failed.values()), "absent": absent,
+                          "reasons": dict(failed.most_common())}
+    judged = {j.key for j in judgments}
+    for judge in judges:
+        answered = [a for a in answers if a.error is None and judge.accepts(a)]
+        missing = [a for a in answered if judge.key(a) not in judged]
+        if missing:
+            out.setdefault("judgments", {"protocol": judge.name, "requested": len(answered),
+                                         "missing": len(missing)})
+    return out
+
+
+def error_kind(error: str | None) -> str:
+    """The kind of a recorded failure: its exception name (and an HTTP status when the message has one)."""
+    text = error or "unknown"
+    kind = text.split(":", 1)[0].strip() or "error"
+    status = re.search(r"\b(4\d\d|5\d\d)\b", text)
+    return f"{kind} ({status.group(1)})" if status else kind
+
+
+def client_summary(client) -> dict | None:
+    if client is None:
+        return None
+    s = client.stats
+    return {"backend": client.backend_name, "requests_sent": s.requests_sent, "cache_hits": s.cache_hits,
+            "retries": s.retries, "failures": s.failures, "cost_usd": round(s.cost_usd, 6),
+            "input_tokens": s.input_tokens, "output_tokens": s.output_tokens,
+            "cache_creation_input_tokens": s.cache_creation_input_tokens,
+            "cache_read_input_tokens": s.cache_read_input_tokens}
+
+
+def _key(row) -> tuple:
+    return row.key

@@ -1,0 +1,98 @@
+"""The records every model call is made of: the request (with its cache key) and the response, and the Anthropic
+endpoint the key records. Pure data, below the client and every backend, so that a backend builds responses
+without importing the client (memeval.llm.client re-exports these names)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default when ANTHROPIC_BASE_URL is unset
+
+
+def anthropic_endpoint() -> str:
+    """The base URL Anthropic requests go to (ANTHROPIC_BASE_URL, else the SDK's default), as the cache key and the
+    manifest record it."""
+    return (os.environ.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/") or ANTHROPIC_DEFAULT_BASE_URL
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    model: str
+    messages: tuple[tuple[str, str], ...]  # (role, text)
+    system: str = ""
+    max_tokens: int = 256
+    temperature: float | None = 0.0  # the protocol's; after resolve(), what is sent (None: nothing)
+    template_version: str = ""
+    repeat_index: int = 0
+    provider: str = "anthropic"
+    role: str = ""  # answer | judge | extract: picks the run's model for the role; not part of the key
+    api_version: str = ""  # set by LLMClient.resolve
+    cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
+    output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
+    endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
+
+    def key_material(self) -> dict:
+        material = {
+            "key_schema": KEY_SCHEMA, "provider": self.provider, "model": self.model,
+            "api_version": self.api_version, "system": self.system,
+            "messages": [list(m) for m in self.messages], "max_tokens": self.max_tokens,
+            "temperature_sent": self.temperature, "template_version": self.template_version,
+            "repeat_index": self.repeat_index, "cache_prefix_chars": self.cache_prefix_chars,
+            "output_schema": self.output_schema,
+        }
+        if self.provider != "anthropic":
+            material["endpoint"] = self.endpoint
+        elif self.endpoint and self.endpoint != ANTHROPIC_DEFAULT_BASE_URL:
+            # another Anthropic endpoint (ANTHROPIC_BASE_URL: a proxy, a gateway, a compatible server) answers under
+            # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
+            # caches still hit
+            material["endpoint"] = self.endpoint
+        return material
+
+    @property
+    def key(self) -> str:
+        blob = json.dumps(self.key_material(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def cache_prefix(self) -> str:
+        """The leading text marked for prompt caching ('' when none)."""
+        return self.messages[0][1][: self.cache_prefix_chars] if self.cache_prefix_chars else ""
+
+    @property
+    def prompt_chars(self) -> int:
+        return len(self.system) + sum(len(t) for _, t in self.messages)
+
+
+@dataclass
+class LLMResponse:
+    text: str
+    model: str
+    request_id: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cached: bool = False
+    latency_s: float = 0.0
+    attempts: int = 1
+    stop_reason: str | None = None
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    api_version: str = ""
+
+    def to_cache(self) -> dict:
+        d = asdict(self)
+        d.pop("cached")
+        return d
+
+    @classmethod
+    def from_cache(cls, stored: Mapping) -> "LLMResponse":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in stored.items() if k in names}, cached=True)
+

@@ -1,0 +1,35 @@
+"""Every judge by the name a command or notebook gives it. Each is a `memeval.engine.Judge`; a task takes any of
+them whose rows it can feed (a LoCoMo answer row for graded and binary, a LongMemEval row for longmemeval, a
+graph80 row for three_dim)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def graded(runs: int | None = None):
+    from memeval.scoring.judge import GRADED_RUNS, GradedJudge
+
+    return GradedJudge(GRADED_RUNS if runs is None else runs)
+
+
+def binary(runs: int | None = None):
+    from memeval.scoring.judge import BinaryJudge
+
+    return BinaryJudge(1 if runs is None else runs)
+
+
+def longmemeval():
+    from memeval.scoring.longmemeval_judge import LongMemEvalJudge
+
+    return LongMemEvalJudge()
+
+
+def three_dim(questions):
+    from memeval.scoring.three_dim_judge import ThreeDimJudge
+
+    return ThreeDimJudge(questions)
+
+
+JUDGES: dict[str, Callable] = {"graded": graded, "binary": binary, "longmemeval": longmemeval,
+                               "three_dim": three_dim}

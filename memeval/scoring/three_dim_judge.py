@@ -1,0 +1,61 @@
+"""The graph study's three-dimension judge: entity, relation and no-wrong-claim, each 0 or 0.5, summed over 1.5,
+one call per answer and repeat; a reply that does not parse scores None (left out of every mean, never 0)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from memeval.engine.judge import Judge
+from memeval.llm.client import LLMRequest
+from memeval.llm.profiles import ROLE_DEFAULTS
+from memeval.prompts import load_prompt, prompt_hash
+from memeval.records import Graph80JudgmentRow
+
+JUDGE_MODEL = ROLE_DEFAULTS["judge"]
+JUDGE_TEMPERATURE = 0.0
+
+
+def three_dim_request(question: Mapping, prediction: str, repeat: int) -> LLMRequest:
+    prompt = load_prompt("judge_three_dim").format(question=question["question"], gold=question["answer"],
+                                                   entities=", ".join(question["gold_entities"]),
+                                                   prediction=prediction)
+    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
+                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge")
+
+
+def parse_three_dim(text: str) -> float | None:
+    """entity + relation + no_wrong, each 0 or 0.5, over 1.5 → 0..1; None when unparseable."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return None
+    try:
+        doc = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None
+    parts = [doc.get(k) for k in ("entity", "relation", "no_wrong")] if isinstance(doc, dict) else [None]
+    if not all(p in (0, 0.5) and not isinstance(p, bool) for p in parts):
+        return None
+    return sum(parts) / 1.5
+
+
+class ThreeDimJudge(Judge):
+    """Judges graph80 answers; it reads each question's gold entities from the corpus it was given."""
+
+    name = "three_dim"
+    temperature = JUDGE_TEMPERATURE
+
+    def __init__(self, questions: Mapping[str, Mapping]):
+        self.questions = questions
+
+    def version(self) -> str:
+        return prompt_hash("judge_three_dim")
+
+    def requests(self, answer) -> list[LLMRequest]:
+        return [three_dim_request(self.questions[answer.question_id], answer.prediction, answer.repeat)]
+
+    def judgment(self, answer, replies, model: str | None) -> Graph80JudgmentRow:
+        return Graph80JudgmentRow(question_id=answer.question_id, system=answer.system, repeat=answer.repeat,
+                                  protocol=self.name, prompt_version=self.version(),
+                                  score=parse_three_dim(replies[0].text), judge_model=model)
