@@ -224,11 +224,11 @@ def test_dry_run_counts_tokens_with_the_endpoint_once(server, locomo_dir, tmp_pa
     config = LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir), conversations="conv-26",
                              questions="prototype", systems=["full_context"], answerer="claude_official")
     estimate = estimate_run(config)
-    assert estimate["answers"]["token_count"].startswith("exact") and len(server.count_requests) == 20
+    assert estimate.stages["answers"].token_count.startswith("exact") and len(server.count_requests) == 20
     assert server.received == [] and server.rejected == []
-    assert estimate["answers"]["cache_read_tokens_est"] > 0.9 * estimate["answers"]["input_tokens_est"]
+    assert estimate.stages["answers"].cache_read_tokens_est > 0.9 * estimate.stages["answers"].input_tokens_est
     again = estimate_run(config)
-    assert len(server.count_requests) == 20 and again["answers"] == estimate["answers"]
+    assert len(server.count_requests) == 20 and again.stages["answers"] == estimate.stages["answers"]
 
 
 def test_dry_run_without_a_key_says_it_estimates(locomo_dir, tmp_path, monkeypatch):
@@ -237,8 +237,8 @@ def test_dry_run_without_a_key_says_it_estimates(locomo_dir, tmp_path, monkeypat
     estimate = estimate_run(LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir),
                                             conversations="conv-26", questions="prototype",
                                             systems=["full_context"], answerer="claude"))
-    assert estimate["answers"]["token_count"] == "estimate (4 characters a token)"
-    assert "4 characters a token" in estimate["note"]
+    assert estimate.stages["answers"].token_count == "estimate (4 characters a token)"
+    assert "4 characters a token" in estimate.note
 
 
 def test_doctor_checks_each_role_under_its_version(server, capsys):

@@ -130,7 +130,7 @@ def test_dry_run_estimate_counts_only_misses(tmp_path):
     client = LLMClient(ScriptedBackend(lambda r: "x"), cache)
     client.complete(_request("a"))
     est = client.estimate([_request("a"), _request("b"), _request("c")])
-    assert est["to_send"] == 2 and est["cached"] == 1 and est["usd_est"] > 0
+    assert est.to_send == 2 and est.cached == 1 and est.usd_est > 0
 
 
 def test_concurrency_is_bounded(tmp_path):
@@ -161,4 +161,4 @@ def test_identical_requests_in_one_call_are_sent_once(tmp_path):
     assert [r.text for r in out] == ["x"] * 4 and len(backend.sent) == 2
     est = LLMClient(ScriptedBackend(lambda r: "x"), ResponseCache(tmp_path / "other")).estimate(
         [_request("c"), _request("c"), _request("d")])
-    assert (est["requests"], est["identical"], est["to_send"]) == (3, 1, 2)
+    assert (est.requests, est.identical, est.to_send) == (3, 1, 2)

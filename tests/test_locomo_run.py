@@ -166,9 +166,9 @@ def test_claude_run_survives_injected_faults_and_reruns_from_cache(fake, locomo_
                                       questions="prototype", systems=["rag_turns", "observations"],
                                       answerer="claude", judge="graded", judge_runs=3)
     estimate = estimate_run(estimate_config)
-    assert (estimate["answers"]["requests"], estimate["answers"]["to_send"]) == (40, 20)
-    assert (estimate["judge"]["requests"], estimate["judge"]["to_send"]) == (120, 120)
-    assert estimate["usd_est_total"] > 0 and not (tmp_path / "fresh").exists()
+    assert (estimate.stages["answers"].requests, estimate.stages["answers"].to_send) == (40, 20)
+    assert (estimate.stages["judge"].requests, estimate.stages["judge"].to_send) == (120, 120)
+    assert estimate.usd_est_total > 0 and not (tmp_path / "fresh").exists()
     assert len(fake.received) == sent, "a dry run sends nothing"
     rerun = tmp_path / "rerun"
     assert main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions",

@@ -147,7 +147,7 @@ def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path,
         # the local client itself is unaffected by the others: $0, max_tokens, its manifest says local
         response = local.complete(_judge_request())
         assert response.cost_usd == 0.0 and server.received[-1]["max_tokens"] == 40
-        assert local.resolve(qwen).provider == "local" and local.estimate([qwen])["usd_est"] == 0.0
+        assert local.resolve(qwen).provider == "local" and local.estimate([qwen]).usd_est == 0.0
         judge = llm_manifest(local, {"judge": 0.0})["roles"]["judge"]
         assert judge["provider"] == "local" and judge["profile"]["input_usd_mtok"] == 0.0
         assert role_identity(local, "judge", 0.0)["endpoint"] == server.url

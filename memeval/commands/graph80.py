@@ -92,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         from memeval.llm.count import token_counter
 
-        print(json.dumps(client.estimate(planned_requests(config), counter=token_counter(client)), indent=2))
+        print(json.dumps(client.estimate(planned_requests(config), counter=token_counter(client)).as_dict(), indent=2))
         return 0
     summary = run_study(config, client)
     for row in summary["rows"]:

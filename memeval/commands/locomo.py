@@ -88,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
         fail_fast=args.fail_fast,
     )
     if llm.dry_run:
-        print(json.dumps(estimate_run(config), indent=2))
+        print(json.dumps(estimate_run(config).as_dict(), indent=2))
         return 0
     result = run_locomo(config)
     if args.json:

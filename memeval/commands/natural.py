@@ -160,7 +160,7 @@ def _audit_llm(args: argparse.Namespace) -> int:
     if llm.dry_run:
         by_id = {p.package_id: p for p in packages}
         requests = [adjudication_request(by_id[p], c, u) for p, c, u in cells]
-        print(json.dumps(client.estimate(requests, expected_output_tokens=40, counter=token_counter(client))))
+        print(json.dumps(client.estimate(requests, expected_output_tokens=40, counter=token_counter(client)).as_dict()))
         return 0
     labels, reasons = llm_labels(client, packages, cells)
     write_verdicts(args.output, labels, reasons)
@@ -231,7 +231,7 @@ def _build(args: argparse.Namespace) -> int:
             from memeval.natural.build import graph_requests
 
             requests = graph_requests(args.data, args.cost, args.target, args.seed)
-            print(json.dumps(client.estimate(requests, expected_output_tokens=400, counter=token_counter(client)),
+            print(json.dumps(client.estimate(requests, expected_output_tokens=400, counter=token_counter(client)).as_dict(),
                              indent=2))
             return 0
     manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,

@@ -34,6 +34,7 @@ from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
 from memeval.llm.types import (
     ANTHROPIC_DEFAULT_BASE_URL,
     KEY_SCHEMA,
+    CostEstimate,
     LLMRequest,
     LLMResponse,
     anthropic_endpoint,
@@ -439,7 +440,7 @@ class LLMClient:
         return [results[o] for o in owner]
 
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
-                 batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> dict:
+                 batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> CostEstimate:
         """Dry run: calls still to send (cache misses), tokens and dollars before spending. `counter` gives
         exact input tokens (the token-counting endpoint); without it, 4 characters a token. A cached prefix
         is priced as one cache write per distinct prefix (when it reaches the model's floor) and reads after."""
@@ -471,11 +472,11 @@ class LLMClient:
             written += w
             read += rd
             dollars += self.profile_table.cost_usd(r.model, total - w - rd, out, w, rd, batch)
-        return {"requests": len(requests), "identical": len(requests) - len(resolved),
-                "cached": len(resolved) - len(misses), "to_send": len(misses),
-                "input_tokens_est": tokens_in, "cache_write_tokens_est": written, "cache_read_tokens_est": read,
-                "output_tokens_max": tokens_out, "usd_est": dollars,
-                "token_count": "exact (token-counting endpoint)" if counter else "estimate (4 characters a token)"}
+        return CostEstimate(requests=len(requests), identical=len(requests) - len(resolved),
+                            cached=len(resolved) - len(misses), to_send=len(misses), input_tokens_est=tokens_in,
+                            cache_write_tokens_est=written, cache_read_tokens_est=read, output_tokens_max=tokens_out,
+                            usd_est=dollars, token_count="exact (token-counting endpoint)" if counter
+                            else "estimate (4 characters a token)")
 
 
 BACKENDS = ("auto", "anthropic", "openai", "local", "replay")

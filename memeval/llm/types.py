@@ -96,3 +96,35 @@ class LLMResponse:
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in stored.items() if k in names}, cached=True)
 
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """A dry run's price of some requests: how many are still to send (cache misses), their tokens and dollars."""
+
+    requests: int
+    identical: int  # requests equal to an earlier one: sent once
+    cached: int
+    to_send: int
+    input_tokens_est: int
+    cache_write_tokens_est: int
+    cache_read_tokens_est: int
+    output_tokens_max: int
+    usd_est: float
+    token_count: str  # how input tokens were counted: "exact (token-counting endpoint)" or the 4-character estimate
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """A dry run of a whole run: the estimate of each stage that calls a model, their total and how it was made."""
+
+    stages: dict[str, CostEstimate]  # answers, ingest, judge
+    usd_est_total: float
+    note: str
+
+    def as_dict(self) -> dict:
+        return {**{name: e.as_dict() for name, e in self.stages.items()}, "usd_est_total": self.usd_est_total,
+                "note": self.note}

@@ -22,12 +22,14 @@ from scipy.stats import kendalltau
 from sklearn.metrics import cohen_kappa_score
 
 from memeval.atomic import atomic_open
+from memeval.engine.judge import Judge
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.memaudit.package import Package
 from memeval.natural.sensitivity import mean_ratios, score_packages
 from memeval.prompts import load_prompt, prompt_hash
+from memeval.records import Record
 
 Cell = tuple[str, str, str]  # (package_id, candidate_id, unit_id)
 FRAME_FIELDS = ["package_id", "candidate", "unit", "rule_value", "candidate_kind", "candidate_text",
@@ -175,19 +177,54 @@ def parse_adjudication(text: str) -> tuple[float | None, str]:
     return None, f"unparseable adjudication: {text.strip()[:80]!r}"
 
 
+class LabelVerdict(Record):
+    """The adjudicator's label of one coverage cell (None: the reply could not be used) and its reason."""
+
+    package_id: str
+    candidate: str
+    unit: str
+    value: float | None
+    reason: str
+
+
+class LabelAdjudicator(Judge):
+    """The LLM label source of the audit as a judge: one cell (package, candidate, unit) in, a 0 / 0.5 / 1 label
+    out. It judges coverage cells, not answers, so the audit calls it directly rather than through a run."""
+
+    name = "label"
+    temperature = ADJUDICATION_TEMPERATURE
+
+    def __init__(self, packages: Sequence[Package]):
+        self.by_id = {p.package_id: p for p in packages}
+
+    def version(self) -> str:
+        return prompt_hash("adjudicate_cell")
+
+    def key(self, cell: Cell) -> tuple:
+        return tuple(cell)
+
+    def requests(self, cell: Cell) -> list[LLMRequest]:
+        package_id, candidate_id, unit_id = cell
+        return [adjudication_request(self.by_id[package_id], candidate_id, unit_id)]
+
+    def judgment(self, cell: Cell, replies, model: str | None) -> LabelVerdict:
+        value, reason = parse_adjudication(replies[0].text)
+        return LabelVerdict(package_id=cell[0], candidate=cell[1], unit=cell[2], value=value, reason=reason)
+
+
 def llm_labels(client: LLMClient, packages: Sequence[Package], cells: Sequence[Cell]) -> tuple[dict, dict]:
     """(labels, reasons) for the cells the model answered; failed or unparseable cells stay unlabelled."""
-    by_id = {p.package_id: p for p in packages}
-    requests = [adjudication_request(by_id[pid], cid, uid) for pid, cid, uid in cells]
+    judge = LabelAdjudicator(packages)
     labels, reasons = {}, {}
-    for cell, out in zip(cells, client.complete_many(requests), strict=True):
+    replies = client.complete_many([r for cell in cells for r in judge.requests(cell)])
+    for cell, out in zip(cells, replies, strict=True):
         if isinstance(out, LLMError):
             reasons[cell] = f"call failed: {out}"
             continue
-        value, reason = parse_adjudication(out.text)
-        reasons[cell] = reason
-        if value is not None:
-            labels[cell] = value
+        verdict = judge.judgment(cell, [out], None)
+        reasons[cell] = verdict.reason
+        if verdict.value is not None:
+            labels[cell] = verdict.value
     return labels, reasons
 
 

@@ -22,6 +22,7 @@ from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import token_counter
 from memeval.llm.manifest import role_identity
+from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 from memeval.memory.registry import build_system, known, needs_llm, system_names
@@ -311,7 +312,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
                      notes=outcome.notes, llm=outcome.llm, missing=outcome.missing)
 
 
-def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> dict:
+def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> RunEstimate:
     """Dry run: the LLM calls a run would still send (cache misses), their tokens and dollars. Nothing is
     written and nothing is sent. Answer prompts are built exactly (retrieval is local); judge prompts use the
     stored prediction when there is one, else a short placeholder that names the system (two systems' future
@@ -349,18 +350,17 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> di
                 judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
                                for r in judge.requests(row)]
     counter = token_counter(client)
-    estimate = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
+    stages = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
     if ingest_reqs:
-        estimate["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400, counter=counter)
+        stages["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400, counter=counter)
     if config.judge != "none":
-        estimate["judge"] = client.estimate(judge_reqs, expected_output_tokens=60,
-                                            batch=config.judge_mode == "batch", counter=counter)
-    estimate["usd_est_total"] = sum(e["usd_est"] for e in estimate.values() if isinstance(e, dict))
-    estimate["note"] = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
-                        "estimated at 4 characters a token (no key: the token-counting endpoint was not used)")
-                        + "; prices from memeval/llm/profiles.py (check them before trusting the dollars); "
-                        "prompt caching priced as one cache write per shared context and reads after.")
-    return estimate
+        stages["judge"] = client.estimate(judge_reqs, expected_output_tokens=60, batch=config.judge_mode == "batch",
+                                          counter=counter)
+    note = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
+            "estimated at 4 characters a token (no key: the token-counting endpoint was not used)")
+            + "; prices from memeval/llm/profiles.py (check them before trusting the dollars); "
+            "prompt caching priced as one cache write per shared context and reads after.")
+    return RunEstimate(stages, sum(e.usd_est for e in stages.values()), note)
 
 
 def _public_config(config: LocomoRunConfig) -> dict:

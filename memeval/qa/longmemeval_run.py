@@ -319,9 +319,9 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     if config.reader == "llm" and client is not None:
         requests = [reader_request(i, answer_instance(i, spec, config.k, extractive=False)[1]) for i, spec in todo]
         est = client.estimate(requests)
-        lines.append(f"reader {client.model_for('answer')}: {est['to_send']} calls to send ({est['cached']} cached), "
-                     f"~{est['input_tokens_est']:,} input tokens ({est['token_count']}), ≤{est['output_tokens_max']:,} "
-                     f"output tokens, ≈${est['usd_est']:.2f}")
+        lines.append(f"reader {client.model_for('answer')}: {est.to_send} calls to send ({est.cached} cached), "
+                     f"~{est.input_tokens_est:,} input tokens ({est.token_count}), ≤{est.output_tokens_max:,} "
+                     f"output tokens, ≈${est.usd_est:.2f}")
         lines.append("Prompt caching does not help across questions here: each question reads its own haystack "
                      "(≈115k tokens per question for full_context on S), so the estimate prices every prompt in full.")
     else:

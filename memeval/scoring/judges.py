@@ -31,5 +31,11 @@ def three_dim(questions):
     return ThreeDimJudge(questions)
 
 
+def label(packages):
+    from memeval.natural.audit import LabelAdjudicator
+
+    return LabelAdjudicator(packages)
+
+
 JUDGES: dict[str, Callable] = {"graded": graded, "binary": binary, "longmemeval": longmemeval,
-                               "three_dim": three_dim}
+                               "three_dim": three_dim, "label": label}
