@@ -4,6 +4,8 @@ Notebooks write under `<artifacts root>/<notebook>/<configuration>/...` (the roo
 DIR/artifacts under `memeval reproduce --out DIR`). Each configuration a notebook runs gets its own directory —
 a readable name (`paper`, or the parameters that differ from the notebook's committed defaults) and a short
 hash of all its parameters — so a rerun with other parameters never touches another configuration's results.
+A parameter added to a notebook later (`ADDED_PARAMETERS`: the model choices) is hashed only when set away from
+its default, so adding it renamed no existing directory.
 The publication reads the paper's configuration (the notebook's committed defaults) when it exists, else the
 newest configuration present, and says which. Folder names are only ever written from this index, never
 decoded back into settings: what produced a directory is in its manifest.
@@ -61,6 +63,16 @@ ARTIFACTS: dict[str, Artifact] = {
 NOT_CONFIGURATION = frozenset({"artifacts_dir", "figures_dir", "run_dir", "sweep_dir", "jobs", "allow_incomplete"})
 UNCONFIGURED = frozenset({"00_data_tour", "07_publication"})  # they store no results of their own configuration
 
+# Parameters a notebook gained after results were stored under its configuration names, with the default each
+# was added at. They are part of the configuration (a model changes the results), but at that default they are
+# left out of its hash, so every directory named before they existed keeps its name; set to anything else, they
+# enter the hash and the readable name (`answer_model=claude-haiku-4-5-<hash>`). Notebook 08's answer_model,
+# judge_model and llm were there from its start and are hashed like any other parameter.
+ADDED_PARAMETERS: dict[str, dict[str, object]] = {
+    notebook: {"llm": "auto", "answer_model": None, "judge_model": None, "extract_model": None}
+    for notebook in ("01_prototype_scoring", "02_full_run", "06_memory_graph_study")
+}
+
 
 @lru_cache(maxsize=None)
 def notebook_parameters(notebook: str) -> dict:
@@ -94,7 +106,8 @@ def configuration_name(notebook: str, values: dict) -> str:
     from memeval.rundir import identity_hash
 
     paper = {n: v for n, v in notebook_parameters(notebook).items() if n not in NOT_CONFIGURATION}
-    digest = identity_hash(values)
+    added = ADDED_PARAMETERS.get(notebook, {})
+    digest = identity_hash({n: v for n, v in values.items() if not (n in added and v == added[n])})
     differing = [f"{n}={_short(values[n])}" for n in values if paper.get(n) != values[n]]
     readable = ",".join(differing) if differing else "paper"
     readable = re.sub(r"[^A-Za-z0-9=,._+-]", "_", readable)[:60].strip("_") or "config"

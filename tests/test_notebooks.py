@@ -502,3 +502,123 @@ def test_natural_notebook_takes_longmemeval_as_its_source(tmp_path):
     assert metrics["manifest"]["accepted"] == 2 and metrics["opt_certified"] == metrics["opt_rows"] > 0
     assert metrics["bridge_rows"] == 0 and "fact_only@5" not in metrics["writer_mean_ratio"]
     assert "Source of every number below: LongMemEval-Natural" in (tmp_path / "out.ipynb").read_text()
+
+
+MODEL_PARAMETERS = ("answer_model", "judge_model", "extract_model")
+
+
+def test_llm_notebooks_take_a_model_per_role_and_pass_it_on():
+    """Notebooks 01, 02 and 06 have answer_model, judge_model, extract_model (None: the project's defaults) and
+    llm in their parameters cell, and hand them to the run through api.chosen_models; 08 has the two roles a
+    LongMemEval run calls."""
+    from memeval.artifacts import ADDED_PARAMETERS, notebook_parameters
+
+    for name in ("01_prototype_scoring", "02_full_run", "06_memory_graph_study"):
+        params = notebook_parameters(name)
+        assert {p: params[p] for p in (*MODEL_PARAMETERS, "llm")} == {**dict.fromkeys(MODEL_PARAMETERS), "llm": "auto"}
+        assert ADDED_PARAMETERS[name] == {p: params[p] for p in ADDED_PARAMETERS[name]}, name
+        source = (NOTEBOOKS / f"{name}.ipynb").read_text()
+        assert "api.chosen_models(answer_model, judge_model, extract_model)" in source, name
+        assert "llm_backend=llm" in source or "llm=llm" in source, name
+    params = notebook_parameters("08_longmemeval")
+    assert params["answer_model"] is None and params["judge_model"] is None and params["llm"] == "auto"
+    assert "api.chosen_models(answer=answer_model, judge=judge_model)" in (NOTEBOOKS / "08_longmemeval.ipynb").read_text()
+
+
+def test_model_parameters_left_at_their_default_rename_no_configuration_directory():
+    """The names stored results already live under (the committed defaults, the judged and quick parameters) are
+    the ones from before the model parameters existed; a model chosen is a configuration of its own, named."""
+    from memeval.artifacts import configuration_for, paper_configuration
+    from memeval.notebook_runner import JUDGED_PARAMETERS
+
+    assert paper_configuration("01_prototype_scoring") == "paper-926df9f90c"
+    assert paper_configuration("02_full_run") == "paper-54a37ce4d5"
+    assert paper_configuration("02_full_run", {"answerer": "claude", "judge": "graded"}) \
+        == "answerer=claude,judge=graded-fa060ac986"
+    assert paper_configuration("06_memory_graph_study") == "paper-1f1ed85d49"
+    assert configuration_for("01_prototype_scoring", QUICK_PARAMETERS["01_prototype_scoring"]) \
+        == "systems=rag_turns+no_memory-266306309d"
+    assert configuration_for("06_memory_graph_study", JUDGED_PARAMETERS["06_memory_graph_study"]) \
+        == "answerer=claude,judge=three_dim-b1c46743f4"
+    assert configuration_for("08_longmemeval", {}) == "paper-952c1936d9"
+    for name in ("01_prototype_scoring", "02_full_run", "06_memory_graph_study"):
+        default = configuration_for(name, {})
+        assert configuration_for(name, {**dict.fromkeys(MODEL_PARAMETERS), "llm": "auto"}) == default
+        chosen = {configuration_for(name, {parameter: "claude-haiku-4-5"}) for parameter in MODEL_PARAMETERS}
+        assert len(chosen) == 3 and default not in chosen
+        assert configuration_for(name, {"judge_model": "claude-haiku-4-5"}).startswith("judge_model=claude-haiku-4-5-")
+        assert configuration_for(name, {"llm": "openai"}).startswith("llm=openai-")
+
+
+def test_natural_metrics_is_what_notebook_05_assembled_by_hand(tmp_path):
+    """metrics.json of notebook 05, now built by memeval.natural.report: byte for byte the dict the notebook
+    wrote by hand (the expression below is the notebook's, kept as it was)."""
+    import pandas as pd
+
+    from memeval.atomic import write_json_atomic
+    from memeval.natural import report
+
+    manifest = {"source": "LoCoMo-Natural-87, rule-adjudicated", "examined": 120, "accepted": 87, "rejected": 33,
+                "rejected_by_reason": {"gold not in evidence": 30, "no evidence": 3}, "accepted_by_category": {"4": 80},
+                "accepted_by_type": {"single-hop": 87}, "rule_version": "lexical-v3", "sizes": {"ignored": 1}}
+    rows = [{"method": m, "budget": b, "mean_ratio": r} for m, b, r in (("opt", 30.0, 1.0), ("gvt", 30.0, 0.912),
+                                                                         ("gvt", 100.0, None))]
+    summary = {"opt_certified": 2, "opt_rows": 2, "union_certified": 4, "union_rows": 5, "opt_disagreements": 0,
+               "rows": rows}
+    noise = {"runs": [{"seed": s, "by_budget": {30: {"mean_abs_ratio_change": 0.01 * s, "kendall_tau": 0.9 - s / 10},
+                                                100: {"mean_abs_ratio_change": 0.02, "kendall_tau": 0.8}}}
+                      for s in range(3)]}
+    pairs, bridge = [{"q": 1}, {"q": 2}, {"q": 3}], [{"rho": 0.2}]
+    audit = {"kappa": 0.71, "cells": 40, "raw_agreement": 0.9}
+    sizes = pd.DataFrame({"candidates": [982, 1840], "units": [30, 40]}, index=["conv-26", "conv-30"])
+    conversation_summary = {**summary, "opt_disagreements": 1}
+
+    conversation_metrics = {
+        "packages": len(sizes), "candidates_max": int(sizes["candidates"].max()),
+        "opt_certified": conversation_summary["opt_certified"], "opt_rows": conversation_summary["opt_rows"],
+        "opt_disagreements": conversation_summary["opt_disagreements"],
+        "writer_mean_ratio": {f"{r['method']}@{r['budget']:g}": r["mean_ratio"] for r in conversation_summary["rows"]},
+    }
+    assert report.conversation_scope_metrics(sizes, conversation_summary) == conversation_metrics
+    for audit_, scope in ((audit, conversation_metrics), (None, None)):
+        by_hand = {
+            "source": manifest["source"],
+            "manifest": {k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
+                                                  "accepted_by_category", "accepted_by_type", "rule_version")
+                         if k in manifest},
+            "opt_certified": summary["opt_certified"], "opt_rows": summary["opt_rows"],
+            "union_certified": summary["union_certified"], "union_rows": summary["union_rows"],
+            "writer_mean_ratio": {f"{r['method']}@{r['budget']:g}": r["mean_ratio"] for r in summary["rows"]},
+            "bridge_rows": len(bridge), "bridge_pairs": len(pairs),
+            "noise": {str(b): s for b, s in report.noise_table(noise).to_dict(orient="index").items()},
+            "audit": None if audit_ is None else {"kappa": audit_["kappa"], "cells": audit_["cells"]},
+            "conversation_scope": scope,
+        }
+        built = report.natural_metrics(manifest, summary, pairs, bridge, noise, audit_, scope)
+        assert list(built) == list(by_hand)
+        assert write_json_atomic(tmp_path / "ours.json", built).read_bytes() \
+            == write_json_atomic(tmp_path / "by_hand.json", by_hand).read_bytes()
+
+
+@pytest.mark.notebook
+def test_a_chosen_answer_model_is_the_one_called_and_names_its_own_configuration(tmp_path, monkeypatch):
+    """Notebook 01 with the Claude reader and answer_model set: every answer comes from that model, and the
+    results go to a configuration directory of their own, named by it."""
+    from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+
+    params = {"systems": ["rag_turns"], "answerer": "claude", "answer_model": "claude-haiku-4-5",
+              "artifacts_dir": str(tmp_path / "artifacts"), "figures_dir": str(tmp_path / "figures")}
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeAnthropic(responder=lambda body: "7 May 2023") as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        execute_notebook(NOTEBOOKS / "01_prototype_scoring.ipynb", tmp_path / "01.ipynb", params, progress=False)
+        models = [body["model"] for body in server.received]
+    assert len(models) == 20 and set(models) == {"claude-haiku-4-5"}
+    config = configured("01_prototype_scoring", tmp_path / "artifacts", params)
+    assert config.name.startswith("systems=rag_turns,answerer=claude,answer_model=claude-haiku")  # cut at 60 characters
+    assert [p.name for p in (tmp_path / "artifacts").iterdir()] == [config.name]
+    metrics = json.loads((config / "metrics.json").read_text())
+    assert metrics["questions"] == {"rag_turns": 20} and metrics["answer_counts"]["errors"] == 0
+    manifest = json.loads((config / "run" / "manifest.json").read_text())
+    assert manifest["llm"]["roles"]["answer"]["model"] == "claude-haiku-4-5"

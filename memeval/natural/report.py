@@ -1,4 +1,4 @@
-"""Tables for notebook 05 (LoCoMo-Natural-87), built from build, sweep and analysis outputs."""
+"""Tables and metrics.json for notebook 05 (LoCoMo-Natural-87), built from build, sweep and analysis outputs."""
 
 from __future__ import annotations
 
@@ -127,3 +127,41 @@ def bridge_note(rows: Sequence[dict]) -> str:
             f"{constant} where one side is constant (rho undefined). {len(shown)} correlations are reported side "
             "by side with no correction for multiple comparisons: at 95% each, about one in twenty would exclude 0 "
             "by chance alone, so read them as exploratory.")
+
+
+def writer_mean_ratios(summary: dict) -> dict[str, float | None]:
+    """`method@budget` → mean ratio to OPT, from a sweep summary."""
+    return {f"{r['method']}@{r['budget']:g}": r["mean_ratio"] for r in summary["rows"]}
+
+
+def conversation_scope_metrics(sizes: pd.DataFrame, summary: dict) -> dict:
+    """The conversation-scale part of notebook 05's metrics.json: package sizes (one row per package, a
+    `candidates` column) and the conversation sweep's certification and writer ratios."""
+    return {
+        "packages": len(sizes), "candidates_max": int(sizes["candidates"].max()),
+        "opt_certified": summary["opt_certified"], "opt_rows": summary["opt_rows"],
+        "opt_disagreements": summary["opt_disagreements"],
+        "writer_mean_ratio": writer_mean_ratios(summary),
+    }
+
+
+MANIFEST_METRICS = ("examined", "accepted", "rejected", "rejected_by_reason", "accepted_by_category",
+                    "accepted_by_type", "rule_version")
+
+
+def natural_metrics(manifest: dict, summary: dict, pairs: Sequence, bridge: Sequence, noise: dict,
+                    audit: dict | None = None, conversation_scope: dict | None = None) -> dict:
+    """Notebook 05's metrics.json: the build's manifest counts, the sweep's certification and writer ratios, the
+    bridge's size, label-noise stability per budget, the label audit's kappa (None without a second label
+    source) and the conversation-scale metrics (`conversation_scope_metrics`, None when not built)."""
+    return {
+        "source": manifest["source"],
+        "manifest": {k: manifest[k] for k in MANIFEST_METRICS if k in manifest},
+        "opt_certified": summary["opt_certified"], "opt_rows": summary["opt_rows"],
+        "union_certified": summary["union_certified"], "union_rows": summary["union_rows"],
+        "writer_mean_ratio": writer_mean_ratios(summary),
+        "bridge_rows": len(bridge), "bridge_pairs": len(pairs),
+        "noise": {str(b): s for b, s in noise_table(noise).to_dict(orient="index").items()},
+        "audit": None if audit is None else {"kappa": audit["kappa"], "cells": audit["cells"]},
+        "conversation_scope": conversation_scope,
+    }

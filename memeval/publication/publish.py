@@ -49,6 +49,17 @@ def publish_table(name: str, root: Path, out: Path) -> Published:
                      markdown=table.markdown)
 
 
+def publish_named(name: str, root: Path, out: Path) -> Published:
+    """One figure (`fig_...`) or table (`tab_...`) by name; an unknown name is a one-line error listing the known."""
+    if name in FIGURES:
+        return publish_figure(name, root, out)
+    if name in ALL_TABLES:
+        return publish_table(name, root, out)
+    from memeval.errors import InputError
+
+    raise InputError("publish", name, f"no such figure or table; known: {', '.join([*FIGURES, *ALL_TABLES])}")
+
+
 def publish_all(root: Path, out: Path) -> list[Published]:
     return ([publish_figure(name, root, out) for name in FIGURES]
             + [publish_table(name, root, out) for name in ALL_TABLES])

@@ -1,0 +1,212 @@
+"""memeval's public facade: what a notebook or a script needs, from one module (`from memeval import api`).
+
+Runs — each takes its config object, or the config's fields as keywords, or both (keywords replace fields):
+
+- `run_locomo(config, client=None, **fields)` → `RunResult`: a LoCoMo run (`LocomoRunConfig`; `memeval locomo run`).
+- `run_longmemeval(config, client=None, **fields)`: a LongMemEval run (`LongMemEvalConfig`;
+  `memeval longmemeval run`); returns what memeval.qa.longmemeval_run.run_longmemeval returns.
+- `run_graph80(config, client=None, llm="auto", models=None, **fields)` → dict: the memory-graph study
+  (`StudyConfig`; `memeval graph80 run`), its LLM client made here, and checked, when a role calls a model.
+- `sweep(config, out)` → dict: a MEMAUDIT sweep (`SweepConfig`; `memeval memaudit sweep`); a natural sweep scores
+  union packages by pruning rule, as `memeval memaudit sweep natural` does.
+- `chosen_models(answer=None, judge=None, extract=None)` → a config's `models` (role → model id), None (the
+  project's default for the role) left out.
+
+Results:
+
+- `load_run(dir)` → `StoredRun`: a stored LoCoMo or LongMemEval run's answers, judgments and manifest, as typed
+  records.
+- `publish(*names, root=None, out=None)` → list of `Published`: publication figures and tables from stored results
+  (`memeval publish`; no names: all of them).
+- `show(obj)`: in a notebook, a table as the publication prints it (a DataFrame), a published figure or table, or
+  Markdown text.
+
+The config classes (`LocomoRunConfig`, `LongMemEvalConfig`, `StudyConfig`, `SweepConfig`) are importable from here
+too; like the runners they are imported on first use, so `import memeval.api` stays light.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memeval.graph80.study import StudyConfig
+    from memeval.llm.client import LLMClient
+    from memeval.memaudit.sweep import PackageScorer, SweepConfig
+    from memeval.publication.publish import Published
+    from memeval.qa.locomo_run import LocomoRunConfig
+    from memeval.qa.longmemeval_run import LongMemEvalConfig
+    from memeval.records import RunResult
+
+__all__ = ["LocomoRunConfig", "LongMemEvalConfig", "StoredRun", "StudyConfig", "SweepConfig", "chosen_models",
+           "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep"]
+
+_CONFIGS = {"LocomoRunConfig": "memeval.qa.locomo_run", "LongMemEvalConfig": "memeval.qa.longmemeval_run",
+            "StudyConfig": "memeval.graph80.study", "SweepConfig": "memeval.memaudit.sweep"}
+ROLES = ("answer", "judge", "extract")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CONFIGS:
+        return getattr(importlib.import_module(_CONFIGS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _configured(cls: type, config: Any, fields: dict) -> Any:
+    if config is None:
+        return cls(**fields)
+    return dataclasses.replace(config, **fields) if fields else config
+
+
+def chosen_models(answer: str | None = None, judge: str | None = None, extract: str | None = None) -> dict[str, str]:
+    """role → model id for the roles given a model; the others keep the project's defaults (memeval.llm.profiles)."""
+    return {role: model for role, model in zip(ROLES, (answer, judge, extract), strict=True) if model}
+
+
+def run_locomo(config: LocomoRunConfig | None = None, /, client: LLMClient | None = None, **fields) -> RunResult:
+    """A LoCoMo run (resumable; see memeval.qa.locomo_run), e.g. `run_locomo(out="runs/p", conversations="conv-26",
+    questions="prototype", progress=False)`."""
+    from memeval.qa.locomo_run import LocomoRunConfig
+    from memeval.qa.locomo_run import run_locomo as run
+
+    return run(_configured(LocomoRunConfig, config, fields), client)
+
+
+def run_longmemeval(config: LongMemEvalConfig | None = None, /, client: LLMClient | None = None, **fields) -> Any:
+    """A LongMemEval run over a fetched data file (see memeval.qa.longmemeval_run); returns its outcome."""
+    from memeval.qa.longmemeval_run import LongMemEvalConfig
+    from memeval.qa.longmemeval_run import run_longmemeval as run
+
+    return run(_configured(LongMemEvalConfig, config, fields), client)
+
+
+def run_graph80(config: StudyConfig | None = None, /, client: LLMClient | None = None, llm: str = "auto",
+                models: dict | None = None, **fields) -> dict:
+    """The graph80 study (see memeval.graph80.study); returns its summary. Without `client`, one is made on the
+    `llm` backend with `models` (see `chosen_models`) when the extractor, reader or judge calls a model, and
+    each role's model is checked against its protocol's temperature before any call, as `memeval graph80 run`
+    does."""
+    from memeval.graph80.study import StudyConfig, role_temperatures, run_study
+    from memeval.llm.client import checked_client
+
+    config = _configured(StudyConfig, config, fields)
+    return run_study(config, checked_client(llm, role_temperatures(config), client, models=dict(models or {})))
+
+
+def sweep(config: SweepConfig, out: str | Path, progress: bool = True, restart: bool = False,
+          scorer: PackageScorer | None = None) -> dict:
+    """Run (or resume) a MEMAUDIT sweep into `out` (see memeval.memaudit.sweep.run_sweep); returns its summary.
+    A natural sweep (`kind="natural"`) scores union packages by pruning rule unless another scorer is given."""
+    from memeval.memaudit.sweep import run_sweep
+
+    if scorer is None and config.kind == "natural":
+        from memeval.natural.sweep import UnionAwareScorer
+
+        scorer = UnionAwareScorer()
+    return run_sweep(config, out, progress, scorer=scorer, restart=restart)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run: answers by system (the latest row per question; a failed one keeps its `error`) and
+    judgments by protocol and system (the latest per question), as the run's records; and its manifest."""
+
+    directory: Path
+    kind: str  # the manifest's command: "locomo run" or "longmemeval run"
+    manifest: dict
+    answers: dict[str, list]  # system → AnswerRow (LoCoMo) or LMEAnswerRow (LongMemEval)
+    judgments: dict[str, dict[str, list]]  # protocol → system → JudgmentRow or LMEJudgmentRow
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self.answers)
+
+    @property
+    def complete(self) -> bool | None:
+        """What the manifest says (None when it does not say)."""
+        return self.manifest.get("complete")
+
+
+def load_run(directory: str | Path) -> StoredRun:
+    """The answers, judgments and manifest of a `locomo run` or `longmemeval run` directory (sweeps:
+    memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table: memeval.results.collect)."""
+    from memeval.errors import InputError
+    from memeval.invocation import load_manifest
+    from memeval.records import AnswerRow, JudgmentRow, latest, read_records
+
+    directory = Path(directory)
+    path = directory / "manifest.json"
+    if not path.is_file():
+        raise InputError(directory, "manifest.json", "not found: expected a `locomo run` or `longmemeval run` "
+                         "directory")
+    manifest = load_manifest(path)
+    kind = manifest.get("command")
+    if kind in ("locomo run", "memeval locomo run"):
+        answer_record, judgment_record = AnswerRow, JudgmentRow
+    elif kind == "longmemeval run":
+        from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow
+
+        answer_record, judgment_record = LMEAnswerRow, LMEJudgmentRow
+    else:
+        raise InputError(path, "command", f"{kind!r}: load_run reads `locomo run` and `longmemeval run` directories "
+                         "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)")
+    answers: dict[str, list] = {}
+    for row in latest(read_records(directory / "answers.jsonl", answer_record), lambda r: r.key).values():
+        answers.setdefault(row.system, []).append(row)
+    judgments: dict[str, dict[str, list]] = {}
+    rows = read_records(directory / "judgments.jsonl", judgment_record)
+    for row in latest(rows, lambda r: (r.protocol, *r.key)).values():
+        judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
+    return StoredRun(directory, kind, manifest, answers, judgments)
+
+
+def publish(*names: str, root: str | Path | None = None, out: str | Path | None = None) -> list[Published]:
+    """Write publication figures (`fig_...`) and tables (`tab_...`) from the stored results under `root` (default
+    reports/artifacts) into `out` (default figures/); no names: every one, as `memeval publish`. Each result says
+    what was written, or which notebook to run first when an input is missing."""
+    from memeval.artifacts import artifacts_root, figures_dir
+    from memeval.publication.publish import publish_all, publish_named
+
+    root, out = artifacts_root(root), figures_dir(out)
+    if not names:
+        return publish_all(root, out)
+    return [publish_named(name, root, out) for name in names]
+
+
+def show(obj: Any, digits: int = 3) -> None:
+    """Display in a notebook: a DataFrame (or Series) as the publication prints tables — budgets and ids as
+    written, values to `digits` decimals, "–" for missing, no bare index; a `Published` figure or table (its
+    image, caption and Markdown, or what is missing); a str as Markdown; a list or tuple item by item; anything
+    else as IPython would."""
+    from IPython.display import Image, Markdown, display
+
+    if isinstance(obj, str):
+        display(Markdown(obj))
+        return
+    if isinstance(obj, (list, tuple)):
+        for item in obj:
+            show(item, digits)
+        return
+    import pandas as pd
+
+    if isinstance(obj, (pd.DataFrame, pd.Series)):
+        from memeval.publication.tables import frame_markdown
+
+        display(Markdown(frame_markdown(obj.to_frame() if isinstance(obj, pd.Series) else obj, digits)))
+        return
+    from memeval.publication.publish import Published
+
+    if not isinstance(obj, Published):
+        display(obj)
+    elif obj.status == "missing":
+        display(Markdown(f"**{obj.name} not written** — {obj.message}"))
+    else:
+        for path in obj.paths:
+            if path.endswith(".png"):
+                display(Image(filename=path))
+        body = f"\n\n{obj.markdown}" if obj.markdown else ""
+        display(Markdown(f"*{obj.name}.* {obj.caption}{body}"))
