@@ -116,10 +116,10 @@ class StoredRun:
     judgments by protocol and system (the latest per question), as the run's records; and its manifest."""
 
     directory: Path
-    kind: str  # the manifest's command: "locomo run" or "longmemeval run"
+    kind: str  # the manifest's command: a task kind (memeval.engine.registry.TASKS)
     manifest: dict
-    answers: dict[str, list]  # system → AnswerRow (LoCoMo) or LMEAnswerRow (LongMemEval)
-    judgments: dict[str, dict[str, list]]  # protocol → system → JudgmentRow or LMEJudgmentRow
+    answers: dict[str, list]  # system → the task's answer records
+    judgments: dict[str, dict[str, list]]  # protocol → system → the task's judgment records
 
     @property
     def systems(self) -> list[str]:
@@ -132,35 +132,31 @@ class StoredRun:
 
 
 def load_run(directory: str | Path) -> StoredRun:
-    """The answers, judgments and manifest of a `locomo run` or `longmemeval run` directory (sweeps:
-    memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table: memeval.results.collect)."""
+    """The answers, judgments and manifest of a run directory of any task (LoCoMo, LongMemEval, graph80; sweeps:
+    memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table: memeval.reports.results.collect)."""
+    from memeval.engine.registry import TASKS, task_class
     from memeval.errors import InputError
     from memeval.invocation import load_manifest
-    from memeval.records import AnswerRow, JudgmentRow, latest, read_records
+    from memeval.records import latest, read_records
+    from memeval.rundir import MANIFEST, RunDir
 
-    directory = Path(directory)
-    path = directory / "manifest.json"
-    if not path.is_file():
-        raise InputError(directory, "manifest.json", "not found: expected a `locomo run` or `longmemeval run` "
-                         "directory")
-    manifest = load_manifest(path)
+    rundir = RunDir(directory)
+    if not rundir.manifest.is_file():
+        raise InputError(directory, MANIFEST, "not found: expected a run directory (" + ", ".join(TASKS) + ")")
+    manifest = load_manifest(rundir.manifest)
     kind = manifest.get("command")
-    if kind in ("locomo run", "memeval locomo run"):
-        answer_record, judgment_record = AnswerRow, JudgmentRow
-    elif kind == "longmemeval run":
-        from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow
-
-        answer_record, judgment_record = LMEAnswerRow, LMEJudgmentRow
-    else:
-        raise InputError(path, "command", f"{kind!r}: load_run reads `locomo run` and `longmemeval run` directories "
-                         "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)")
+    try:
+        task = task_class(kind)
+    except KeyError:
+        raise InputError(rundir.manifest, "command", f"{kind!r}: load_run reads {', '.join(TASKS)} directories "
+                         "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)") from None
     answers: dict[str, list] = {}
-    for row in latest(read_records(directory / "answers.jsonl", answer_record), lambda r: r.key).values():
+    for row in latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values():
         answers.setdefault(row.system, []).append(row)
     judgments: dict[str, dict[str, list]] = {}
-    rows = read_records(directory / "judgments.jsonl", judgment_record)
-    for row in latest(rows, lambda r: (r.protocol, *r.key)).values():
+    for row in latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values():
         judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
+    directory = rundir.path
     return StoredRun(directory, kind, manifest, answers, judgments)
 
 
@@ -194,7 +190,7 @@ def show(obj: Any, digits: int = 3) -> None:
     import pandas as pd
 
     if isinstance(obj, (pd.DataFrame, pd.Series)):
-        from memeval.publication.tables import frame_markdown
+        from memeval.reports.publication import frame_markdown
 
         display(Markdown(frame_markdown(obj.to_frame() if isinstance(obj, pd.Series) else obj, digits)))
         return

@@ -37,8 +37,7 @@ def _turn_texts(run: Path) -> tuple[dict[str, str], str | None]:
 
 
 def page_data(run: str | Path) -> dict:
-    from memeval.qa.answer_pass import load_answers
-    from memeval.records import load_judgments
+    from memeval.records import load_answers, load_judgments
 
     run = Path(run)
     if not RunDir(run).answers.is_file():

@@ -180,7 +180,7 @@ def test_show_displays_tables_published_results_and_text(tmp_path, monkeypatch):
     import IPython.display
 
     from memeval.publication.publish import Published
-    from memeval.publication.tables import frame_markdown
+    from memeval.reports.publication import frame_markdown
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))

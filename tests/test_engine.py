@@ -87,6 +87,11 @@ def test_graph80_resumes_after_a_kill_and_derives_the_same_rows(tmp_path, cli):
     assert len(answers.read_text().splitlines()) == 320, "only the missing answers were made again"
     assert (tmp_path / "run" / "rows.jsonl").read_bytes() == rows
     assert (tmp_path / "run" / "summary.json").read_bytes() == summary
+    from memeval import api
+
+    stored = api.load_run(tmp_path / "run")
+    assert stored.kind == "graph80 run" and {s: len(rows) for s, rows in stored.answers.items()} == {
+        "chunks": 160, "no_memory": 160}
 
 
 @pytest.mark.parametrize("words, config_class", [

@@ -358,8 +358,8 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
     """Notebook 02 with the judged parameters against a loopback Anthropic server, then again with no key from
     the shared cache (sending nothing); the publication tables then carry J, and the key is in no file."""
     from memeval.notebook_runner import JUDGED_PARAMETERS
-    from memeval.publication.headline import headline_table
-    from memeval.publication.tables import locomo_j_table
+    from memeval.reports.headline import headline_table
+    from memeval.reports.publication import locomo_j_table
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
 
     def responder(body):
@@ -551,12 +551,12 @@ def test_model_parameters_left_at_their_default_rename_no_configuration_director
 
 
 def test_natural_metrics_is_what_notebook_05_assembled_by_hand(tmp_path):
-    """metrics.json of notebook 05, now built by memeval.natural.report: byte for byte the dict the notebook
+    """metrics.json of notebook 05, now built by memeval.reports.natural: byte for byte the dict the notebook
     wrote by hand (the expression below is the notebook's, kept as it was)."""
     import pandas as pd
 
     from memeval.atomic import write_json_atomic
-    from memeval.natural import report
+    from memeval.reports import natural as report
 
     manifest = {"source": "LoCoMo-Natural-87, rule-adjudicated", "examined": 120, "accepted": 87, "rejected": 33,
                 "rejected_by_reason": {"gold not in evidence": 30, "no evidence": 3}, "accepted_by_category": {"4": 80},

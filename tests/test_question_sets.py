@@ -82,9 +82,9 @@ def test_a_sweep_over_one_package_prints_no_interval(tmp_path, cli):
 
 @pytest.fixture()
 def one_package(monkeypatch):
-    from memeval.memaudit.report import PUBLISHED_BASE
-    from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
-    from memeval.publication import tables
+    from memeval.reports import publication as tables
+    from memeval.reports.memaudit import PUBLISHED_BASE
+    from memeval.reports.natural import PAPER_NATURAL_ESTIMATED_GVT
 
     def summary(methods_budgets):
         return {"packages": 1, "opt_certified": 1, "opt_rows": 1,

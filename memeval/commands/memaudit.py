@@ -227,7 +227,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise
     except ValueError as exc:
         raise InputError("sweep", "arguments", str(exc)) from None
-    from memeval.results import markdown, sweep_rows
+    from memeval.reports.results import markdown, sweep_rows
 
     manifest = json.loads(RunDir(args.out).manifest.read_text())
     print(markdown(sweep_rows(Path(args.out), manifest), compact=True))

@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _results(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from memeval.results import collect, markdown, write
+    from memeval.reports.results import collect, markdown, write
 
     rows = collect(args.directories)
     print(markdown(rows))

@@ -14,9 +14,8 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 from memeval.errors import InputError
-from memeval.qa.answer_pass import load_answers
 from memeval.qa.choices import JUDGE_PROTOCOLS as PROTOCOLS
-from memeval.records import SweepRow, load_judgments
+from memeval.records import SweepRow, load_answers, load_judgments
 from memeval.rundir import RunDir
 
 OUTCOMES = ("f1", "evidence_recall", *(f"j_{protocol}" for protocol in PROTOCOLS))

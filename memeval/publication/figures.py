@@ -38,7 +38,7 @@ __all__ = ["FIGURES", "MissingResults", "bnb_nodes", "budget_sweep", "bridge", "
 def budget_sweep(summary: dict):
     """Writers' mean ratio to OPT against the budget, bootstrap bands, the paper's points and its density-only
     range (notebooks 03, 07)."""
-    from memeval.memaudit.report import PUBLISHED_BASE, PUBLISHED_BASE_RANGES
+    from memeval.reports.memaudit import PUBLISHED_BASE, PUBLISHED_BASE_RANGES
 
     df = pd.DataFrame(summary["rows"])
     budgets = sorted(df["budget"].unique())
@@ -72,7 +72,7 @@ def budget_sweep(summary: dict):
 
 def validity(summaries: dict[str, dict]):
     """Stress suite: writer × distribution heatmap and the frontier gap (notebooks 04, 07)."""
-    from memeval.memaudit.report import PUBLISHED_STRESS_NO_TOMBSTONE_B6
+    from memeval.reports.memaudit import PUBLISHED_STRESS_NO_TOMBSTONE_B6
 
     df = pd.DataFrame([{"distribution": name, **r} for name, summary in summaries.items()
                        for r in summary["rows"]])
@@ -113,7 +113,7 @@ def validity(summaries: dict[str, dict]):
 
 def natural_writers(summary: dict):
     """Natural packages: writer ratios by budget beside the paper's Estimated-GVT (notebooks 05, 07)."""
-    from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
+    from memeval.reports.natural import PAPER_NATURAL_ESTIMATED_GVT
 
     df = pd.DataFrame([r for r in summary["rows"] if "pruning" not in r and r["method"] != "opt"])
     budgets = sorted(df["budget"].unique())

@@ -86,7 +86,7 @@ def _final_answers(path: Path) -> list[AnswerRow]:
 
 @lru_cache(maxsize=4)
 def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[AnswerRow]:
-    from memeval.qa.answer_pass import load_answers
+    from memeval.records import load_answers
 
     return load_answers(Path(path))
 

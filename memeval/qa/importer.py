@@ -330,7 +330,7 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.memory.registry import BUILTIN
-    from memeval.qa.answer_pass import load_answers
+    from memeval.records import load_answers
 
     source, out = Path(source), Path(out)
     if system in BUILTIN:

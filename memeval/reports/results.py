@@ -43,8 +43,7 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
 
 
 def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
-    from memeval.qa.answer_pass import load_answers
-    from memeval.records import load_judgments
+    from memeval.records import load_answers, load_judgments
 
     base = {"directory": str(run), "kind": "locomo run", "commit": _commit(manifest),
             "command": (recorded_commands(run) or [None])[-1]}
@@ -142,7 +141,7 @@ def _ci(r: ResultRow) -> str:
 def question_sets(rows: Sequence[ResultRow]) -> dict[str, frozenset]:
     """The sample ids each LoCoMo system of `rows` was measured on, read back from its run directory; labelled by
     system, or "directory · system" when the rows come from several directories."""
-    from memeval.qa.answer_pass import load_answers
+    from memeval.records import load_answers
 
     runs = list(dict.fromkeys(r.directory for r in rows if r.kind == "locomo run"))
     sets: dict[str, frozenset] = {}

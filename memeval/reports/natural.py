@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from memeval.memaudit.report import ratio_table
 from memeval.records import SweepRow
+from memeval.reports.memaudit import ratio_table
 
 # The MEMAUDIT paper's natural packages (LongMemEval support slices, model-adjudicated): Estimated-GVT's
 # mean ratio to OPT. A different source and label process from ours: shown beside, never as a baseline row.

@@ -84,7 +84,7 @@ def _budget(value: object) -> float | None:
 
 
 def memaudit_base_table(root: Path) -> PublishedTable:
-    from memeval.memaudit.report import published_comparison
+    from memeval.reports.memaudit import published_comparison
 
     summary = base_sweep_summary(root)
     frame = published_comparison(summary)
@@ -100,7 +100,7 @@ def memaudit_base_table(root: Path) -> PublishedTable:
 
 
 def memaudit_stress_table(root: Path) -> PublishedTable:
-    from memeval.memaudit.report import frontier_gap
+    from memeval.reports.memaudit import frontier_gap
 
     summaries = stress_summaries(root)
     budget = max(float(r["budget"]) for s in summaries.values() for r in s["rows"])
@@ -113,7 +113,7 @@ def memaudit_stress_table(root: Path) -> PublishedTable:
 
 
 def natural_writers_table(root: Path) -> PublishedTable:
-    from memeval.natural.report import PAPER_SOURCE, paper_comparison, writer_table
+    from memeval.reports.natural import PAPER_SOURCE, paper_comparison, writer_table
 
     summary = natural_summary(root)
     methods = sorted({r["method"] for r in summary["rows"] if "pruning" not in r and r["method"] != "opt"})
@@ -134,7 +134,7 @@ def natural_writers_table(root: Path) -> PublishedTable:
 
 
 def natural_stores_table(root: Path) -> PublishedTable:
-    from memeval.natural.report import store_table
+    from memeval.reports.natural import store_table
 
     frame = store_table(natural_raw_rows(root))
     if frame.empty:
@@ -220,7 +220,7 @@ def evidence_recall_table(root: Path) -> PublishedTable:
 
 
 def graph_study_table(root: Path) -> PublishedTable:
-    from memeval.graph80.report import comparison_table, diagnostics_table, published_reference
+    from memeval.reports.graph80 import comparison_table, diagnostics_table, published_reference
 
     summary = graph_study_summary(root)
     scores = comparison_table(summary)
@@ -234,8 +234,8 @@ def graph_study_table(root: Path) -> PublishedTable:
 def longmemeval_table(root: Path) -> PublishedTable:
     """Only when notebook 08 (or `memeval longmemeval run` into its directory) ran on fetched data."""
     from memeval.artifacts import stored
-    from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow, longmemeval_report
-    from memeval.records import latest, read_records
+    from memeval.records import LMEAnswerRow, LMEJudgmentRow, latest, read_records
+    from memeval.reports.longmemeval import longmemeval_report
 
     run = stored("longmemeval_run", root)
     if not RunDir(run).answers.is_file():

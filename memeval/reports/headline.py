@@ -19,7 +19,7 @@ from memeval.publication.readers import (
     natural_summary,
     stress_summaries,
 )
-from memeval.publication.tables import PublishedTable, _reader
+from memeval.reports.publication import PublishedTable, _reader
 from memeval.reports.tables import markdown_table
 from memeval.rundir import RunDir
 
@@ -60,7 +60,7 @@ def _section(root: Path, build: Callable[[Path], list[list[str]]]) -> list[list[
 
 
 def _memaudit_rows(root: Path) -> list[list[str]]:
-    from memeval.memaudit.report import (
+    from memeval.reports.memaudit import (
         PUBLISHED_BASE,
         PUBLISHED_BASE_RANGES,
         PUBLISHED_STRESS_NO_TOMBSTONE_B6,
@@ -92,7 +92,7 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
 
 
 def _natural_rows(root: Path) -> list[list[str]]:
-    from memeval.natural.report import PAPER_NATURAL_ESTIMATED_GVT
+    from memeval.reports.natural import PAPER_NATURAL_ESTIMATED_GVT
 
     summary = natural_summary(root)
     commit = _commit(stored("natural_sweep", root))
