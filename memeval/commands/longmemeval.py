@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast))
     if llm.dry_run:
-        print(result["report"])
+        print(result.note)
         return 0
     from memeval.commands.locomo import _files
 

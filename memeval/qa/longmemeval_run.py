@@ -19,6 +19,7 @@ from memeval.data.longmemeval import LMEInstance, load_longmemeval
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
+from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
@@ -224,7 +225,8 @@ class LongMemEvalTask(Task):
 
 
 def run_longmemeval(config: LongMemEvalConfig, client=None):
-    """Answer, judge, report through the one engine; a dry run prices the reader's calls and writes nothing."""
+    """Answer, judge, report through the one engine (a RunOutcome); a dry run prices the reader's calls and writes
+    nothing (a RunEstimate, its `note` the text to print)."""
     from memeval.engine.run import RunSettings, run_task
 
     task = LongMemEvalTask(config)
@@ -309,15 +311,16 @@ def answer_guarded(instance, spec: str, k: int, extractive: bool = True, fail_fa
             sessions_given=None, context_tokens=0, latency_search_s=0.0, error=exc.row_error), []
 
 
-def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, client) -> dict:
+def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, client) -> RunEstimate:
     """What the reader would send (judge calls are one short prompt per answer on top), priced before spending.
     Each question has its own haystack, so no prompt prefix repeats across questions: prompt caching saves
     nothing here, and the estimate counts none."""
     todo = [(i, spec) for i in instances for label, spec in labels.items() if (label, i.question_id) not in done]
+    stages = {}
     lines = [f"# LongMemEval dry run: {len(todo)} (system, question) pairs still to answer"]
     if config.reader == "llm" and client is not None:
         requests = [reader_request(i, answer_instance(i, spec, config.k, extractive=False)[1]) for i, spec in todo]
-        est = client.estimate(requests)
+        est = stages["answers"] = client.estimate(requests)
         lines.append(f"reader {client.model_for('answer')}: {est.to_send} calls to send ({est.cached} cached), "
                      f"~{est.input_tokens_est:,} input tokens ({est.token_count}), ≤{est.output_tokens_max:,} "
                      f"output tokens, ≈${est.usd_est:.2f}")
@@ -327,10 +330,7 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
         lines.append("reader: extractive (no LLM calls)")
     if config.judge == "longmemeval":
         lines.append(f"judge {client.model_for('judge')}: at most {len(todo)} short calls (10 output tokens each)")
-    text = "\n".join(lines)
-    return {"out": config.out, "report": text, "answers": 0, "judgments": 0, "notes": [], "dry_run": True}
-
-
+    return RunEstimate(stages, sum(e.usd_est for e in stages.values()), "\n".join(lines))
 
 
 def validate(config: LongMemEvalConfig) -> None:
