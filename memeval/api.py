@@ -14,8 +14,8 @@ Runs — each takes its config object, or the config's fields as keywords, or bo
 
 Results:
 
-- `load_run(dir)` → `StoredRun`: a stored LoCoMo or LongMemEval run's answers, judgments and manifest, as typed
-  records.
+- `load_run(dir)` → `StoredRun`: a stored run's answers, judgments and manifest, as typed records, for any task in
+  the registry (LoCoMo, LongMemEval, graph80); a task of your own is read with its records and `memeval.records`.
 - `publish(*names, root=None, out=None)` → list of `Published`: publication figures and tables from stored results
   (`memeval publish`; no names: all of them).
 - `show(obj)`: in a notebook, a table as the publication prints it (a DataFrame), a published figure or table, or
@@ -132,8 +132,9 @@ class StoredRun:
 
 
 def load_run(directory: str | Path) -> StoredRun:
-    """The answers, judgments and manifest of a run directory of any task (LoCoMo, LongMemEval, graph80; sweeps:
-    memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table: memeval.reports.results.collect)."""
+    """The answers, judgments and manifest of a run directory of a registered task (LoCoMo, LongMemEval, graph80;
+    sweeps: memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table:
+    memeval.reports.results.collect)."""
     from memeval.engine.registry import TASKS, task_class
     from memeval.errors import InputError
     from memeval.invocation import load_manifest

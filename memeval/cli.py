@@ -21,7 +21,7 @@ from memeval.commands import (
     view,
 )
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
-from memeval.llm.errors import APIRejected
+from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError
 
 COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
                    reproduce, inventory]
@@ -69,6 +69,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 1
     except APIRejected as exc:
         print(f"memeval: error: {exc.one_line()}", file=sys.stderr)
+        return 1
+    except BackendNotConfigured as exc:  # no key, endpoint or SDK: fixed by the user's setup, before any call
+        print(f"memeval: error: {exc}", file=sys.stderr)
+        return 2
+    except LLMError as exc:  # a failure no row could absorb (a batch that never finished, say); rerun resumes
+        print(f"memeval: error: {exc}", file=sys.stderr)
         return 1
     except NotebookFailed as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)

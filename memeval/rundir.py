@@ -334,7 +334,11 @@ def incomplete_line(missing: Mapping) -> str | None:
             parts.append(f"{name}: {value}")
     if not parts:
         return None
-    return "incomplete: " + "; ".join(parts) + "; rerun to retry them"
+    hint = ""
+    if answers and "CacheMiss" in answers.get("reasons", {}):
+        hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
+                "choose --llm)")
+    return "incomplete: " + "; ".join(parts) + "; rerun to retry them" + hint
 
 
 # ---- the files of a run directory -----------------------------------------------------------------------------

@@ -42,6 +42,13 @@ def page_data(run: str | Path) -> dict:
     run = Path(run)
     if not RunDir(run).answers.is_file():
         raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
+    if RunDir(run).manifest.is_file():
+        from memeval.invocation import load_manifest
+
+        kind = load_manifest(RunDir(run).manifest).get("command")
+        if kind not in (None, "locomo run"):  # None: a hand-made or older manifest; its rows are checked below
+            raise InputError(RunDir(run).manifest, "command", f"{kind!r}: the viewer reads `locomo run` directories "
+                             "only (its report.md and answers.jsonl hold this run's results)")
     texts, note = _turn_texts(run)
     judged: dict[tuple[str, str], list[dict]] = {}
     for j in load_judgments(RunDir(run).judgments):

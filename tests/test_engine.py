@@ -112,3 +112,17 @@ def test_a_configuration_declares_flags_its_command_accepts(words, config_class)
     parser = dict(command_paths(build_parser()))[words]
     accepted = {s for action in parser._actions for s in action.option_strings}
     assert declared and not set(declared) - accepted, set(declared) - accepted
+
+
+def test_the_documented_benchmark_without_a_model_says_it_was_not_judged(tmp_path, monkeypatch):
+    """No key and an empty cache: the answers are made, no judgment is invented, and the report says so."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "trivia.jsonl"
+    data.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    outcome = run_example(data, tmp_path / "run")
+    assert not outcome.complete and outcome.judgments == [] and len(outcome.answers) == 3
+    assert outcome.report.startswith("judge yes_no incomplete: 3 questions were not judged because no LLM")
+    assert "| extractive | 3 | – (not judged) |" in outcome.report
+    assert (tmp_path / "run" / "judgments.jsonl").read_text() == ""

@@ -105,3 +105,31 @@ def test_sign_stability_flags_flips():
                  {"system": "y", "type": "fact", "repeat": repeat, "score": b}]
     (fact,) = [s for s in sign_stability(rows) if s["type"] == "fact"]
     assert not fact["sign_holds"] and not fact["meaningful"]
+
+
+def test_claude_reader_without_a_key_as_typed(tmp_path):
+    """As a new user types it with no key: the study finishes with every score shown as missing (never 0, never a
+    traceback), exits 4, and `--llm anthropic` without a key is one line and exit 2 before anything is written."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env["MEMEVAL_CACHE_DIR"] = str(tmp_path / "empty-cache")
+    corpus = tmp_path / "g80"
+    assert main(["graph80", "generate", "--out", str(corpus)]) == 0
+    cli = [sys.executable, "-m", "memeval", "graph80", "run", "--data", str(corpus), "--reader", "claude",
+           "--systems", "chunks", "--repeats", "2"]
+    done = subprocess.run([*cli, "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 4 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.splitlines()[0].startswith("chunks                       score – ± –  path recall 0.")
+    assert done.stderr.strip().splitlines()[-1].startswith("memeval: incomplete: 160 of 160 answers failed (CacheMiss)")
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "| chunks | all | – | – |" in report and "\n\n\n" not in report
+    keyed = subprocess.run([*cli, "--llm", "anthropic", "--out", str(tmp_path / "keyed")], capture_output=True,
+                           text=True, env=env, timeout=300)
+    assert keyed.returncode == 2 and keyed.stderr.strip().splitlines() == [
+        "memeval: error: ANTHROPIC_API_KEY is not set: no Anthropic backend (use the cache via replay, or set the "
+        "key and optionally ANTHROPIC_BASE_URL)"]
+    assert not (tmp_path / "keyed").exists()

@@ -95,7 +95,9 @@ def test_failed_answers_exit_non_zero_with_a_closing_line_last(locomo_dir, tmp_p
                            "--conversations", "conv-26", "--questions", "3", "--reader", "claude", "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 4, done.stderr
-    assert _lines(done.stderr)[-1] == ("memeval: incomplete: 3 of 3 answers failed (CacheMiss); rerun to retry them")
+    assert _lines(done.stderr)[-1] == ("memeval: incomplete: 3 of 3 answers failed (CacheMiss); rerun to retry them "
+                                       "(CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or "
+                                       "OPENAI_API_KEY, or choose --llm)")
     assert "Traceback" not in done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] is False and manifest["missing"]["answers"]["failed"] == 3

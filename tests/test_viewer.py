@@ -162,3 +162,15 @@ def test_hostile_strings_render_as_text_and_run_nothing_in_a_real_browser(hostil
         assert page.evaluate("window.__pwned") is None, "a script from the data ran"
         browser.close()
     assert errors == []
+
+
+def test_a_run_of_another_task_is_refused_by_name(tmp_path, cli):
+    """A graph80 study has answers.jsonl too; the viewer names the manifest's command instead of a missing field."""
+    cli("graph80", "generate", "--out", tmp_path / "g", check=True)
+    cli("graph80", "run", "--data", tmp_path / "g", "--systems", "chunks", "--repeats", "1", "--out",
+        tmp_path / "run", "--no-progress", check=True)
+    done = cli("view", tmp_path / "run")
+    assert done.returncode == 2 and not (tmp_path / "run" / "view.html").exists()
+    assert done.stderr.strip() == (f"memeval: error: {tmp_path / 'run' / 'manifest.json'}: command: 'graph80 run': "
+                                   "the viewer reads `locomo run` directories only (its report.md and answers.jsonl "
+                                   "hold this run's results)")

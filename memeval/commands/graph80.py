@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="none: gold-answer containment, labelled as such (default); three_dim: the "
                           "three-dimension LLM judge (entity, relation, no wrong information)")
     run.add_argument("--repeats", type=positive_int, default=3, help="runs of every question per system (default 3)")
-    add_out_dir(run, "study directory (rows.jsonl, summary.json, manifest.json; another configuration is refused)")
+    add_out_dir(run, "study directory (answers.jsonl, judgments.jsonl, rows.jsonl, summary.json, report.md, "
+                         "manifest.json; a rerun resumes, another configuration is refused)")
     add_restart(run)
     add_progress(run)
     add_llm_arguments(run)
@@ -95,12 +96,13 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(client.estimate(planned_requests(config), counter=token_counter(client)).as_dict(), indent=2))
         return 0
     summary = run_study(config, client)
-    for row in summary["rows"]:
-        if row["type"] == "all":
-            print(f"{row['system']:<28} score {row['score_mean']:.3f} ± {row['score_std']:.3f}  path recall "
-                  f"{row['path_recall']:.3f}  entity recall {row['entity_recall']:.3f}  tokens "
-                  f"{row['context_tokens']:.0f}")
-    print(f"score: {summary['score_kind']} -> {args.out}/summary.json")
+    from memeval.graph80.study import fmt
     from memeval.rundir import incomplete_line
 
+    for row in summary["rows"]:
+        if row["type"] == "all":
+            print(f"{row['system']:<28} score {fmt(row['score_mean'])} ± {fmt(row['score_std'])}  path recall "
+                  f"{fmt(row['path_recall'])}  entity recall {fmt(row['entity_recall'])}  tokens "
+                  f"{fmt(row['context_tokens'], '{:.0f}')}")
+    print(f"score: {summary['score_kind']} -> {args.out}/summary.json")
     return finish(incomplete_line(summary.get("missing") or {}))

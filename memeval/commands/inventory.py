@@ -54,7 +54,7 @@ def _ls(args: argparse.Namespace) -> int:
     if not found:
         print(f"no results (no manifest.json) under {', '.join(roots)}")
         return 0
-    print(markdown_table(["directory", "what", "status", "rows", "commit", "created (UTC)", "command"],
+    print(markdown_table(["directory", "what", "status", "rows", "commit", "last written (UTC)", "command"],
                          [[r["directory"], r["kind"], r["status"],
                            ", ".join(f"{n} {k}" for k, n in r["rows"].items()) or "–", r["commit"] or "–",
                            r["created_utc"] or "–", r["command_line"] or "–"] for r in found]))

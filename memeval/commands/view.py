@@ -10,7 +10,7 @@ from memeval.commands.arguments import add_output_file, command
 def register(subparsers: argparse._SubParsersAction) -> None:
     view = command(subparsers, "view", "write a static HTML page to browse a run's questions by system, category "
                    "and score (no server needed)", "memeval view reports/artifacts/02_full_run/run")
-    view.add_argument("run", help="a `locomo run` directory")
+    view.add_argument("run", help="a `locomo run` directory (other tasks: their report.md)")
     add_output_file(view, "the page to write (default RUN/view.html)", required=False)
     view.set_defaults(handler=_view)
 

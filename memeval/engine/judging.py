@@ -33,13 +33,14 @@ class JudgeCounts(BaseModel):
 
     def notes(self) -> list[str]:
         out = []
+        head = f"judge {self.protocol} incomplete:"
         if self.skipped_failed:
-            out.append(f"J incomplete: {self.skipped_failed} questions have a judge call that failed past its "
-                       "retries; no judgment is recorded for them and a rerun retries them.")
+            out.append(f"{head} {self.skipped_failed} questions have a judge call that failed past its retries; no "
+                       "judgment is recorded for them and a rerun retries them.")
         if self.skipped_no_llm:
-            out.append(f"J incomplete: {self.skipped_no_llm} questions were not judged because no LLM is "
-                       "configured and the cache does not hold their judgments (set ANTHROPIC_API_KEY and rerun; "
-                       "finished judgments are kept).")
+            out.append(f"{head} {self.skipped_no_llm} questions were not judged because no LLM is configured and the "
+                       "cache does not hold their judgments (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose "
+                       "--llm, and rerun; finished judgments are kept).")
         return out
 
 

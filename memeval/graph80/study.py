@@ -205,8 +205,8 @@ def planned_requests(config: StudyConfig) -> list[LLMRequest]:
         system = Graph80System(check_system(SystemConfig.parse(spec)), documents, triples, "gold")
         for q in questions:
             if config.answerer == "claude":
-                items = system.search(q["question"])
-                requests.append(answer_request(q["question"], [Memory(i.text, i.time, i.source_ids) for i in items]))
+                memories = [Memory(i.text, i.time, i.source_ids) for i in system.search(q["question"])]
+                requests += [answer_request(q["question"], memories, repeat=r) for r in range(config.repeats)]
             if config.judge == "three_dim":
                 requests += [three_dim_request(q, f"a typical answer from {spec}", r) for r in range(config.repeats)]
     return requests
@@ -291,7 +291,7 @@ class Graph80Task(Task):
         if self.config.answerer == "extractive":
             replies = [extractive_answer(q["question"], m) for (q, _), m in zip(asked, memories, strict=True)]
         else:
-            replies = client.complete_many([answer_request(q["question"], m)
+            replies = client.complete_many([answer_request(q["question"], m, repeat=repeat)
                                             for (q, _), m in zip(asked, memories, strict=True)])
         rows = []
         for (q, items), reply in zip(asked, replies, strict=True):
@@ -308,10 +308,10 @@ class Graph80Task(Task):
         from memeval.reports.tables import markdown_table
 
         rows = self.rows(answers, judgments)
-        body = [[r["system"], r["type"], "–" if r["score_mean"] is None else f"{r['score_mean']:.3f}",
-                 f"{r['score_std']:.3f}", _fmt(r["path_recall"]), _fmt(r["entity_recall"]),
-                 _fmt(r["context_tokens"], "{:.0f}"), r["n"]] for r in summarize(rows)]
-        return "\n".join(["# graph80 study report", "", *[f"> {n}" for n in notes], "",
+        body = [[r["system"], r["type"], fmt(r["score_mean"]), fmt(r["score_std"]), fmt(r["path_recall"]), fmt(r["entity_recall"]),
+                 fmt(r["context_tokens"], "{:.0f}"), r["n"]] for r in summarize(rows)]
+        quoted = [*[f"> {n}" for n in notes], ""] if notes else []
+        return "\n".join(["# graph80 study report", "", *quoted,
                           f"Score: {score_kind(self.config)}; {self.config.repeats} repeats.", "",
                           markdown_table(["System", "type", "score", "std over repeats", "path recall",
                                           "entity recall", "context tokens", "questions"], body)]) + "\n"
@@ -352,7 +352,7 @@ class Graph80Task(Task):
         outcome.summary = summary
 
 
-def _fmt(value: float | None, spec: str = "{:.3f}") -> str:
+def fmt(value: float | None, spec: str = "{:.3f}") -> str:
     return "–" if value is None else spec.format(value)
 
 
@@ -390,7 +390,7 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
         out.append({"system": system, "type": qtype, "path_recall": avg("path_recall"),
                     "entity_recall": avg("entity_recall"), "context_tokens": avg("context_tokens"),
                     "score_mean": float(np.mean(means)) if means else None,
-                    "score_std": float(np.std(means, ddof=1)) if len(means) > 1 else 0.0, "n": len(first)})
+                    "score_std": float(np.std(means, ddof=1)) if len(means) > 1 else (0.0 if means else None), "n": len(first)})
     return out
 
 

@@ -22,6 +22,7 @@ from memeval.llm import profiles
 from memeval.llm.cache import ResponseCache
 from memeval.llm.errors import (
     APIRejected,
+    BackendNotConfigured,
     BudgetExceeded,
     CacheMiss,
     LLMError,
@@ -87,7 +88,7 @@ class AnthropicBackend:
         import anthropic
 
         if not os.environ.get("ANTHROPIC_API_KEY"):
-            raise LLMError("ANTHROPIC_API_KEY is not set: no Anthropic backend (use the cache via replay, or "
+            raise BackendNotConfigured("ANTHROPIC_API_KEY is not set: no Anthropic backend (use the cache via replay, or "
                            "set the key and optionally ANTHROPIC_BASE_URL)")
         kwargs = {"max_retries": 0, "timeout": timeout}
         if os.environ.get("ANTHROPIC_BASE_URL"):
@@ -500,7 +501,7 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     (each a local model of this client only, priced $0) and keeps cloud OpenAI models to the cache, since the base
     URL is taken."""
     if backend not in BACKENDS:
-        raise LLMError(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
+        raise BackendNotConfigured(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
     cache = ResponseCache(cache_dir)
     anthropic_live = backend == "anthropic" or (backend in ("auto", "openai", "local")
                                                 and bool(os.environ.get("ANTHROPIC_API_KEY")))

@@ -38,6 +38,10 @@ class TransientError(LLMError):
         self.retry = retry  # False: the server said x-should-retry: false; fail now, retry on a later run
 
 
+class BackendNotConfigured(LLMError):
+    """No key, endpoint or SDK for the chosen backend: a setup problem the user fixes before anything runs."""
+
+
 class CacheMiss(LLMError):
     """Replay mode found no cached response: nothing is sent, nothing is invented."""
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import os
 
-from memeval.llm.errors import APIRejected, LLMError, TransientError, decide, retry_after_seconds
+from memeval.llm.errors import (
+    APIRejected,
+    BackendNotConfigured,
+    TransientError,
+    decide,
+    retry_after_seconds,
+)
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
 from memeval.llm.types import LLMResponse
 from memeval.llm.wire import openai_body
@@ -64,17 +70,17 @@ class OpenAIBackend:
         try:
             import openai
         except ImportError:
-            raise LLMError("the openai SDK is not installed: pip install 'memeval[openai]'") from None
+            raise BackendNotConfigured("the openai SDK is not installed: pip install 'memeval[openai]'") from None
 
         if provider not in ("openai", "local"):
             raise ValueError(f"OpenAIBackend provider {provider!r}")
         key = os.environ.get("OPENAI_API_KEY")
         if provider == "openai" and not key:
-            raise LLMError("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or set the key "
+            raise BackendNotConfigured("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or set the key "
                            "and optionally OPENAI_BASE_URL)")
         self.endpoint = endpoint_for(provider)
         if not self.endpoint:
-            raise LLMError("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for vLLM or "
+            raise BackendNotConfigured("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for vLLM or "
                            "http://127.0.0.1:11434/v1 for Ollama)")
         self.name = provider
         kwargs = {"api_key": key or LOCAL_PLACEHOLDER_KEY, "base_url": self.endpoint, "max_retries": 0,

@@ -68,11 +68,13 @@ def render_memories(memories: Sequence[Memory]) -> str:
     return "\n".join(f"- [{m.time}] {m.text}" if m.time else f"- {m.text}" for m in memories) or "(none)"
 
 
-def answer_request(question: str, memories: Sequence[Memory], cache_context: bool = False) -> LLMRequest:
+def answer_request(question: str, memories: Sequence[Memory], cache_context: bool = False,
+                   repeat: int = 0) -> LLMRequest:
     """`cache_context`: the memories are the same for every question of the conversation (full context), so
-    the part of the prompt before the question is marked for prompt caching."""
+    the part of the prompt before the question is marked for prompt caching. `repeat`: a study asking the same
+    question again wants a new call, not the cached first reply."""
     prompt, prefix = format_split("answer_memory", "question", memories=render_memories(memories),
                                   question=question)
     return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64,
                       temperature=ANSWER_TEMPERATURE, template_version=prompt_hash("answer_memory"), role="answer",
-                      cache_prefix_chars=prefix if cache_context else 0)
+                      cache_prefix_chars=prefix if cache_context else 0, repeat_index=repeat)
