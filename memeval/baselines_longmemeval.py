@@ -2,6 +2,10 @@
 which rows were graded by the benchmark's own protocol (LongMemEval's yes/no prompts, judge
 gpt-4o-2024-08-06) and which were not. A row whose judge differs is never pooled with ours.
 
+Every row is the benchmark's overall accuracy (the mean over all 500 questions, abstention questions included),
+which memeval's report computes the same way (`overall`, memeval.scoring.longmemeval_metrics.qa_metrics); a row
+of another summary (task-averaged, one type) must say so in `metric`.
+
 Looked up 2026-12-03 through the search tool; where only a secondary summary was reachable it is named.
 The LongMemEval paper's own reader table (arXiv:2410.10813) was not reachable here and has no rows yet.
 """
@@ -10,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PUBLISHED_JUDGE = "gpt-4o-2024-08-06"
-PUBLISHED_PROTOCOL = "longmemeval"
+OVERALL = "overall"  # the name of the report column computed the way these rows were
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,7 @@ class LMEBaseline:
     judge: str
     same_protocol: bool | None  # None: the source does not say enough to tell
     source: str
+    metric: str = OVERALL  # which of the report's accuracy columns this number compares with
 
 
 ZEP_PAPER = ("Rasmussen et al. 2025, Zep (arXiv:2501.13956v1), LongMemEval_S table, as summarised by "
@@ -34,11 +38,3 @@ LONGMEMEVAL_BASELINES: tuple[LMEBaseline, ...] = (
     LMEBaseline("Zep", "gpt-4o", 71.2, "gpt-4o (unverified)", None, ZEP_PAPER),
     LMEBaseline("Zep (2026)", "gpt-5.4", 90.2, "gpt-5.4, chain of thought", False, ZEP_RESEARCH),
 )
-
-
-def protocol_label(judge_model: str | None, protocol: str = PUBLISHED_PROTOCOL) -> str:
-    """How a judged run relates to the benchmark's published protocol."""
-    if protocol == PUBLISHED_PROTOCOL and judge_model == PUBLISHED_JUDGE:
-        return "the published protocol (LongMemEval's prompts, judge gpt-4o-2024-08-06)"
-    return (f"not the published protocol: judge {judge_model or 'unknown'} instead of {PUBLISHED_JUDGE}; "
-            "not comparable to published rows")

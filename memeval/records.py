@@ -323,6 +323,8 @@ class RunResult(Record):
 class LMEAnswerRow(Record):
     """One (system, question) of a LongMemEval run."""
 
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"retrieval"})
+
     question_id: str
     question_type: str
     abstention: bool
@@ -331,12 +333,16 @@ class LMEAnswerRow(Record):
     prediction: str
     system: str
     answerer: str
-    session_recall: list[float] | None  # recall@1..DEPTH of the evidence sessions (ranked systems)
-    turn_recall: list[float] | None  # the same for the has_answer turns
+    # memeval's evidence_recall@1..DEPTH (share of evidence found), not the benchmark's recall: ranked systems only
+    session_recall: list[float] | None  # of the evidence sessions (answer_session_ids)
+    turn_recall: list[float] | None  # of the has_answer turns
     sessions_given: float | None  # share of evidence sessions among what the reader was given
     context_tokens: int
     latency_search_s: float
     error: str | None
+    # The benchmark's own retrieval numbers, "session"/"turn" → "recall_any@5", "recall_all@5", "ndcg_any@5", ...
+    # (memeval.scoring.longmemeval_metrics); None for unranked systems and questions the benchmark leaves out.
+    retrieval: dict[str, dict[str, float]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

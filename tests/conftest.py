@@ -12,12 +12,13 @@ SHARED_LOCOMO = project_root().parent / "shared" / "data" / "locomo"
 @pytest.fixture(scope="session", autouse=True)
 def _writes_stay_in_temporary_directories(tmp_path_factory):
     """Nothing a test runs writes into the checkout: the LLM cache, the notebooks' artifacts and figures default to
-    a session directory (a test that needs its own sets its own)."""
+    a session directory (a test that needs its own sets its own); no fetched protocol is read from the checkout."""
     import os
 
     root = tmp_path_factory.mktemp("defaults")
     defaults = {"MEMEVAL_CACHE_DIR": root / "cache", "MEMEVAL_ARTIFACTS": root / "artifacts",
-                "MEMEVAL_FIGURES": root / "figures"}
+                "MEMEVAL_FIGURES": root / "figures",
+                "MEMEVAL_PROTOCOLS_DIR": root / "protocols"}  # none fetched: a test that needs them writes its own
     before = {name: os.environ.get(name) for name in defaults}
     for name, value in defaults.items():
         os.environ.setdefault(name, str(value))

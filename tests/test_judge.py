@@ -43,11 +43,51 @@ def test_parse_graded(text, score):
     assert parse_graded(text)[0] == score
 
 
-def test_parse_binary():
-    assert parse_binary('The answer matches. {"label": "CORRECT"}')[0] == 1.0
-    assert parse_binary('Different date. {"label": "WRONG"}')[0] == 0.0
-    assert parse_binary("It is WRONG")[0] == 0.0
-    assert parse_binary("no idea")[0] == -1.0
+# Mem0's rule, by hand: json.loads of the stripped reply (or of a ``` fence's inside), then ["label"] == "CORRECT".
+# None: Mem0's script would raise there, so the reply is an unusable judgment (-1), never a label.
+MEM0_REPLY_SHAPES = [
+    ('{"label": "CORRECT"}', 1.0),
+    ('{"label": "WRONG"}', 0.0),
+    ('  {"label": "CORRECT"}\n', 1.0),
+    ('```json\n{"label": "CORRECT"}\n```', 1.0),
+    ('```\n{"label": "WRONG"}\n```', 0.0),
+    ('Here it is:\n```json\n{"label": "CORRECT"}\n```\nDone.', 1.0),
+    ('{"label": "correct"}', 0.0),  # case-sensitive equality
+    ('{"label": "Correct"}', 0.0),
+    ('{"label": " CORRECT"}', 0.0),
+    ('{"label": "CORRECT", "reasoning": "same date"}', 1.0),
+    ('{"reasoning": "same date", "label": "WRONG"}', 0.0),
+    ('{"label": "INCORRECT"}', 0.0),
+    ('{"label": true}', 0.0),
+    ('{"label": null}', 0.0),
+    ('{"label": ["CORRECT"]}', 0.0),
+    ('{"label": "CORRECT", "label": "WRONG"}', 0.0),  # json.loads keeps the last duplicate key
+    ('{"Label": "CORRECT"}', None),  # KeyError
+    ('{"answer": "CORRECT"}', None),
+    ('{}', None),
+    ('The answer matches. {"label": "CORRECT"}', None),  # prose before the JSON: not JSON
+    ('{"label": "CORRECT"} trailing', None),
+    ('CORRECT', None),
+    ('It is WRONG', None),
+    ('', None),
+    ('"CORRECT"', None),  # a JSON string has no ["label"]
+    ('["CORRECT"]', None),
+    ('null', None),
+    ('42', None),
+    ("{'label': 'CORRECT'}", None),  # single quotes are not JSON
+    ('{"label": "CORRECT",}', None),
+    ('```json\n{"label": "CORRECT"', None),  # an unclosed fence is parsed whole
+    ('```json\n{"label": "WRONG"}\n``` and ```json\n{"label": "CORRECT"}\n```', 0.0),  # the first fence
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), MEM0_REPLY_SHAPES)
+def test_binary_labels_follow_mem0s_rule(reply, expected):
+    score, error = parse_binary(reply)
+    if expected is None:
+        assert score == -1.0 and error.startswith("unusable under Mem0's rule")
+    else:
+        assert (score, error) == (expected, None)
 
 
 def test_graded_runs_mean_std_and_failures(tmp_path):

@@ -19,6 +19,7 @@ from memeval.scoring.longmemeval_judge import (
     ("q4", "knowledge-update", "judge_longmemeval_update", "even if it also mentions earlier"),
     ("q5", "single-session-preference", "judge_longmemeval_preference", "does not need to cover every point"),
     ("q6_abs", "temporal-reasoning", "judge_longmemeval_abstention", "unanswerable"),
+    ("q7_abs_2", "multi-session", "judge_longmemeval_abstention", "unanswerable"),  # `_abs` inside: the benchmark's test
 ])
 def test_each_type_gets_its_rules(qid, qtype, prompt, rule):
     assert prompt_name(qid, qtype) == prompt and rule in load_prompt(prompt)

@@ -232,10 +232,11 @@ def test_longmemeval_protocol_end_to_end_with_an_llm_reader_and_from_the_cache(f
     answers = {r.question_id: r for r in read_records(tmp_path / "run" / "answers.jsonl", LMEAnswerRow)}
     assert answers["q1"].prediction == "You moved to Denver." and answers["q1"].answerer == "gpt-4o-mini-2024-07-18"
     judges = [b for b in fake_openai.received if b["model"] == "gpt-4o-2024-08-06"]
-    assert len(judges) == 2 and all(b["temperature"] == 0.0 and b["max_completion_tokens"] == 10 for b in judges)
+    assert len(judges) == 2 and all(b["temperature"] == 0.0 and b["max_tokens"] == 10 for b in judges)
     judged = read_records(tmp_path / "run" / "judgments.jsonl", LMEJudgmentRow)
     assert {j.judge_model for j in judged} == {"gpt-4o-2024-08-06"}
-    assert "the published protocol (LongMemEval's prompts" in result.stdout and "Zep" in result.stdout
+    assert "paraphrased prompts — not the published protocol" in result.stdout and "Zep" in result.stdout
+    assert "the published protocol (" not in result.stdout, "LongMemEval's prompts were never fetched here"
     sent = len(fake_openai.received)
     monkeypatch.delenv("OPENAI_API_KEY")
     again = cli(*args, "--llm", "replay", "--out", tmp_path / "rerun", check=True)

@@ -76,13 +76,14 @@ def test_full_report_shows_every_protocol_apart():
     binary_part = text.split("(binary judge)")[1].split("## ")[0]
     assert "| rag_turns | graded (ours) | 60.00 ± 2.00 | 90.00 ± 1.00 | – | 30.00 ± 5.00 | 60.00" in graded_part
     assert "| rag_turns | binary (ours) | 100.00 ± 0.00 | 0.00 ± 0.00 | – | 0.00 ± 0.00 | 33.33" in binary_part
-    assert "the matching protocol" in binary_part and "not the Mem0 protocol" in graded_part
+    assert "`binary`: paraphrased prompts — not the published protocol" in binary_part
+    assert "not the Mem0 protocol" in graded_part and "published protocol (" not in text
 
 
 def test_published_j_rows_are_shown_when_no_judge_ran():
     text = full_report(SYSTEM_ROWS, {})
     assert "| rag_turns | – | not measured | not measured | not measured | not measured | not measured | 0 |" in text
     for published in ("Full-context", "Mem0g", "Mem0", "Zep", "RAG best (k=2, 256-token chunks)", "LangMem",
-                      "OpenAI Memory", "A-Mem"):
+                      "OpenAI Memory", "A-Mem* (Mem0 re-run)"):
         assert f"| {published} (published) | gpt-4o-mini, binary (Mem0 paper) |" in text, published
     assert "`memeval locomo run --judge binary --judge-model gpt-4o-mini --llm openai` is the published" in text

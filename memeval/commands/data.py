@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from memeval.categories import CATEGORY_NAMES
 from memeval.commands.arguments import command
@@ -15,13 +16,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
                     "memeval data fetch longmemeval --variant s")
-    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk"],
-                       help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256")
+    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk", "protocols"],
+                       help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256; "
+                            "protocols: the anchors' own prompt files at pinned commits (Mem0's judge, LongMemEval's "
+                            "judge and reader, the LoCoMo paper's reader), parsed into data/protocols/")
     fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
                        help="LongMemEval: S (≈115k tokens a question), M (≈500 sessions) or oracle (evidence only)")
     fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
     fetch.add_argument("--source", default=None,
-                       help="URL or local file (default: the public file; LongMemEval at a pinned revision)")
+                       help="URL or local file (default: the public file; LongMemEval at a pinned revision); "
+                            "protocols: a folder holding the source files (repository layout or the files alone) or "
+                            "one of them")
     fetch.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
     fetch.set_defaults(handler=_fetch)
 
@@ -37,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _fetch(args: argparse.Namespace) -> int:
     from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
 
+    if args.dataset == "protocols":
+        return _fetch_protocols(args)
+
     if args.dataset == "nltk":
         from memeval.data.paths import project_root
 
@@ -51,6 +59,25 @@ def _fetch(args: argparse.Namespace) -> int:
     target = fetch_locomo(args.dest, source=args.source, sha256=args.sha256)
     print(f"wrote {target} (SHA-256 verified)")
     return 0
+
+
+def _fetch_protocols(args: argparse.Namespace) -> int:
+    from memeval.commands.arguments import finish
+    from memeval.errors import InputError
+    from memeval.protocols.fetch import fetch_protocols
+
+    if args.sha256:
+        raise InputError("--sha256", args.sha256, "protocol files are pinned (memeval/protocols/sources.py); "
+                         "no other checksum is taken")
+    results = fetch_protocols(args.source, args.dest)
+    for r in results:
+        if r.path is not None:
+            print(f"{r.name}: wrote {r.path} (from {r.origin}, SHA-256 verified)")
+    missing = [r for r in results if r.path is None]
+    for r in missing:
+        print(f"{r.name}: not found (looked for {', '.join(r.looked_in)}); it stays paraphrased", file=sys.stderr)
+    return finish(f"incomplete: {len(missing)} of {len(results)} protocol files not found in {args.source}"
+                  if missing else None)
 
 
 def _stats(args: argparse.Namespace) -> int:

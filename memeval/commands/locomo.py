@@ -37,11 +37,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
     run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
                      help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
-                          "project's memory prompt) or claude_official (the LoCoMo paper's prompt); --answerer: "
-                          "older spelling, still accepted")
+                          "project's memory prompt) or claude_official (the LoCoMo paper's setting: its own prompts "
+                          "byte for byte once `memeval data fetch protocols` has fetched them, else paraphrased); "
+                          "--answerer: older spelling, still accepted")
     run.add_argument("--judge", choices=JUDGE_CHOICES, default="none",
                      help="none (default: F1 only), graded (0-100, 10 runs a question) or binary (Mem0's "
-                          "CORRECT/WRONG protocol); needs a key or a cache holding the calls")
+                          "CORRECT/WRONG judge: its prompt byte for byte once `memeval data fetch protocols` has "
+                          "fetched it, else paraphrased; Mem0's label rule either way); needs a key or a cache "
+                          "holding the calls")
     run.add_argument("--judge-runs", type=positive_int, default=None,
                      help="judge runs per question (default: graded 10, binary 1)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",

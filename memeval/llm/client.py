@@ -46,6 +46,12 @@ __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientE
            "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "make_client",
            "cost_usd", "estimate_tokens", "KEY_SCHEMA", "ANTHROPIC_DEFAULT_BASE_URL", "anthropic_endpoint"]
 
+# A request that sets no output cap (Mem0's judge sets none) still needs one on Anthropic: `max_tokens` is a
+# required body parameter of the Messages API (platform.claude.com/docs/en/api/messages, "max_tokens ... required";
+# anthropic SDK 2.x `messages.create(max_tokens: int, ...)` has no default). OpenAI's is optional.
+ANTHROPIC_REQUIRED_MAX_TOKENS = 1024
+UNCAPPED_OUTPUT_ESTIMATE = 256  # dry-run output tokens assumed for an uncapped request
+
 
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 characters a token) for dry-run estimates without a key."""
@@ -296,8 +302,11 @@ class LLMClient:
         model = self.model_for(request.role, request.model) if request.role else request.model
         p = self.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
         other = p.provider != "anthropic"
+        max_tokens = request.max_tokens
+        if max_tokens is None and not other:
+            max_tokens = ANTHROPIC_REQUIRED_MAX_TOKENS
         return dataclasses.replace(
-            request, model=model, api_version=p.api_version, provider=p.provider,
+            request, model=model, api_version=p.api_version, provider=p.provider, max_tokens=max_tokens,
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=self.sent_temperature(model, request.temperature),
@@ -453,7 +462,7 @@ class LLMClient:
         prefixes: set = set()
         for r in misses:
             total = count(r)
-            out = expected_output_tokens or r.max_tokens
+            out = expected_output_tokens or r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE
             prefix_tokens = 0
             if r.cache_prefix:
                 prefix_tokens = min(total, estimate_tokens(r.cache_prefix) if counter is None

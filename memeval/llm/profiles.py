@@ -100,15 +100,17 @@ PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
              "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
 )}
 
-def _openai(model, price_in, price_out, price_cached, note=""):
+def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens"):
     return ModelProfile(model, "legacy", "", True, 1024, price_in, price_out, price_in, price_cached, True, note,
-                        provider="openai", max_tokens_field="max_completion_tokens")
+                        provider="openai", max_tokens_field=max_tokens_field)
 
 
 PROFILES.update({p.model: p for p in (
     _openai("gpt-4o-mini", 0.15, 0.60, 0.075, "alias of gpt-4o-mini-2024-07-18; Mem0's judge and reader"),
     _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075),
-    _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge"),
+    # LongMemEval's evaluate_qa.py sends `max_tokens`; deprecated for `max_completion_tokens` but taken by every
+    # non-o-series model (openai SDK 3.60 docstring of `max_tokens`), so its judge goes on the wire as it did
+    _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge", max_tokens_field="max_tokens"),
 )})
 
 

@@ -26,7 +26,7 @@ class LLMRequest:
     model: str
     messages: tuple[tuple[str, str], ...]  # (role, text)
     system: str = ""
-    max_tokens: int = 256
+    max_tokens: int | None = 256  # None: no cap sent (a published protocol that sets none); see resolve()
     temperature: float | None = 0.0  # the protocol's; after resolve(), what is sent (None: nothing)
     template_version: str = ""
     repeat_index: int = 0

@@ -43,7 +43,9 @@ def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dic
     profile names, `response_format` json_object where the request wants structured output (Mem0's judge call)."""
     messages = [{"role": "system", "content": request.system}] if request.system else []
     messages += [{"role": role, "content": text} for role, text in request.messages]
-    body: dict = {"model": request.model, "messages": messages, max_tokens_field: request.max_tokens}
+    body: dict = {"model": request.model, "messages": messages}
+    if request.max_tokens is not None:  # the cap is optional in Chat Completions; Mem0's judge sets none
+        body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
     if request.output_schema:

@@ -25,7 +25,15 @@ from memeval.qa.answer import (
 )
 from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
 from memeval.qa.evidence import evidence_recall, recall_curve
-from memeval.qa.official import official_prediction, official_request, render_official_context
+from memeval.qa.official import (
+    official_prediction,
+    official_request,
+    paper_prediction,
+    paper_protocol,
+    paper_request,
+    render_official_context,
+    render_paper_context,
+)
 from memeval.records import AnswerRow, load_answers, write_records  # noqa: F401  (load_answers: kept here)
 from memeval.scoring.f1 import score_f1
 
@@ -103,6 +111,9 @@ def answer_requests(searched, conversation: Conversation, answerer: str = "claud
     (full context), the shared prompt prefix is marked for prompt caching."""
     shared = len(searched) > 1 and all(used == searched[0][2] for _, _, used, _ in searched)
     if answerer == "claude_official":
+        published = paper_protocol()
+        if published is not None:
+            return [paper_request(conversation, qa, used, ANSWER_MODEL, published) for qa, _, used, _ in searched]
         return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
                 for qa, _, used, _ in searched]
     return [answer_request(qa.question, _to_memories(used), cache_context=shared) for qa, _, used, _ in searched]
@@ -112,6 +123,9 @@ def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answ
     if not used:
         return 0
     if answerer == "claude_official":
+        published = paper_protocol()
+        if published is not None:
+            return approx_tokens(render_paper_context(conversation, used))
         return approx_tokens(render_official_context(conversation, used))
     return approx_tokens(render_memories(_to_memories(used)))
 
@@ -141,9 +155,12 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
         if client is None:
             raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
         replies = client.complete_many(answer_requests(searched, conversation, settings.answerer)) if searched else []
+        published = paper_protocol() if settings.answerer == "claude_official" else None
         for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):
                 predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
+            elif published is not None:
+                predictions.append((paper_prediction(qa, out.text, published), out.latency_s, None))
             elif settings.answerer == "claude_official":
                 predictions.append((official_prediction(qa, out.text), out.latency_s, None))
             else:

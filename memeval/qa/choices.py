@@ -2,6 +2,6 @@
 these)."""
 
 ANSWERERS = ("extractive", "claude", "claude_official")
-LLM_ANSWERERS = ("claude", "claude_official")  # claude_official: the LoCoMo paper's prompt (qa/official.py)
+LLM_ANSWERERS = ("claude", "claude_official")  # claude_official: the LoCoMo paper's setting (qa/official.py)
 JUDGE_PROTOCOLS = ("graded", "binary")
 JUDGE_CHOICES = ("none", *JUDGE_PROTOCOLS)

@@ -126,7 +126,7 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
     """Every setting that changes a stored answer or judgment. Systems and judge protocols are additive: a
     rerun may add one; changing one (or anything fixed) is another run."""
     from memeval.prompts import prompt_hash
-    from memeval.qa.official import OFFICIAL_PROMPTS
+    from memeval.qa.official import OFFICIAL_PROMPTS, paper_protocol
     from memeval.rundir import identity_hash
 
     def role(name: str, temperature: float) -> dict:
@@ -136,7 +136,12 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
     reader = {"reader": config.answerer, "k": config.k}
     if config.answerer in LLM_ANSWERERS:
         prompts = OFFICIAL_PROMPTS if config.answerer == "claude_official" else ("answer_memory",)
-        reader.update(answer=role("answer", ANSWER_TEMPERATURE), answer_prompt=prompt_hash(*prompts))
+        published = paper_protocol() if config.answerer == "claude_official" else None
+        if published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/qa/official.py)
+            reader.update(answer=role("answer", None), answer_prompt=published.version,
+                          prompt_source=published.origin)
+        else:
+            reader.update(answer=role("answer", ANSWER_TEMPERATURE), answer_prompt=prompt_hash(*prompts))
     system_entries = {}
     for s in systems:
         if s.label in imported:
@@ -265,6 +270,15 @@ class LocomoTask(Task):
             notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers"
                          + (" (for the systems run here; imported systems bring their own reader's answers)."
                             if len(native) < len(self.systems) else "."))
+        if config.answerer == "claude_official" and native:
+            from memeval.qa.official import paper_protocol
+
+            published = paper_protocol()
+            notes.append("Reader: the LoCoMo paper's prompts byte for byte (" + published.origin + "), 50 output "
+                         "tokens, no temperature; its claude-3 models are retired, so another model reads — not the "
+                         "published protocol." if published else
+                         "Reader: the LoCoMo paper's setting in this project's wording — paraphrased prompts, not the "
+                         "published protocol (`memeval data fetch protocols` fetches the paper's own).")
         return notes
 
     def failure_note(self, errors: int, client) -> str:

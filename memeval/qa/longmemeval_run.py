@@ -1,10 +1,12 @@
 """`memeval longmemeval run` as a function: every question of a LongMemEval file answered by each memory system
-over that question's own haystack, with session- and turn-level evidence recall, and judged by LongMemEval's
-protocol when an LLM is configured (accuracy is a judge's verdict; offline it is "not measured", never guessed).
+over that question's own haystack, with the benchmark's retrieval numbers (recall_any@k, recall_all@k, ndcg_any@k
+at session and turn level) and memeval's evidence_recall@k, and judged by LongMemEval's protocol when an LLM is
+configured (accuracy is a judge's verdict; offline it is "not measured", never guessed).
 
 Outputs in the run directory: answers.jsonl and judgments.jsonl (one row per question and system, resumable),
 report.md and manifest.json. A haystack becomes a conversation the built-in and plug-in systems can ingest:
 sessions in order with their dates, turns with ids `<session id>:<turn index>` (kept in a map, never parsed).
+The LLM reader sees its memories sorted by chat date, as the benchmark's reader does.
 """
 
 from __future__ import annotations
@@ -25,11 +27,19 @@ from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.rundir import RunDir
 from memeval.scoring.judges import JUDGES
+from memeval.scoring.longmemeval_metrics import (
+    RetrievalScores,
+    evidence_recall_curve,
+    haystack_of,
+    retrieval_scored,
+    turn_corpus_ids,
+    turn_ranking_scores,
+)
 
 READER_MAX_TOKENS = 200
 READER_TEMPERATURE = 0.0
 READERS = ("extractive", "llm")
-DEPTH = 50
+DEPTH = 50  # evidence_recall@1..DEPTH is stored per question
 OFFLINE_SYSTEMS = ("full_context", "no_memory", "rag_turns")  # observations and summaries are LoCoMo annotations
 # Built-in systems a LongMemEval run refuses, and why (plug-in systems are run as they are).
 UNSUPPORTED_SYSTEMS = {
@@ -54,16 +64,36 @@ def haystack_conversation(instance: LMEInstance) -> tuple[Conversation, dict[str
     return Conversation(instance.question_id, "user", "assistant", tuple(sessions), (), (), {}, {}, {}), session_of
 
 
-def _curve(relevant: set[str], ranked: Sequence[set[str]], depth: int) -> list[float] | None:
-    """recall@1..depth: the share of `relevant` found among the first k items (each item a set of ids)."""
-    if not relevant:
-        return None
-    found, out = set(), []
-    for k in range(depth):
-        if k < len(ranked):
-            found |= ranked[k] & relevant
-        out.append(len(found) / len(relevant))
+def ranked_user_turns(ranked: Sequence[Sequence[str]], corpus_id_of: dict[str, str]) -> list[str]:
+    """The benchmark's turn ranking that a system's ranked memories induce: the user turns they cite, in rank
+    order, each once. The benchmark's corpus holds user turns only, so assistant turns (and ids outside the
+    haystack) take no rank; turns the system never returned are not retrieved at any depth."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for source_ids in ranked:
+        for dia_id in source_ids:
+            corpus_id = corpus_id_of.get(dia_id)
+            if corpus_id is not None and corpus_id not in seen:
+                seen.add(corpus_id)
+                out.append(corpus_id)
     return out
+
+
+def benchmark_retrieval(instance: LMEInstance, ranked: Sequence[Sequence[str]]) -> RetrievalScores | None:
+    """recall_any@k, recall_all@k and ndcg_any@k at turn and session level for one ranked system, or None for a
+    question the benchmark leaves out of its retrieval means (abstention, or no user `has_answer` turn)."""
+    haystack = haystack_of(instance)
+    if not retrieval_scored(instance.question_id, haystack):
+        return None
+    corpus = turn_corpus_ids(haystack)
+    corpus_id_of = {f"{session_id}:{index}": corpus_id for session_id, index, corpus_id in corpus}
+    return turn_ranking_scores(ranked_user_turns(ranked, corpus_id_of), [c for _, _, c in corpus])
+
+
+def by_session_date(memories: Sequence) -> list:
+    """The memories in chat-date order, as the benchmark's reader orders its history: a stable sort on the date
+    string as written (equal dates keep the order they came in, so a session's turns stay together)."""
+    return sorted(memories, key=lambda m: m.time)
 
 
 def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive: bool = True
@@ -81,8 +111,10 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive:
     call_system(config, "ingest", instance.question_id, system.ingest, conversation)
     ranked = is_ranked(system)
     start = time.perf_counter()
+    # a ranked system ranks the whole haystack, as the benchmark's retrievers do, so that recall@50 and the
+    # session level's widened k are measured; the reader still gets the first k
     found = call_system(config, "search", instance.question_id, system.search, instance.question,
-                        max(k, DEPTH) if ranked else k)
+                        max(k, DEPTH, len(conversation.turns)) if ranked else k)
     search_s = time.perf_counter() - start
     items = as_memory_items(found, f"{config.label} search for {instance.question_id}")
     used = items[:k] if ranked else items
@@ -98,21 +130,23 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive:
         prediction=extractive_answer(instance.question, memories) if extractive else "",
         system=SystemConfig.parse(system_spec).label,
         answerer=EXTRACTIVE_LABEL,
-        session_recall=_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
-        turn_recall=_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
+        session_recall=evidence_recall_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
+        turn_recall=evidence_recall_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
         sessions_given=(len(given & evidence_sessions) / len(evidence_sessions)) if evidence_sessions else None,
         context_tokens=approx_tokens(render_memories(memories)) if memories else 0,
-        latency_search_s=search_s, error=None), memories
+        latency_search_s=search_s, error=None,
+        retrieval=benchmark_retrieval(instance, [i.source_ids for i in items]) if ranked else None), memories
 
 
 def reader_request(instance: LMEInstance, memories: list):
-    """The LLM reader's call: the memories with their chat dates, the question's own date, the question."""
+    """The LLM reader's call: the memories with their chat dates in date order (the benchmark sorts its reader's
+    history by date), the question's own date, the question."""
     from memeval.llm.client import LLMRequest
     from memeval.llm.profiles import ROLE_DEFAULTS
     from memeval.prompts import load_prompt, prompt_hash
     from memeval.qa.answer import render_memories
 
-    text = load_prompt("answer_longmemeval").format(memories=render_memories(memories),
+    text = load_prompt("answer_longmemeval").format(memories=render_memories(by_session_date(memories)),
                                                     question_date=instance.question_date or "unknown",
                                                     question=instance.question)
     return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),), max_tokens=READER_MAX_TOKENS,
@@ -210,7 +244,8 @@ class LongMemEvalTask(Task):
     def notes(self, client) -> list[str]:
         if self.config.reader == "extractive":
             return ["Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers."]
-        return []
+        return ["Reader: this project's prompt, memories in chat-date order — paraphrased prompts, not the "
+                "benchmark's reader protocol."]
 
     def failure_note(self, errors: int, client) -> str:
         return (f"{errors} answers failed this run (see the `error` field): a reader call failed or could not be "
@@ -256,7 +291,8 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
         from memeval.prompts import prompt_hash
 
         fixed.update(answer=role_identity(client, "answer", READER_TEMPERATURE),
-                     answer_prompt=prompt_hash("answer_longmemeval"))
+                     answer_prompt=prompt_hash("answer_longmemeval"),
+                     context_order="session date")  # rows read in file order (before) are another run
     systems = {c.label: {"name": c.name, "params": dict(c.params)} for c in map(SystemConfig.parse, config.systems)}
     judges = {}
     if config.judge == "longmemeval":

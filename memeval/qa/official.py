@@ -5,6 +5,16 @@ What the reader is given is rendered per session under a `DATE:` line, turns as 
 memory prompt it sees the question's category, as the paper's setting did: temporal questions get a date hint
 and adversarial ones become a two-option choice (the distractor or "not mentioned") in an order seeded by the
 sample id. That is the leak the spec warns of, kept on purpose for comparability and named in every row.
+
+With the paper's own prompts fetched (`memeval data fetch protocols`: `QA_PROMPT`, `QA_PROMPT_CAT_5`,
+`CONV_START_PROMPT`, the category-2 hint and the category-5 choice of task_eval/evaluate_claude.py) the request is
+the paper's, byte for byte in its layout: the opening line naming both speakers, every session as `\nDATE: ...
+\nCONVERSATION:\n` and its turns (`Speaker said, "text"`, ` [shares caption]` for a shared image, one line
+each), one blank-line pair per session after the last, then the question prompt; 50 output tokens, no temperature
+(the paper's `run_claude` sets none); a category-5 reply read by the paper's rule (`get_cat_5_answer`). What the
+released data cannot say is decided here and named: its turns hold `text` and `img_url` where the script reads
+`clean_text` and `img_file`, the speakers' order comes from a Python set in the script (this uses speaker a,
+then b), and the choice order there is unseeded (here seeded by the sample id).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from memeval.data.locomo import QA, Conversation, Turn
 from memeval.llm.client import LLMRequest
 from memeval.memory.base import MemoryItem
 from memeval.prompts import format_split, prompt_hash
+from memeval.protocols.store import StoredProtocol
 
 OFFICIAL_PROMPTS = ("answer_locomo_official", "answer_locomo_official_choice")
 NOT_MENTIONED_OPTION = "Not mentioned in the conversation"
@@ -88,6 +99,86 @@ def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryI
     return LLMRequest(model=model, messages=(("user", prompt),), max_tokens=max_tokens, temperature=0.0,
                       template_version=prompt_hash(*OFFICIAL_PROMPTS), role="answer",
                       cache_prefix_chars=prefix if cache_context else 0)
+
+
+def paper_protocol() -> StoredProtocol | None:
+    """The paper's fetched prompts (data/protocols/locomo_reader.json), or None: this project's wording then."""
+    from memeval.protocols import store
+
+    return store.load("locomo_reader")
+
+
+PAPER_MAX_TOKENS = 50  # evaluate_claude.py: PER_QA_TOKEN_BUDGET, the whole answer budget at batch size 1
+
+
+def paper_turn(turn: Turn) -> str:
+    line = f'{turn.speaker} said, "{turn.text}"'
+    return line + (f" [shares {turn.blip_caption}]" if turn.img_url and turn.blip_caption else "") + "\n"
+
+
+def render_paper_context(conversation: Conversation, items: Sequence[MemoryItem]) -> str:
+    """The paper's layout of what the reader is given. Full context is the paper's own setting (every session);
+    for a memory system the same layout holds the sessions its items come from, each with the turns retrieved
+    (turn and chunk items) and other memories' text as lines after them."""
+    turns = {t.dia_id: t for t in conversation.turns}
+    dates = {s.index: s.date_time for s in conversation.sessions}
+    lines: dict[tuple[int, str], list[tuple[int, str]]] = {}
+    seen: set[str] = set()
+    for rank, item in enumerate(items):
+        sources = [turns[i] for i in item.source_ids if i in turns]
+        if item.kind in _TURN_KINDS and sources:
+            for turn in sources:
+                if turn.dia_id not in seen:
+                    seen.add(turn.dia_id)
+                    lines.setdefault((turn.session, dates[turn.session]), []).append(
+                        (turn.position, paper_turn(turn)))
+        else:  # a memory of another kind: after the turns of its first source's session, or under its own date
+            session = sources[0].session if sources else 10**6
+            lines.setdefault((session, dates.get(session, item.time or "")), []).append(
+                (10**6 + rank, item.text + "\n"))
+    blocks = [f"\nDATE: {date}\nCONVERSATION:\n" + "".join(text for _, text in sorted(body))
+              for (_, date), body in sorted(lines.items())]
+    return "".join(blocks) + "\n\n" * len(blocks)
+
+
+def paper_question(qa: QA, published: StoredProtocol) -> str:
+    t = published.templates
+    if qa.category == 2:
+        return qa.question + t["date_hint"]
+    if qa.category == 5:
+        return qa.question + t["choice"].format(*paper_options(qa, published))
+    return qa.question
+
+
+def paper_options(qa: QA, published: StoredProtocol) -> tuple[str, str]:
+    distractor = qa.adversarial_answer or qa.answer or ""
+    options = [published.templates["not_mentioned"], distractor]
+    random.Random(zlib.crc32(qa.sample_id.encode())).shuffle(options)
+    return options[0], options[1]
+
+
+def paper_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
+                  published: StoredProtocol) -> LLMRequest:
+    t = published.templates
+    start = t["conversation_start"].format(conversation.speaker_a, conversation.speaker_b)
+    context = start + render_paper_context(conversation, items)
+    question = (t["qa_choice"] if qa.category == 5 else t["qa"]).format(paper_question(qa, published))
+    return LLMRequest(model=model, messages=((("user", context + "\n\n" + question)),), max_tokens=PAPER_MAX_TOKENS,
+                      temperature=None, template_version=published.version, role="answer")
+
+
+def paper_prediction(qa: QA, reply: str, published: StoredProtocol) -> str:
+    """The paper's `get_cat_5_answer` for category 5 (a one-character reply holding "a" is option a, else b; a
+    three-character one holding "(a)" is a, else b; anything else kept lower-cased), then stripped."""
+    if qa.category != 5:
+        return reply.strip()
+    said = reply.strip().lower()
+    a, b = paper_options(qa, published)
+    if len(said) == 1:
+        return (a if "a" in said else b).strip()
+    if len(said) == 3:
+        return (a if "(a)" in said else b).strip()
+    return said.strip()
 
 
 def official_prediction(qa: QA, reply: str) -> str:

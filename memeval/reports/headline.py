@@ -149,7 +149,8 @@ def _locomo_rows(root: Path) -> list[list[str]]:
             for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
-        command = "`memeval locomo run --reader claude --judge binary` (the published protocol; not run)"
+        command = ("`memeval data fetch protocols`, then `memeval locomo run --reader claude --judge binary "
+                   "--judge-model gpt-4o-mini --llm openai` (Mem0's judge protocol; not run)")
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])
     proto = stored("prototype_run", root)

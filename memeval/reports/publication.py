@@ -201,8 +201,9 @@ def locomo_j_table(root: Path) -> PublishedTable:
         markdown = j_table({}, None, list(by_system))
         measured = "not measured here: no LLM judge ran (no key, no cache)"
     caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside every row of the Mem0 "
-               "paper's J table with its judge and protocol. It does not show a like-for-like comparison unless "
-               "our protocol is `binary`, and even then the judge model differs (Claude, not gpt-4o-mini)."
+               "paper's J table with its judge and protocol. It shows a like-for-like comparison only where the "
+               "note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
+               "gpt-4o-mini); otherwise the protocols differ as much as the systems."
                + _llm_note(run))
     return PublishedTable(markdown, None, caption)
 

@@ -136,21 +136,21 @@ def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
 
 PROTOCOL_NOTES = {
     "graded": "`graded`: this project's 0–100 judge, 10 runs per question at temperature 0.5 (not the Mem0 protocol)",
-    "binary": "`binary`: the Mem0 paper's CORRECT/WRONG prompt, one run at temperature 0 — the matching protocol, "
-              "though judged by a Claude model, not gpt-4o-mini",
 }
 
 
-def protocol_note(protocol: str | None, judge_model: str | None = None) -> str:
-    """What a judged table's protocol is, given the judge model that ran it."""
-    if protocol == "binary" and judge_model in ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"):
-        return ("`binary` judged by gpt-4o-mini through the OpenAI API in JSON mode at temperature 0: the Mem0 "
-                "paper's protocol as published")
-    if protocol == "binary" and judge_model:
-        return (f"`binary`: the Mem0 paper's CORRECT/WRONG prompt, one run at temperature 0, but judged by "
-                f"{judge_model}, not gpt-4o-mini: not the same protocol as the published rows")
-    return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (`memeval locomo run --judge binary "
-                                        "--judge-model gpt-4o-mini --llm openai` is the published protocol).")
+def protocol_note(protocol: str | None, judge_model: str | None = None,
+                  prompt_versions: set[str | None] | None = None) -> str:
+    """What a judged table's protocol is: published only with the fetched prompts and the anchor's model
+    (memeval.protocols.status); paraphrased otherwise."""
+    from memeval.protocols.status import judge_status
+
+    if protocol == "binary":
+        return judge_status(protocol, judge_model, prompt_versions or set()) + \
+            ("" if judge_model else "; the judge model is not recorded")
+    return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (with Mem0's prompt fetched by `memeval "
+                                        "data fetch protocols`, `memeval locomo run --judge binary --judge-model "
+                                        "gpt-4o-mini --llm openai` is the published protocol).")
 
 
 def bleu1_table(systems: Mapping[str, Rows]) -> str:
@@ -186,6 +186,9 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
     each row naming its judge and protocol."""
     headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
     ours = f"{protocol} (ours)" if protocol else "ours"
+    if judge_model is None:  # the rows say which model judged them
+        models = {r.judge_model for rows in judgments.values() for r in rows if r.judge_model}
+        judge_model = next(iter(models)) if len(models) == 1 else None
     body = []
     for name, rows in judgments.items():
         per_cat, overall = judge_by_category([r for r in rows if r.category in QA_CATEGORIES])
@@ -203,7 +206,7 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
     notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
-             protocol_note(protocol, judge_model),
+             protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows}),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in judgments.items()})]

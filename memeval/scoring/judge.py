@@ -1,5 +1,10 @@
 """LLM judges: `graded` (0-100, repeated runs, category-aware) and `binary` (the Mem0 paper's CORRECT/WRONG).
 
+`binary` sends Mem0's own prompt byte for byte when it has been fetched (`memeval data fetch protocols`), with
+Mem0's parameters (JSON mode, temperature 0, no output cap); otherwise this project's wording, labelled
+paraphrased. Either way a reply is labelled by Mem0's rule: the JSON `label` equal to "CORRECT" is correct, any
+other label wrong, and a reply whose JSON cannot be read is an unusable judgment (counted, never a label).
+
 Request building and parsing are pure; the only I/O is the client call, so a judged run reproduces from the
 cache at zero cost. A -1 run means only that a successful reply could not be used (unparseable, out of
 range, cut at max_tokens, or a refusal); a call that failed is no run at all, and the caller writes no
@@ -17,6 +22,8 @@ from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
+from memeval.protocols import store as protocol_store
+from memeval.protocols.store import StoredProtocol
 from memeval.records import JudgeOutcome, JudgmentRow
 from memeval.scoring.aggregate import run_statistics
 
@@ -36,6 +43,10 @@ BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "re
                             "properties": {"reasoning": {"type": "string"},
                                            "label": {"type": "string", "enum": ["CORRECT", "WRONG"]}}},
                            sort_keys=True)
+# Mem0's prompt asks for the label alone; where a model takes a schema it gets one with that key only (on OpenAI
+# any schema becomes json_object mode, as Mem0 sends)
+MEM0_LABEL_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["label"],
+                                "properties": {"label": {"type": "string"}}}, sort_keys=True)
 
 CATEGORY_GUIDANCE = {
     1: "Multi-hop: the answer combines several facts; each part of the gold answer counts.",
@@ -121,27 +132,37 @@ def judgment_from_outcomes(protocol: str, outcomes) -> JudgeOutcome | None:
                         explanations=[reply_explanation(o.text) for o in outcomes])
 
 
-def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0) -> LLMRequest:
-    prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
-    return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=128,
-                      temperature=BINARY_TEMPERATURE, template_version=binary_version(), repeat_index=repeat_index,
-                      role="judge", output_schema=BINARY_SCHEMA)
+def binary_request(question: str, gold: str, prediction: str, repeat_index: int = 0,
+                   published: StoredProtocol | None = None) -> LLMRequest:
+    """Mem0's prompt filled in as its script fills it (`.format(question=, gold_answer=, generated_answer=)`) when
+    fetched, else this project's; no output cap either way, as Mem0 sets none (Anthropic gets its required one)."""
+    if published is not None:
+        prompt = published.templates["accuracy"].format(question=question, gold_answer=gold,
+                                                        generated_answer=prediction)
+        version, schema = published.version, MEM0_LABEL_SCHEMA
+    else:
+        prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
+        version, schema = binary_version(), BINARY_SCHEMA
+    return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=None,
+                      temperature=BINARY_TEMPERATURE, template_version=version, repeat_index=repeat_index,
+                      role="judge", output_schema=schema)
+
+
+_FENCED = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 
 
 def parse_binary(text: str) -> tuple[float, str | None]:
-    """1 for CORRECT, 0 for WRONG (JSON label first, then the last bare label word), -1 otherwise."""
-    match = re.search(r"\{[^{}]*\}", text, re.S)
-    if match:
-        try:
-            label = str(json.loads(match.group(0)).get("label", "")).upper()
-            if label in ("CORRECT", "WRONG"):
-                return (1.0 if label == "CORRECT" else 0.0), None
-        except json.JSONDecodeError:
-            pass
-    words = re.findall(r"\b(CORRECT|WRONG)\b", text)
-    if words:
-        return (1.0 if words[-1] == "CORRECT" else 0.0), "no JSON label; used the last label word"
-    return FAILURE, f"unparseable judge output: {text.strip()[:80]!r}"
+    """Mem0's label rule (evaluation/metrics/llm_judge.py with mem0/memory/utils.py `extract_json`, at the pinned
+    commit): the stripped reply, or the inside of its first ``` fence, parsed as JSON; its `label` equal to
+    "CORRECT" is 1, any other value 0 (case-sensitive: "correct" is 0). Where Mem0's script would stop with an
+    exception (not JSON, no `label`, not an object) the reply is unusable: -1 with the reason, never a label."""
+    body = text.strip()
+    fenced = _FENCED.search(body)
+    try:
+        label = json.loads(fenced.group(1) if fenced else body)["label"]
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        return FAILURE, f"unusable under Mem0's rule ({type(exc).__name__}): {body[:80]!r}"
+    return (1.0 if label == "CORRECT" else 0.0), None
 
 
 class LocomoJudge(Judge):
@@ -187,16 +208,28 @@ class GradedJudge(LocomoJudge):
 
 
 class BinaryJudge(LocomoJudge):
-    """The Mem0 paper's CORRECT/WRONG; like that paper, adversarial questions (category 5) are not judged."""
+    """The Mem0 paper's CORRECT/WRONG; like that paper, adversarial questions (category 5) are not judged.
+    `published`: Mem0's fetched prompt (default: whatever `memeval data fetch protocols` stored, else none)."""
 
     name = "binary"
     temperature = BINARY_TEMPERATURE
 
+    def __init__(self, runs: int, published: StoredProtocol | None | bool = True):
+        super().__init__(runs)
+        self.published = protocol_store.load("mem0_judge") if published is True else published or None
+
     def version(self) -> str:
-        return binary_version()
+        return self.published.version if self.published else binary_version()
 
     def accepts(self, answer) -> bool:
         return answer.category != 5
 
     def request(self, answer, gold: str, repeat: int) -> LLMRequest:
-        return binary_request(answer.question, gold, answer.prediction, repeat)
+        return binary_request(answer.question, gold, answer.prediction, repeat, self.published)
+
+    def identity(self, client) -> dict:
+        from memeval.protocols.status import judge_status
+
+        found = super().identity(client)
+        return {**found, "prompt_source": self.published.origin if self.published else "paraphrased",
+                "protocol_status": judge_status(self.name, found.get("model"), self.version())}

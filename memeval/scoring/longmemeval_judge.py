@@ -1,13 +1,11 @@
-"""LongMemEval's judge protocol (`--judge longmemeval`, to be wired into LongMemEval runs): one yes/no call per
-question at temperature 0 with at most 10 output tokens, the prompt chosen by question type, and the label true
-when the lower-cased reply contains "yes" — the rule of the benchmark's own evaluation script, kept exactly (so
-a reply such as "no, not yes" counts as yes there and here).
+"""LongMemEval's judge protocol (`--judge longmemeval`): one yes/no call per question at temperature 0 with at
+most 10 output tokens, the prompt chosen by question type (`'_abs' in question_id`: the abstention prompt), and the
+label true when the lower-cased reply contains "yes" — the rule of the benchmark's own evaluation script, kept
+exactly (so a reply such as "no, not yes" counts as yes there and here).
 
-The prompt wording is this project's (versioned files under memeval/prompts/), with the benchmark's rules per
-type: equivalence or all intermediate steps for single-session and multi-session questions; off-by-one counts of
-days, weeks or months forgiven for temporal reasoning; the updated answer, even beside older information, for
-knowledge updates; a rubric met by recalling and using the user's information for preferences; and for
-abstention questions (`_abs`), recognising the question as unanswerable.
+With the benchmark's prompts fetched (`memeval data fetch protocols`) they are sent byte for byte, filled in
+positionally as its script fills them (question, answer, response); without them this project's own wording is used
+(versioned files under memeval/prompts/), and every output says "paraphrased prompts — not the published protocol".
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ from memeval.engine.judge import Judge
 from memeval.llm.client import LLMRequest
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
+from memeval.protocols import store as protocol_store
+from memeval.protocols.store import StoredProtocol
 from memeval.records import LMEJudgmentRow
 
 TEMPERATURE = 0.0
@@ -32,7 +32,7 @@ ABSTENTION_PROMPT = "judge_longmemeval_abstention"
 
 
 def prompt_name(question_id: str, question_type: str) -> str:
-    if question_id.endswith("_abs"):
+    if "_abs" in question_id:
         return ABSTENTION_PROMPT
     if question_type not in PROMPT_BY_TYPE:
         raise ValueError(f"no LongMemEval judge prompt for question type {question_type!r}")
@@ -44,11 +44,16 @@ def longmemeval_version() -> str:
 
 
 def longmemeval_request(question_id: str, question_type: str, question: str, answer: str, response: str,
-                        model: str | None = None) -> LLMRequest:
+                        model: str | None = None, published: StoredProtocol | None = None) -> LLMRequest:
     name = prompt_name(question_id, question_type)
-    text = load_prompt(name).format(question=question, answer=answer, response=response)
+    if published is not None:
+        template = published.templates["abstention" if name == ABSTENTION_PROMPT else question_type]
+        text, version = template.format(question, answer, response), published.version
+    else:
+        text = load_prompt(name).format(question=question, answer=answer, response=response)
+        version = prompt_hash(name)
     return LLMRequest(model=model or ROLE_DEFAULTS["judge"], messages=(("user", text),), max_tokens=MAX_TOKENS,
-                      temperature=TEMPERATURE, template_version=prompt_hash(name), role="judge")
+                      temperature=TEMPERATURE, template_version=version, role="judge")
 
 
 def parse_longmemeval(reply: str) -> bool:
@@ -61,15 +66,26 @@ class LongMemEvalJudge(Judge):
     name = "longmemeval"
     temperature = TEMPERATURE
 
+    def __init__(self, published: StoredProtocol | None | bool = True):
+        """`published`: the benchmark's fetched prompts (default: whatever data/protocols/ holds, else none)."""
+        self.published = protocol_store.load("longmemeval_judge") if published is True else published or None
+
     def version(self) -> str:
-        return longmemeval_version()
+        return self.published.version if self.published else longmemeval_version()
+
+    def identity(self, client) -> dict:
+        from memeval.protocols.status import judge_status
+
+        found = super().identity(client)
+        return {**found, "prompt_source": self.published.origin if self.published else "paraphrased",
+                "protocol_status": judge_status(self.name, found.get("model"), self.version())}
 
     def key(self, answer) -> tuple:
         return answer.key
 
     def requests(self, answer) -> list[LLMRequest]:
         return [longmemeval_request(answer.question_id, answer.question_type, answer.question, answer.answer,
-                                    answer.prediction)]
+                                    answer.prediction, published=self.published)]
 
     def judgment(self, answer, replies, model: str | None) -> LMEJudgmentRow:
         text = replies[0].text
