@@ -36,8 +36,9 @@ def test_graded_prompt_carries_everything():
 @pytest.mark.parametrize(
     "text, score",
     [('{"score": 85, "explanation": "ok"}', 85.0), ('Sure! {"score": 40, "explanation": "x"}', 40.0),
-     ("I would give this 72 out of 100.", 72.0), ('{"score": "high"} no numbers here', -1.0), ("", -1.0),
-     ("{not json", -1.0)],
+     ("I would give this 72 out of 100.", -1.0), ("On a scale of 0-100, I would give this 85.", -1.0),
+     ('{"score": "high"} no numbers here', -1.0), ('{"score": 140, "explanation": "x"}', -1.0),
+     ('{"score": true}', -1.0), ('{"score": 0}', 0.0), ('["score", 50]', -1.0), ("", -1.0), ("{not json", -1.0)],
 )
 def test_parse_graded(text, score):
     assert parse_graded(text)[0] == score
@@ -113,7 +114,7 @@ def test_graded_runs_mean_std_and_failures(tmp_path):
 
     _, [partial] = _judge(LLMClient(ScriptedBackend(flaky), None), [_answer("p2")], "graded", tmp_path, 10, "b")
     assert partial.run_count == 8 and partial.scores.count(-1.0) == 2 and partial.mean == 50.0
-    broken = LLMClient(ScriptedBackend(lambda r: "garbage" if r.repeat_index > 2 else "60"), None)
+    broken = LLMClient(ScriptedBackend(lambda r: "garbage" if r.repeat_index > 2 else '{"score": 60}'), None)
     _, [mostly_broken] = _judge(broken, [_answer("p3")], "graded", tmp_path, 10, "c")
     assert mostly_broken.run_count == 3 and "3 of 10" in mostly_broken.warning
 

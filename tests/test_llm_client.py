@@ -60,6 +60,18 @@ def test_transient_errors_are_retried(fake, tmp_path, fault):
         assert slept == [2.0, 2.0]  # retry-after honoured
 
 
+@pytest.mark.parametrize("retry_after", ["3600", "Fri, 01 Jan 2099 00:00:00 GMT", "121"])
+def test_a_retry_after_past_the_cap_fails_the_row_at_once(fake, tmp_path, retry_after):
+    fake.faults = [error(429, retry_after=retry_after)]
+    slept = []
+    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=slept.append)
+    [outcome] = client.complete_many([_request()])
+    assert isinstance(outcome, LLMError) and "past the 120 s cap" in str(outcome) and slept == []
+    assert len(fake.received) == 1 and client.lookup(_request()) is None
+    fake.faults = [error(429, retry_after="120")]
+    assert client.complete(_request()).text == "echo: hello" and slept == [120.0], "at the cap it is obeyed"
+
+
 def test_timeouts_are_retried(fake, tmp_path):
     fake.faults = [("sleep", 1.5)]
     client = LLMClient(AnthropicBackend(timeout=0.5), ResponseCache(tmp_path), sleep=lambda s: None)

@@ -174,8 +174,11 @@ def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMR
     if result.type == "succeeded":
         response = response_from_message(result.message, request, result.message.id, batch=True,
                                          table=client.profile_table)
-        client.cache.put(request.key, request.key_material(), response.to_cache())
         client._account(request, response)
+        try:
+            client.keep(request, response)
+        except LLMError as exc:  # not an answer: this row fails, the next run asks again
+            return exc
         return response
     client.stats.failures += 1
     detail = getattr(getattr(result, "error", None), "error", None)

@@ -27,6 +27,7 @@ from memeval.llm.errors import (
     CacheMiss,
     LLMError,
     TransientError,
+    UnusableReply,
     decide,
     retry_after_seconds,
 )
@@ -50,7 +51,11 @@ __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientE
 # required body parameter of the Messages API (platform.claude.com/docs/en/api/messages, "max_tokens ... required";
 # anthropic SDK 2.x `messages.create(max_tokens: int, ...)` has no default). OpenAI's is optional.
 ANTHROPIC_REQUIRED_MAX_TOKENS = 1024
-UNCAPPED_OUTPUT_ESTIMATE = 256  # dry-run output tokens assumed for an uncapped request
+UNCAPPED_OUTPUT_ESTIMATE = 256
+# The longest `retry-after` obeyed: the openai SDK's own bound (openai/_constants.py MAX_RETRY_AFTER_DELAY = 2 * 60,
+# SDK 3.60; past it the SDK falls back to its backoff). Past it here the row fails at once (a rerun retries it)
+# instead of a run sleeping for an hour, or for a date in 2099.
+RETRY_AFTER_CAP_S = 120.0  # dry-run output tokens assumed for an uncapped request
 
 
 def estimate_tokens(text: str) -> int:
@@ -205,6 +210,7 @@ class ClientStats:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     first_request_id: dict = field(default_factory=dict)  # role → request id of its first sent call
+    unusable: dict = field(default_factory=dict)  # reason → replies that were not answers (never cached)
     log: list[dict] = field(default_factory=list)
 
 
@@ -316,10 +322,14 @@ class LLMClient:
         return self._cached(self.resolve(request))
 
     def _cached(self, resolved: LLMRequest) -> LLMResponse | None:
+        """A stored reply, unless it is not an answer (stored by an older version): that one is asked again."""
         if self.cache is None:
             return None
         hit = self.cache.get(resolved.key)
-        return None if hit is None else LLMResponse.from_cache(hit)
+        if hit is None:
+            return None
+        response = LLMResponse.from_cache(hit)
+        return None if response.unusable_reason(resolved.truncation_ok) else response
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         request = self.resolve(request)
@@ -341,9 +351,22 @@ class LLMClient:
 
         response, response.attempts = self.call(attempt, request)
         self._account(request, response)
+        self.keep(request, response)
+        return response
+
+    def keep(self, request: LLMRequest, response: LLMResponse) -> None:
+        """Cache a reply that is an answer; raise UnusableReply (nothing cached: the next run asks again) for a
+        refusal, an empty reply or one cut at the cap. Its tokens were spent and are already accounted."""
+        reason = response.unusable_reason(request.truncation_ok)
+        if reason is not None:
+            with self._lock:
+                self.stats.failures += 1
+                self.stats.unusable[reason] = self.stats.unusable.get(reason, 0) + 1
+            raise UnusableReply(f"{reason} from {response.model} (request-id {response.request_id or '-'}, "
+                                f"{response.output_tokens} output tokens of {request.max_tokens}); not kept, the "
+                                "next run asks again", reason)
         if self.cache is not None:
             self.cache.put(request.key, request.key_material(), response.to_cache())
-        return response
 
     def call(self, fn: Callable, request: LLMRequest, where: str = "messages"):
         """Any API call (messages, token counting, batch create/retrieve/results) under one error policy:
@@ -370,6 +393,12 @@ class LLMClient:
                         self.stats.failures += 1
                     reason = "the server said not to retry" if not exc.retry else f"gave up after {attempt} attempts"
                     raise LLMError(("" if where == "messages" else f"{where}: ") + f"{reason}: {exc}") from None
+                if exc.retry_after is not None and exc.retry_after > RETRY_AFTER_CAP_S:
+                    with self._lock:
+                        self.stats.failures += 1
+                    raise LLMError(("" if where == "messages" else f"{where}: ") + f"the server asked to wait "
+                                   f"{exc.retry_after:,.0f} s, past the {RETRY_AFTER_CAP_S:.0f} s cap: {exc}; "
+                                   "this row fails now and a rerun retries it") from None
                 delay = exc.retry_after if exc.retry_after is not None else min(
                     self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1) * (1 + random.random()))
                 with self._lock:

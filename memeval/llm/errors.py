@@ -42,6 +42,15 @@ class BackendNotConfigured(LLMError):
     """No key, endpoint or SDK for the chosen backend: a setup problem the user fixes before anything runs."""
 
 
+class UnusableReply(LLMError):
+    """The model answered with something that is not an answer: a refusal, empty text, or text cut at the output
+    cap. Never cached, never scored or labelled; the row records it and the next run asks again."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class CacheMiss(LLMError):
     """Replay mode found no cached response: nothing is sent, nothing is invented."""
 

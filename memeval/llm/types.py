@@ -36,6 +36,7 @@ class LLMRequest:
     cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
     endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
+    truncation_ok: bool = False  # a protocol that reads a reply cut at its cap (LongMemEval's judge); not in the key
 
     def key_material(self) -> dict:
         material = {
@@ -85,6 +86,17 @@ class LLMResponse:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     api_version: str = ""
+
+    def unusable_reason(self, truncation_ok: bool = False) -> str | None:
+        """Why this reply is not an answer (None when it is): a refusal, no text, or text cut at the output cap
+        (unless the protocol reads cut replies). A thinking model that spent the cap thinking gives empty text."""
+        if self.stop_reason == "refusal":
+            return "refusal"
+        if not self.text.strip():
+            return "empty reply" + (" (cut at max_tokens)" if self.stop_reason == "max_tokens" else "")
+        if self.stop_reason == "max_tokens" and not truncation_ok:
+            return "cut at max_tokens"
+        return None
 
     def to_cache(self) -> dict:
         d = asdict(self)

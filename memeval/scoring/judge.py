@@ -56,7 +56,6 @@ CATEGORY_GUIDANCE = {
     4: "Single-hop: one fact stated in the conversation; it must match.",
     5: "Adversarial: the conversation does not contain the answer; an answer that says so is correct.",
 }
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def graded_version() -> str:
@@ -79,20 +78,19 @@ def graded_request(question: str, gold: str, prediction: str, category: int, rep
 
 
 def parse_graded(text: str) -> tuple[float, str | None]:
-    """JSON `score` → else the first number in the text → else the failure sentinel -1 with the reason."""
+    """The requested shape only: a JSON object whose `score` is a number in 0..100 (the first {...} in the reply).
+    Anything else is unusable (-1 with the reason) — never a number picked out of prose, where "On a scale of
+    0-100, I would give this 85" would read as 0."""
     candidate = text.strip()
     match = re.search(r"\{.*\}", candidate, re.S)
     if match:
         try:
             value = json.loads(match.group(0)).get("score")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100:
-                return float(value), None
         except (json.JSONDecodeError, AttributeError):
-            pass
-    number = _NUMBER.search(candidate)
-    if number and 0 <= float(number.group(0)) <= 100:
-        return float(number.group(0)), "no valid JSON score; used the first number in the text"
-    return FAILURE, f"unparseable judge output: {candidate[:80]!r}"
+            value = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100:
+            return float(value), None
+    return FAILURE, f"no JSON score in 0..100: {candidate[:80]!r}"
 
 
 def reply_explanation(text: str, limit: int = 400) -> str:

@@ -53,7 +53,8 @@ def longmemeval_request(question_id: str, question_type: str, question: str, ans
         text = load_prompt(name).format(question=question, answer=answer, response=response)
         version = prompt_hash(name)
     return LLMRequest(model=model or ROLE_DEFAULTS["judge"], messages=(("user", text),), max_tokens=MAX_TOKENS,
-                      temperature=TEMPERATURE, template_version=version, role="judge")
+                      temperature=TEMPERATURE, template_version=version, role="judge",
+                      truncation_ok=True)  # the benchmark reads its 10-token reply whole, cut or not
 
 
 def parse_longmemeval(reply: str) -> bool:
