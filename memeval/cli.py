@@ -18,13 +18,14 @@ from memeval.commands import (
     reproduce,
     results,
     score,
+    serve,
     view,
 )
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError
 
 COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
-                   reproduce, inventory]
+                   reproduce, inventory, serve]
 
 
 def build_parser() -> argparse.ArgumentParser:

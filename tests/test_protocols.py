@@ -131,8 +131,10 @@ def pinned(monkeypatch, tmp_path):
         path = root / real.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+        templates = store.templates_sha256(extract.EXTRACTORS[name](text, real.path))
         monkeypatch.setitem(SOURCES, name, ProtocolSource(real.name, real.repo, real.commit, real.path,
-                                                          hashlib.sha256(text.encode()).hexdigest(), real.holds))
+                                                          hashlib.sha256(text.encode()).hexdigest(), real.holds,
+                                                          templates))
     monkeypatch.setenv(store.PROTOCOLS_ENV, str(tmp_path / "protocols"))
     return root
 
@@ -207,7 +209,17 @@ def test_a_stored_protocol_edited_by_hand_is_refused(pinned, tmp_path, cli):
     path.write_text(json.dumps(record))
     with pytest.raises(InputError, match="templates: changed since they were fetched"):
         store.load("longmemeval_judge")
+    record["templates_sha256"] = store.templates_sha256(record["templates"])  # the edit, its hash recomputed
+    path.write_text(json.dumps(record))
+    with pytest.raises(InputError, match="templates: changed since they were fetched"):
+        store.load("longmemeval_judge")
     assert store.load("mem0_judge").templates["accuracy"].startswith("\nGrade one answer.")
+
+
+def test_the_pinned_hashes_are_the_anchors_files():
+    """Every pin names a full commit and both hashes; the stored protocol of a real file is checked against them."""
+    for source in SOURCES.values():
+        assert len(source.commit) == 40 and len(source.sha256) == 64 and len(source.templates_sha256) == 64
 
 
 def test_status_says_published_only_for_published_prompts_and_the_anchors_model():
@@ -337,6 +349,7 @@ def test_locomo_paper_reader_is_sent_byte_for_byte_with_full_context(pinned, fak
     for qa in by_category.values():  # one question of each category, its prompt exactly as the paper's
         assert paper_query(conversation, qa, templates, paper_options(qa, published)) in sent, qa.category
     assert all(b["max_tokens"] == 50 and "temperature" not in b for b in fake.received)
+    assert all(isinstance(b["messages"][0]["content"], list) for b in fake.received), "the shared context is cached"
     answers = {a.sample_id: a for a in load_answers(tmp_path / "run" / "answers.jsonl")}
     five = by_category[5]
     a, b = paper_options(five, published)

@@ -51,6 +51,9 @@ __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientE
 # required body parameter of the Messages API (platform.claude.com/docs/en/api/messages, "max_tokens ... required";
 # anthropic SDK 2.x `messages.create(max_tokens: int, ...)` has no default). OpenAI's is optional.
 ANTHROPIC_REQUIRED_MAX_TOKENS = 1024
+# A user's own server (--llm local) may never stop a reply a protocol leaves uncapped (llama.cpp generates to the
+# end of its context window without one), so it gets a cap too; such a run is never the published protocol anyway.
+LOCAL_UNCAPPED_MAX_TOKENS = 256
 UNCAPPED_OUTPUT_ESTIMATE = 256
 # The longest `retry-after` obeyed: the openai SDK's own bound (openai/_constants.py MAX_RETRY_AFTER_DELAY = 2 * 60,
 # SDK 3.60; past it the SDK falls back to its backoff). Past it here the row fails at once (a rerun retries it)
@@ -309,8 +312,8 @@ class LLMClient:
         p = self.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
         other = p.provider != "anthropic"
         max_tokens = request.max_tokens
-        if max_tokens is None and not other:
-            max_tokens = ANTHROPIC_REQUIRED_MAX_TOKENS
+        if max_tokens is None and p.provider != "openai":
+            max_tokens = ANTHROPIC_REQUIRED_MAX_TOKENS if not other else LOCAL_UNCAPPED_MAX_TOKENS
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider, max_tokens=max_tokens,
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,

@@ -31,7 +31,8 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
                        "protocol_temperature": temperature, "temperature_sent": sent,
                        "first_request_id": client.stats.first_request_id.get(role), "profile": p.as_dict()}
     sdks = {SDK_PACKAGE[r["provider"]] for r in roles.values()} or {"anthropic"}
-    return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)), "sdk_version": sdk_version(),
+    return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)),
+            "sdk_version": "+".join(str(sdk_version(name)) for name in sorted(sdks)),
             "sdk_versions": {name: sdk_version(name) for name in sorted(sdks)}, "sampling": client.sampling,
             "roles": roles}
 

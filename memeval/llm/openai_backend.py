@@ -76,12 +76,12 @@ class OpenAIBackend:
             raise ValueError(f"OpenAIBackend provider {provider!r}")
         key = os.environ.get("OPENAI_API_KEY")
         if provider == "openai" and not key:
-            raise BackendNotConfigured("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or set the key "
-                           "and optionally OPENAI_BASE_URL)")
+            raise BackendNotConfigured("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or "
+                                       "set the key and optionally OPENAI_BASE_URL)")
         self.endpoint = endpoint_for(provider)
         if not self.endpoint:
-            raise BackendNotConfigured("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for vLLM or "
-                           "http://127.0.0.1:11434/v1 for Ollama)")
+            raise BackendNotConfigured("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for "
+                                       "vLLM or `memeval serve-local`, http://127.0.0.1:11434/v1 for Ollama)")
         self.name = provider
         kwargs = {"api_key": key or LOCAL_PLACEHOLDER_KEY, "base_url": self.endpoint, "max_retries": 0,
                   "timeout": timeout}

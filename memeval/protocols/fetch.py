@@ -27,15 +27,14 @@ def candidates(source: ProtocolSource, directory: Path) -> list[Path]:
     return [directory / source.path, directory / name / source.path, directory / Path(source.path).name]
 
 
-def _download(source: ProtocolSource, timeout: float) -> bytes:
+def _download(source: ProtocolSource, timeout: float) -> bytes | OSError:
     import urllib.request
 
     try:
         with urllib.request.urlopen(source.url, timeout=timeout) as response:  # noqa: S310 - a pinned https URL
             return response.read()
     except OSError as exc:
-        raise InputError(source.url, "source", f"download failed ({exc}); download the file at commit "
-                         f"{source.commit} yourself and pass it with --source FILE_OR_DIR") from None
+        return exc
 
 
 def fetch_protocols(source: str | Path | None = None, dest: str | Path | None = None,
@@ -47,7 +46,17 @@ def fetch_protocols(source: str | Path | None = None, dest: str | Path | None = 
     found: list[tuple[ProtocolSource, bytes, str]] = []
     missing: list[Fetched] = []
     if source is None:
-        found = [(s, _download(s, timeout), s.url) for s in SOURCES.values()]
+        got = [(s, _download(s, timeout)) for s in SOURCES.values()]
+        failed = [(s, r) for s, r in got if isinstance(r, OSError)]
+        if failed:
+            raise InputError(failed[0][0].url, "source", f"download failed ({failed[0][1]}) for {len(failed)} of "
+                             f"{len(got)} files; download each at its pinned commit yourself ("
+                             + ", ".join(s.url for s, _ in failed) + ") into one folder and pass --source FOLDER; "
+                             "nothing written")
+        found = [(s, data, s.url) for s, data in got]
+    elif str(source).startswith(("http://", "https://")):
+        raise InputError(source, "source", "protocol files are downloaded from their pinned URLs when --source is "
+                         "left out; --source takes a local folder or file")
     else:
         path = Path(source)
         if path.is_file():
@@ -59,6 +68,8 @@ def fetch_protocols(source: str | Path | None = None, dest: str | Path | None = 
                 raise InputError(path, "source", "is none of the pinned files (" + ", ".join(
                     f"{s.origin}" for s in SOURCES.values()) + ")")
             found = [(match[0], data, str(path))]
+            missing = [Fetched(s.name, None, s.origin) for s in SOURCES.values() if s is not match[0]
+                       and not store.load_quietly(s.name, dest)]
         elif path.is_dir():
             for s in SOURCES.values():
                 places = candidates(s, path)

@@ -36,8 +36,40 @@ def is_published_version(prompt_version: str | None) -> bool:
     return bool(prompt_version) and prompt_version.startswith(PUBLISHED_PREFIX)
 
 
-def judge_status(protocol: str, judge_model: str | None, prompt_versions: set[str | None] | str | None) -> str:
-    """The sentence for judged results of `protocol` ('' for a protocol no anchor publishes, e.g. graded)."""
+def setting_problem(client, role: str = "judge") -> str | None:
+    """What in a run's model settings departs from an anchor's call besides prompt and model id: no temperature
+    sent (`--sampling model-default`), or a model of that name served by the user's own server (`--llm local`)."""
+    if client is None:
+        return None
+    if getattr(client, "sampling", "protocol") != "protocol":
+        return "no temperature was sent (--sampling model-default)"
+    try:
+        provider = client.profile(client.model_for(role)).provider
+    except (AttributeError, KeyError, ValueError):
+        return None
+    return "served by a local OpenAI-compatible server (--llm local), not OpenAI's API" if provider == "local" \
+        else None
+
+
+def manifest_problem(manifest_path) -> str | None:
+    """`setting_problem` of a stored run, read from its manifest (the sampling and the judge's provider)."""
+    import json
+
+    try:
+        llm = json.loads(open(manifest_path, encoding="utf-8").read()).get("llm") or {}
+    except (OSError, ValueError):
+        return None
+    if llm.get("sampling", "protocol") != "protocol":
+        return "no temperature was sent (--sampling model-default)"
+    if ((llm.get("roles") or {}).get("judge") or {}).get("provider") == "local":
+        return "served by a local OpenAI-compatible server (--llm local), not OpenAI's API"
+    return None
+
+
+def judge_status(protocol: str, judge_model: str | None, prompt_versions: set[str | None] | str | None,
+                 problem: str | None = None) -> str:
+    """The sentence for judged results of `protocol` ('' for a protocol no anchor publishes, e.g. graded);
+    `problem`: a setting that departs from the anchor's call (`setting_problem`)."""
     anchor = PUBLISHED_JUDGES.get(protocol)
     if anchor is None:
         return ""
@@ -49,6 +81,9 @@ def judge_status(protocol: str, judge_model: str | None, prompt_versions: set[st
     if judge_model not in anchor.models:
         return (f"`{protocol}`: {anchor.who}'s prompts byte for byte, but judged by {judge_model or 'an unknown model'}"
                 f", not {anchor.model}: not the published protocol")
+    if problem:
+        return f"`{protocol}`: {anchor.who}'s prompts byte for byte and {anchor.model}, but {problem}: not the " \
+               "published protocol"
     return f"`{protocol}`: the published protocol ({anchor.who}: its prompts byte for byte, {anchor.model}, " \
            f"{anchor.setting})"
 

@@ -1,6 +1,6 @@
 """Fetched protocols on disk: data/protocols/<name>.json, the templates with the file, commit and hash they came
-from. A stored file whose templates no longer hash to what was recorded (edited by hand) is refused, so a
-"published" label can only ever stand on the verified text."""
+from. A stored file whose templates do not hash to the pinned value (edited by hand, even with its recorded hash
+recomputed) is refused, so a "published" label stands only on the verified text."""
 
 from __future__ import annotations
 
@@ -69,8 +69,12 @@ def build(source: ProtocolSource, data: bytes, where: str) -> StoredProtocol:
         templates = EXTRACTORS[source.name](text, source.path)
     except (UnicodeDecodeError, ExtractionError) as exc:
         raise InputError(where, "templates", str(exc)) from None
+    digest = templates_sha256(templates)
+    if source.templates_sha256 and digest != source.templates_sha256:  # the extractor read the file otherwise
+        raise InputError(where, "templates", f"extracted templates hash to {digest}, not the pinned "
+                         f"{source.templates_sha256}; nothing written")
     return StoredProtocol(name=source.name, repo=source.repo, commit=source.commit, path=source.path,
-                          source_sha256=got, templates=templates, templates_sha256=templates_sha256(templates))
+                          source_sha256=got, templates=templates, templates_sha256=digest)
 
 
 def write(protocol: StoredProtocol, dest: str | Path | None = None) -> Path:
@@ -101,7 +105,16 @@ def load(name: str, directory: str | Path | None = None) -> StoredProtocol | Non
             (pinned.repo, pinned.commit, pinned.path, pinned.sha256):
         raise InputError(path, "source", f"not the pinned file {pinned.origin if pinned else name}; refetch with "
                          "`memeval data fetch protocols`")
-    if templates_sha256(protocol.templates) != protocol.templates_sha256:
+    digest = templates_sha256(protocol.templates)
+    if digest != protocol.templates_sha256 or (pinned.templates_sha256 and digest != pinned.templates_sha256):
         raise InputError(path, "templates", "changed since they were fetched (hash differs); refetch with "
                          "`memeval data fetch protocols`")
     return protocol
+
+
+def load_quietly(name: str, directory: str | Path | None = None) -> StoredProtocol | None:
+    """`load`, with a stored file that does not check out counted as absent (for listing what is missing)."""
+    try:
+        return load(name, directory)
+    except InputError:
+        return None

@@ -113,7 +113,8 @@ def answer_requests(searched, conversation: Conversation, answerer: str = "claud
     if answerer == "claude_official":
         published = paper_protocol()
         if published is not None:
-            return [paper_request(conversation, qa, used, ANSWER_MODEL, published) for qa, _, used, _ in searched]
+            return [paper_request(conversation, qa, used, ANSWER_MODEL, published, cache_context=shared)
+                    for qa, _, used, _ in searched]
         return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
                 for qa, _, used, _ in searched]
     return [answer_request(qa.question, _to_memories(used), cache_context=shared) for qa, _, used, _ in searched]

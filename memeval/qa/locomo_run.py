@@ -270,6 +270,10 @@ class LocomoTask(Task):
             notes.append(f"Reader: {EXTRACTIVE_LABEL} — a classical no-LLM baseline, not a model's answers"
                          + (" (for the systems run here; imported systems bring their own reader's answers)."
                             if len(native) < len(self.systems) else "."))
+        if config.answerer == "claude" and native:
+            model = client.model_for("answer") if client is not None else "the answer model"
+            notes.append(f"Reader: {model} with this project's memory prompt (`--reader claude`), not any paper's "
+                         "reader; published rows used their own readers.")
         if config.answerer == "claude_official" and native:
             from memeval.qa.official import paper_protocol
 
@@ -290,7 +294,10 @@ class LocomoTask(Task):
         by_system, by_protocol = self.grouped(answers, judgments)
         title = "LoCoMo prototype report" if self.config.questions == "prototype" else "LoCoMo evaluation report"
         judge_model = client.model_for("judge") if client is not None and self.config.judge != "none" else None
-        return run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model)
+        from memeval.protocols.status import setting_problem
+
+        return run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
+                          protocol_problem=setting_problem(client) if judge_model else None)
 
     def grouped(self, answers: list, judgments: list) -> tuple[dict, dict]:
         """Answers by system (in the order asked) and judgments by protocol and system."""

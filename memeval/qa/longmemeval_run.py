@@ -242,17 +242,27 @@ class LongMemEvalTask(Task):
         return [row for row, _ in fresh]
 
     def notes(self, client) -> list[str]:
+        notes = []
+        uncredited = next((n for q, n in self.data_report.quirks.items() if "no retrieval credit" in q), 0)
+        if uncredited:
+            notes.append(f"Data: {uncredited} `has_answer` user turns sit in sessions whose id lacks \"answer\"; the "
+                         "benchmark credits retrieval by that id convention (its ids read `answer_...`), so they earn "
+                         "no recall_any/recall_all/ndcg credit here either — rename such sessions to score them.")
         if self.config.reader == "extractive":
-            return ["Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers."]
+            return ["Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers.",
+                    *notes]
         return ["Reader: this project's prompt, memories in chat-date order — paraphrased prompts, not the "
-                "benchmark's reader protocol."]
+                "benchmark's reader protocol.", *notes]
 
     def failure_note(self, errors: int, client) -> str:
         return (f"{errors} answers failed this run (see the `error` field): a reader call failed or could not be "
                 "made (no key and no cache), or a plug-in raised; a rerun retries them")
 
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
-        return longmemeval_report(answers, {j.key: j for j in judgments}, notes)
+        from memeval.protocols.status import setting_problem
+
+        problem = setting_problem(client) if self.config.judge == "longmemeval" else None
+        return longmemeval_report(answers, {j.key: j for j in judgments}, notes, problem)
 
     def manifest_fields(self, answers: list, judgments: list, claimed, client) -> dict:
         return {"data": {"path": self.config.data, "sha256": claimed.identity.fixed["data_sha256"]},

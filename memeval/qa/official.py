@@ -158,13 +158,16 @@ def paper_options(qa: QA, published: StoredProtocol) -> tuple[str, str]:
 
 
 def paper_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
-                  published: StoredProtocol) -> LLMRequest:
+                  published: StoredProtocol, cache_context: bool = False) -> LLMRequest:
+    """`cache_context`: every question gets the same context (full context), so the text before the question
+    prompt — the same for every category — is marked for prompt caching (the bytes sent are the same)."""
     t = published.templates
     start = t["conversation_start"].format(conversation.speaker_a, conversation.speaker_b)
-    context = start + render_paper_context(conversation, items)
+    context = start + render_paper_context(conversation, items) + "\n\n"
     question = (t["qa_choice"] if qa.category == 5 else t["qa"]).format(paper_question(qa, published))
-    return LLMRequest(model=model, messages=((("user", context + "\n\n" + question)),), max_tokens=PAPER_MAX_TOKENS,
-                      temperature=None, template_version=published.version, role="answer")
+    return LLMRequest(model=model, messages=(("user", context + question),), max_tokens=PAPER_MAX_TOKENS,
+                      temperature=None, template_version=published.version, role="answer",
+                      cache_prefix_chars=len(context) if cache_context else 0)
 
 
 def paper_prediction(qa: QA, reply: str, published: StoredProtocol) -> str:

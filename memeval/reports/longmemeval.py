@@ -56,17 +56,18 @@ def retrieval_rows(answers: Sequence[LMEAnswerRow], systems: Sequence[str], leve
     return body
 
 
-def judge_line(judgments: dict, judge: str) -> str:
+def judge_line(judgments: dict, judge: str, problem: str | None = None) -> str:
     """Whether one judge model's judgments are the published protocol: the fetched prompts and the benchmark's
     judge model, not the model alone (memeval.protocols.status)."""
     from memeval.protocols.status import judge_status
 
     model = None if judge == "unknown" else judge
     versions = {j.prompt_version for j in judgments.values() if (j.judge_model or "unknown") == judge}
-    return judge_status("longmemeval", model, versions)
+    return judge_status("longmemeval", model, versions, problem)
 
 
-def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: Sequence[str] = ()) -> str:
+def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: Sequence[str] = (),
+                       protocol_problem: str | None = None) -> str:
     """Accuracy (by type, task-averaged, overall, abstention) when judged; the benchmark's retrieval numbers;
     evidence_recall@k, context and latency."""
     from memeval.reports.tables import markdown_table
@@ -82,13 +83,15 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
               "questions (`_abs` in the id) included (judged count in brackets); task-averaged is the mean of the "
               "six type accuracies (– until every type has a judged question); overall is over every judged "
               "question; abstention is over the `_abs` questions alone."]
-    parts += [f"- Judge {j}: {judge_line(judgments, j)}." for j in judges]
+    parts += [f"- Judge {j}: {judge_line(judgments, j, protocol_problem)}." for j in judges]
     parts += ["", "## Published LongMemEval_S accuracy ×100 (not rerun here)", "", markdown_table(
         ["System", "reader", "accuracy", "compares with", "judge", "same protocol as the benchmark's", "source"],
         [[b.system, b.reader, f"{b.accuracy:.1f}", b.metric, b.judge,
           {True: "yes", False: "no", None: "not stated"}[b.same_protocol], b.source]
          for b in LONGMEMEVAL_BASELINES]),
-        "", "- A published row is comparable to ours only where both were judged by the same protocol and judge; "
+        "", f"- The published rows are LongMemEval_S (500 questions); this run has "
+        f"{len({a.question_id for a in answers})} questions.",
+        "- A published row is comparable to ours only where both were judged by the same protocol and judge; "
         "its number is the column named under \"compares with\" above (overall: every question, abstention "
         "included)."]
     headers = [f"{name}@{k}" for k in SESSION_KS for name in RETRIEVAL_NAMES]
@@ -102,6 +105,9 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
                       turn), ""]
     else:
         parts += ["No ranked system, or no question the benchmark scores: nothing to show.", ""]
+    parts += ["- recall_any@k: 1 when at least one evidence item is among the first k, else 0; recall_all@k: 1 when "
+              "all are (a question with no creditable evidence scores recall_all 1 and recall_any 0, as in the "
+              "benchmark); ndcg_any@k: the ranks of the evidence items among the first k against the best order."]
     parts += ["- Only user turns are ranked (a system's ranking with assistant turns taken out); a turn or session "
               "earns credit only through `has_answer` user turns; session level is read from the turn ranking "
               "with k widened until k distinct sessions are seen; ndcg_any discounts rank r ≥ 2 by log2(r). "

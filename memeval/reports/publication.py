@@ -194,14 +194,18 @@ def locomo_j_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(run)
     by_protocol = locomo_judgments(run)
     if by_protocol:
-        markdown = "\n\n".join(f"**{protocol} judge**\n\n{j_table(judgments, protocol, list(by_system))}"
+        from memeval.protocols.status import manifest_problem
+
+        problem = manifest_problem(RunDir(run).manifest)
+        markdown = "\n\n".join(f"**{protocol} judge**\n\n"
+                                f"{j_table(judgments, protocol, list(by_system), problem=problem)}"
                                 for protocol, judgments in sorted(by_protocol.items()))
         measured = f"{_reader(by_system)} reader, one table per judge protocol"
     else:
         markdown = j_table({}, None, list(by_system))
         measured = "not measured here: no LLM judge ran (no key, no cache)"
     caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside every row of the Mem0 "
-               "paper's J table with its judge and protocol. It shows a like-for-like comparison only where the "
+               "paper's J table with its judge and protocol. It does not show a like-for-like comparison unless the "
                "note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
                "gpt-4o-mini); otherwise the protocols differ as much as the systems."
                + _llm_note(run))
@@ -244,7 +248,10 @@ def longmemeval_table(root: Path) -> PublishedTable:
                              "execute notebook 08_longmemeval")
     answers = list(latest(read_records(RunDir(run).answers, LMEAnswerRow), lambda r: r.key).values())
     judgments = {r.key: r for r in read_records(RunDir(run).judgments, LMEJudgmentRow)}
-    markdown = longmemeval_report(answers, judgments).split("\n", 2)[2]
+    from memeval.protocols.status import manifest_problem
+
+    markdown = longmemeval_report(answers, judgments,
+                                  protocol_problem=manifest_problem(RunDir(run).manifest)).split("\n", 2)[2]
     caption = (f"LongMemEval: {len({a.question_id for a in answers})} questions per system, accuracy by the judge "
                "named under the table (\"not measured\" without one), evidence recall at session and turn level, "
                "and published rows with their judges. It does not show a reader's quality when the reader is "

@@ -157,10 +157,10 @@ def prototype_table(systems: Mapping[str, Rows]) -> str:
 
 def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Judgments]] | None = None,
                title: str = "LoCoMo evaluation report", notes: Sequence[str] = (),
-               judge_model: str | None = None) -> str:
+               judge_model: str | None = None, protocol_problem: str | None = None) -> str:
     """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
     judgments = judgments or {}
-    text = full_report(answers, judgments, title=title, judge_model=judge_model)
+    text = full_report(answers, judgments, title=title, judge_model=judge_model, protocol_problem=protocol_problem)
     head, _, rest = text.partition("\n")
     parts = [head, ""]
     parts += [f"> {n}" for n in notes]

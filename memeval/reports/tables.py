@@ -140,13 +140,13 @@ PROTOCOL_NOTES = {
 
 
 def protocol_note(protocol: str | None, judge_model: str | None = None,
-                  prompt_versions: set[str | None] | None = None) -> str:
+                  prompt_versions: set[str | None] | None = None, problem: str | None = None) -> str:
     """What a judged table's protocol is: published only with the fetched prompts and the anchor's model
     (memeval.protocols.status); paraphrased otherwise."""
     from memeval.protocols.status import judge_status
 
     if protocol == "binary":
-        return judge_status(protocol, judge_model, prompt_versions or set()) + \
+        return judge_status(protocol, judge_model, prompt_versions or set(), problem) + \
             ("" if judge_model else "; the judge model is not recorded")
     return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (with Mem0's prompt fetched by `memeval "
                                         "data fetch protocols`, `memeval locomo run --judge binary --judge-model "
@@ -180,15 +180,15 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
 
 
 def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, systems: Sequence[str] = (),
-            judge_model: str | None = None) -> str:
+            judge_model: str | None = None, problem: str | None = None) -> str:
     """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
     without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
     each row naming its judge and protocol."""
     headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
-    ours = f"{protocol} (ours)" if protocol else "ours"
     if judge_model is None:  # the rows say which model judged them
         models = {r.judge_model for rows in judgments.values() for r in rows if r.judge_model}
         judge_model = next(iter(models)) if len(models) == 1 else None
+    ours = (f"{judge_model}, {protocol} (ours)" if judge_model else f"{protocol} (ours)") if protocol else "ours"
     body = []
     for name, rows in judgments.items():
         per_cat, overall = judge_by_category([r for r in rows if r.category in QA_CATEGORIES])
@@ -206,7 +206,8 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
     notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
-             protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows}),
+             protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows},
+                           problem),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in judgments.items()})]
@@ -307,15 +308,17 @@ def full_report(
     mode: str = "locomo",
     title: str = "LoCoMo evaluation report",
     judge_model: str | None = None,
+    protocol_problem: str | None = None,
 ) -> str:
-    """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled)."""
+    """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled);
+    `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status)."""
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## BLEU-1 (Mem0's B1)", "", bleu1_table(systems)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     if judgments:
         for protocol, by_system in judgments.items():
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
-                      j_table(by_system, protocol, list(systems), judge_model)]
+                      j_table(by_system, protocol, list(systems), judge_model, protocol_problem)]
     else:
         parts += ["", "## J against published baselines", "", j_table({}, None, list(systems))]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]

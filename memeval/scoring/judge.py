@@ -226,8 +226,9 @@ class BinaryJudge(LocomoJudge):
         return binary_request(answer.question, gold, answer.prediction, repeat, self.published)
 
     def identity(self, client) -> dict:
-        from memeval.protocols.status import judge_status
+        from memeval.protocols.status import judge_status, setting_problem
 
         found = super().identity(client)
         return {**found, "prompt_source": self.published.origin if self.published else "paraphrased",
-                "protocol_status": judge_status(self.name, found.get("model"), self.version())}
+                "protocol_status": judge_status(self.name, found.get("model"), self.version(),
+                                                  setting_problem(client))}

@@ -75,11 +75,12 @@ class LongMemEvalJudge(Judge):
         return self.published.version if self.published else longmemeval_version()
 
     def identity(self, client) -> dict:
-        from memeval.protocols.status import judge_status
+        from memeval.protocols.status import judge_status, setting_problem
 
         found = super().identity(client)
         return {**found, "prompt_source": self.published.origin if self.published else "paraphrased",
-                "protocol_status": judge_status(self.name, found.get("model"), self.version())}
+                "protocol_status": judge_status(self.name, found.get("model"), self.version(),
+                                                  setting_problem(client))}
 
     def key(self, answer) -> tuple:
         return answer.key

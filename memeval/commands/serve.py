@@ -1,0 +1,32 @@
+"""`memeval serve-local`: a real OpenAI-compatible model server on 127.0.0.1 for `--llm local`, without a GPU."""
+
+from __future__ import annotations
+
+import argparse
+
+from memeval.commands.arguments import command, positive_int
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    serve = command(subparsers, "serve-local", "serve Gemma 3 270M (llama.cpp, CPU) on 127.0.0.1 for `--llm local`; "
+                    "needs the memeval[local] extra", "memeval serve-local --port 8000")
+    serve.add_argument("--port", type=positive_int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument("--n-ctx", type=positive_int, default=4096, help="context window in tokens (default 4096)")
+    serve.add_argument("--threads", type=positive_int, default=2, help="CPU threads (default 2)")
+    serve.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import time
+
+    from memeval.llm.local_server import MODEL_ID, LocalServer
+
+    with LocalServer(port=args.port, n_ctx=args.n_ctx, threads=args.threads) as server:
+        print(f"serving {MODEL_ID} at {server.base_url} (Ctrl-C stops it); in another shell:\n"
+              f"  export OPENAI_BASE_URL={server.base_url}\n"
+              f"  memeval doctor --llm local --answer-model {MODEL_ID} --judge-model {MODEL_ID} "
+              f"--extract-model {MODEL_ID}", flush=True)
+        while server.process.poll() is None:
+            time.sleep(1)
+        print(f"memeval: error: the server stopped (exit {server.process.returncode})")
+        return 1
