@@ -22,7 +22,7 @@ from memeval.commands import (
     view,
 )
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
-from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError
+from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, ModelRetired
 
 COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
                    reproduce, inventory, serve]
@@ -71,6 +71,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     except APIRejected as exc:
         print(f"memeval: error: {exc.one_line()}", file=sys.stderr)
         return 1
+    except ModelRetired as exc:
+        print(f"memeval: error: {exc}", file=sys.stderr)
+        return 2
     except BackendNotConfigured as exc:  # no key, endpoint or SDK: fixed by the user's setup, before any call
         print(f"memeval: error: {exc}", file=sys.stderr)
         return 2

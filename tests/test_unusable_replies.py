@@ -88,3 +88,31 @@ def test_judges_write_no_label_from_a_non_answer(fake, locomo_dir, tmp_path, mon
     assert load_judgments(tmp_path / "run" / "judgments.jsonl") == []
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["complete"] is False
+
+
+def test_a_retired_model_is_refused_before_sending_and_its_cached_replies_still_replay(fake_openai, locomo_dir,
+                                                                                       tmp_path, monkeypatch, cli):
+    import dataclasses
+
+    from memeval.commands.doctor import retirement_lines
+    from memeval.llm import profiles
+
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+            "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--no-progress"]
+    cli(*args, "--llm", "openai", "--out", tmp_path / "before", check=True)
+    sent = len(fake_openai.received)
+    past = dataclasses.replace(profiles.PROFILES["gpt-4o-mini"], retires="2020-01-01")
+    monkeypatch.setitem(profiles.PROFILES, "gpt-4o-mini", past)
+    refused = cli(*args, "--questions", "3", "--llm", "openai", "--out", tmp_path / "after")
+    assert refused.returncode == 2 and len(fake_openai.received) == sent
+    assert refused.stderr.strip().splitlines()[-1].startswith(
+        "memeval: error: gpt-4o-mini was shut down on 2020-01-01 by its provider; its successor is gpt-6-luna")
+    replay = cli(*args, "--llm", "openai", "--out", tmp_path / "replayed")
+    assert replay.returncode == 0 and len(fake_openai.received) == sent, "cached replies of a retired model replay"
+    rows = [{"role": "judge", "model": "gpt-4o-mini", "retires": "2027-01-14", "successor": "gpt-6-luna"}]
+    assert retirement_lines(rows, today="2026-12-04") == [
+        "note: judge model gpt-4o-mini retires on 2027-01-14 (in 41 days); successor gpt-6-luna; a substitute is "
+        "not the published protocol that named it"]
+    assert retirement_lines(rows, today="2026-09-01") == []

@@ -35,6 +35,7 @@ def plan(options) -> list[dict]:
                      "api_version": p.api_version,
                      "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
                      "min_cache_tokens": p.min_cache_tokens, "structured_outputs": p.structured_outputs,
+                     "retires": p.retires, "successor": p.successor,
                      "usd_per_mtok": [p.input_usd_mtok, p.output_usd_mtok, p.cache_write_usd_mtok,
                                       p.cache_read_usd_mtok]})
     return rows
@@ -75,9 +76,32 @@ def _where(row: dict) -> str:
     return f"anthropic-version {row['api_version']}" if row["provider"] == "anthropic" else f"{row['provider']} API"
 
 
+RETIREMENT_WARNING_DAYS = 90
+
+
+def retirement_lines(rows: list[dict], today: str | None = None) -> list[str]:
+    """Each role's model shut down already, or within 90 days, with the provider's successor."""
+    from datetime import date
+
+    now = date.fromisoformat(today) if today else date.today()
+    lines = []
+    for r in rows:
+        if not r.get("retires"):
+            continue
+        days = (date.fromisoformat(r["retires"]) - now).days
+        if days <= RETIREMENT_WARNING_DAYS:
+            when = f"was shut down on {r['retires']}" if days <= 0 else f"retires on {r['retires']} (in {days} days)"
+            lines.append(f"note: {r['role']} model {r['model']} {when}; successor {r['successor'] or 'not named'}; "
+                         "a substitute is not the published protocol that named it")
+    return lines
+
+
 def _doctor(args: argparse.Namespace) -> int:
     options = llm_options(args)
     rows = plan(options)
+    if not args.json:
+        for line in retirement_lines(rows):
+            print(line)
     needed = sorted({KEY_VARIABLE[r["provider"]] for r in rows})
     key = all(os.environ.get(v) for v in needed)
     if not key or options.backend == "replay":

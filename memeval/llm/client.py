@@ -26,6 +26,7 @@ from memeval.llm.errors import (
     BudgetExceeded,
     CacheMiss,
     LLMError,
+    ModelRetired,
     TransientError,
     UnusableReply,
     decide,
@@ -345,6 +346,10 @@ class LLMClient:
             if self.budget_usd is not None and self.stats.cost_usd >= self.budget_usd:
                 raise BudgetExceeded(f"budget ${self.budget_usd:.2f} spent (${self.stats.cost_usd:.4f}); "
                                      "no new calls scheduled")
+
+        profile = self.profile(request.model)
+        if profile.retired():
+            raise ModelRetired(request.model, profile.retires, profile.successor)
 
         def attempt() -> LLMResponse:
             start = time.perf_counter()

@@ -59,6 +59,17 @@ class BudgetExceeded(LLMError):
     """The run's dollar budget is spent: no new calls are scheduled; finished ones stay cached."""
 
 
+class ModelRetired(Exception):
+    """The model's shutdown date has passed: nothing is sent (cached replies still replay). Not an LLMError: it
+    stops the run with one line, like a rejection."""
+
+    def __init__(self, model: str, retires: str, successor: str | None):
+        super().__init__(f"{model} was shut down on {retires} by its provider; its successor is "
+                         f"{successor or 'not named'}, and any substitute is not the published protocol that named "
+                         f"{model} (cached replies of {model} still replay: --llm replay)")
+        self.model, self.retires, self.successor = model, retires, successor
+
+
 class APIRejected(Exception):
     """A deterministic rejection. Not an LLMError on purpose: nothing may catch it as a row error; the CLI
     prints `one_line()` and exits non-zero."""

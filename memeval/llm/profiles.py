@@ -70,6 +70,13 @@ class ModelProfile:
     note: str = ""
     provider: str = "anthropic"  # anthropic | openai | local (an OpenAI-compatible server the user runs)
     max_tokens_field: str = "max_tokens"  # the body field that caps the output
+    retires: str | None = None  # YYYY-MM-DD the provider shuts the model down (None: no date announced)
+    successor: str | None = None  # the provider's named replacement
+
+    def retired(self, today: str | None = None) -> bool:
+        from datetime import date
+
+        return self.retires is not None and (today or date.today().isoformat()) >= self.retires
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -100,17 +107,27 @@ PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
              "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
 )}
 
-def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens"):
+def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens", retires=None,
+            successor=None):
     return ModelProfile(model, "legacy", "", True, 1024, price_in, price_out, price_in, price_cached, True, note,
-                        provider="openai", max_tokens_field=max_tokens_field)
+                        provider="openai", max_tokens_field=max_tokens_field, retires=retires, successor=successor)
+
+
+# OpenAI's deprecations page (developers.openai.com/api/docs/deprecations; notice of 2026-10-14): the GPT-4o and
+# GPT-4o mini snapshots shut down on 2027-01-14, replacement gpt-6-luna. Read here through summaries of that page
+# (dev.to "OpenAI API deprecations 2026-2027", checked against GET /v1/models' shutdown_date; codersera.com), the
+# page's own row not being in the excerpt reachable here — recheck it before relying on the day.
+GPT4O_SHUTDOWN, GPT4O_SUCCESSOR = "2027-01-14", "gpt-6-luna"
 
 
 PROFILES.update({p.model: p for p in (
-    _openai("gpt-4o-mini", 0.15, 0.60, 0.075, "alias of gpt-4o-mini-2024-07-18; Mem0's judge and reader"),
-    _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075),
+    _openai("gpt-4o-mini", 0.15, 0.60, 0.075, "alias of gpt-4o-mini-2024-07-18; Mem0's judge and reader",
+            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
+    _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075, retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
     # LongMemEval's evaluate_qa.py sends `max_tokens`; deprecated for `max_completion_tokens` but taken by every
     # non-o-series model (openai SDK 3.60 docstring of `max_tokens`), so its judge goes on the wire as it did
-    _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge", max_tokens_field="max_tokens"),
+    _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge", max_tokens_field="max_tokens",
+            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
 )})
 
 
