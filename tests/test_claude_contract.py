@@ -288,3 +288,11 @@ def test_structured_output_only_where_the_model_has_it(server, tmp_path):
     assert with_schema["output_config"]["format"]["schema"]["required"] == ["score", "explanation"]
     assert "output_config" not in without and "temperature" not in without
     assert server.versions_sent() == ["2023-06-01", "2026-10-21"] and server.rejected == []
+
+
+def test_five_five_cache_reads_are_priced_at_the_october_rates():
+    """Since 2026-10-07 a 5.5 cache read costs 0.05x input (Sonnet 5.5 $0.10, Opus 5.5 $0.20 per MTok), not the
+    0.1x of earlier models; a full-context run is mostly cache reads, so the estimate follows it."""
+    sonnet, opus = PROFILES["claude-sonnet-5-5"], PROFILES["claude-opus-5-5"]
+    assert (sonnet.cache_read_usd_mtok, opus.cache_read_usd_mtok) == (0.10, 0.20)
+    assert sonnet.cost_usd(0, 0, 0, 1_000_000) == pytest.approx(0.10)

@@ -88,12 +88,12 @@ class ModelProfile:
         return cost * (BATCH_DISCOUNT if batch else 1.0)
 
 
-def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note=""):
+def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note="", cache_read_ratio=None):
     """A model that takes temperature is called under 2023-06-01 (the only version that still accepts it);
     the others under 2026-10-21. Cache prices at the published 1.25x (5-minute write) and 0.1x (read)."""
     version = API_VERSION_2023 if sampling else API_VERSION_2026
     return ModelProfile(model, status, version, sampling, min_cache, price_in, price_out, price_in * 1.25,
-                        price_in * 0.1, structured, note)
+                        price_in * (cache_read_ratio or 0.1), structured, note)
 
 
 PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
@@ -101,10 +101,15 @@ PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
     _profile("claude-sonnet-4-6", "legacy", True, 2048, 3.0, 15.0, True),
     _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True),
     _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True),
+    # 5.5 cache reads cost 0.05x input since 2026-10-07 (Sonnet 5.5 $0.10, Opus 5.5 $0.20 per MTok): the pricing
+    # page's "Prompt caching" rates as tabled by docs.rs synaps pricing (verified against platform.claude.com) and
+    # the 2026-10-07 change noted by PromptFuel v1.0.23 and claude-usage v1.5.7; some localized model pages still
+    # show the earlier $0.20 for Sonnet 5.5
     _profile("claude-sonnet-5-5", "current", False, 1024, 2.0, 10.0, False,
-             "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read"),
+             "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read; cache read $0.10",
+             cache_read_ratio=0.05),
     _profile("claude-opus-5-5", "current", False, 1024, 4.0, 20.0, False,
-             "cache floor assumed 1,024 (Opus 5: 512); cache prices at the usual 1.25x / 0.1x"),
+             "cache floor assumed 1,024 (Opus 5: 512); cache write 1.25x, cache read $0.20", cache_read_ratio=0.05),
 )}
 
 def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens", retires=None,
