@@ -258,9 +258,9 @@ def test_doctor_checks_each_role_under_its_version(server, capsys):
 
 def test_doctor_without_a_key_says_what_it_would_check(monkeypatch, capsys):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    assert main(["doctor"]) == 0
+    assert main(["doctor"]) == 2, "nothing was checked"
     out = capsys.readouterr().out
-    assert "nothing sent" in out and "export ANTHROPIC_API_KEY" in out and "claude-sonnet-4-6" in out
+    assert "No ANTHROPIC_API_KEY: nothing sent" in out and "export ANTHROPIC_API_KEY" in out and "claude-sonnet-4-6" in out
 
 
 def test_unusable_judge_replies_are_minus_one_and_failed_calls_no_run():

@@ -157,7 +157,8 @@ def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path,
 def test_doctor_checks_local_models_on_the_local_server(cli, monkeypatch):
     models = ("--answer-model", "llama3.1:8b", "--judge-model", "qwen2.5:7b-instruct", "--extract-model",
               "llama3.1:8b")
-    planned = cli("doctor", "--llm", "local", *models, "--json", check=True)
+    planned = cli("doctor", "--llm", "local", *models, "--json")
+    assert planned.returncode == 2 and json.loads(planned.stdout)["missing"] == ["OPENAI_BASE_URL"]
     rows = json.loads(planned.stdout)["would_check"]
     assert [(r["provider"], r["usd_per_mtok"]) for r in rows] == [("local", [0.0, 0.0, 0.0, 0.0])] * 3
     with FakeOpenAI(lambda body: "ok", local=True) as server:
@@ -265,7 +266,14 @@ def test_doctor_checks_openai_roles_through_the_openai_api(fake_openai, cli):
 
 def test_doctor_without_an_openai_key_sends_nothing_and_names_the_variable(cli):
     result = cli("doctor", "--llm", "openai")
-    assert result.returncode == 0 and "No OPENAI_API_KEY: nothing sent" in result.stdout
+    assert result.returncode == 2 and "No OPENAI_API_KEY: nothing sent" in result.stdout
+
+
+def test_doctor_names_only_the_key_that_is_missing(cli, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-set")
+    result = cli("doctor", "--answer-model", "claude-opus-4-6", "--judge-model", "gpt-4o-mini")
+    assert result.returncode == 2 and "No OPENAI_API_KEY: nothing sent" in result.stdout
+    assert "ANTHROPIC_API_KEY /" not in result.stdout
 
 
 def _raw_sdk(server, key=TEST_KEY):

@@ -63,7 +63,11 @@ def check(options, rows: list[dict]) -> list[dict]:
             row.update(ok=True, reply=response.text.strip()[:20], request_id=response.request_id,
                        cost_usd=round(response.cost_usd, 6))
         except APIRejected as exc:
-            row.update(ok=False, error=exc.one_line())
+            hint = ""
+            if exc.status == 401 and row["provider"] == "anthropic" and os.environ.get("ANTHROPIC_BASE_URL"):
+                hint = ("; the anthropic SDK 2.x sends the key as `Authorization: Bearer`, so a proxy at "
+                        "ANTHROPIC_BASE_URL that reads only `X-Api-Key` answers 401")
+            row.update(ok=False, error=exc.one_line() + hint)
         except LLMError as exc:
             row.update(ok=False, error=str(exc))
     return rows
@@ -103,12 +107,13 @@ def _doctor(args: argparse.Namespace) -> int:
         for line in retirement_lines(rows):
             print(line)
     needed = sorted({KEY_VARIABLE[r["provider"]] for r in rows})
-    key = all(os.environ.get(v) for v in needed)
-    if not key or options.backend == "replay":
+    missing = [v for v in needed if not os.environ.get(v)]
+    if missing or options.backend == "replay":
         if args.json:
-            print(json.dumps({"key": False, "would_check": rows}, indent=2))
-            return 0
-        print(f"No {' / '.join(needed)}: nothing sent. With it, doctor sends one 5-token request per role:")
+            print(json.dumps({"key": False, "missing": missing, "would_check": rows}, indent=2))
+            return 2
+        unset = " / ".join(missing) if missing else "live calls (--llm replay)"
+        print(f"No {unset}: nothing sent. With it, doctor sends one 5-token request per role:")
         for r in rows:
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
             print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp} "
@@ -116,7 +121,7 @@ def _doctor(args: argparse.Namespace) -> int:
         print("Set the key with `export ANTHROPIC_API_KEY=...` (ANTHROPIC_BASE_URL for another endpoint), or "
               "`export OPENAI_API_KEY=...` (OPENAI_BASE_URL for an OpenAI-compatible server), then run "
               "`memeval doctor` again.")
-        return 0
+        return 2  # nothing was checked
     rows = check(options, rows)
     if args.json:
         print(json.dumps({"key": True, "endpoint": os.environ.get("ANTHROPIC_BASE_URL", "default"),
