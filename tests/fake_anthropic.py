@@ -85,6 +85,8 @@ class FakeAnthropic(LoopbackServer):
         self.batch_polls_before_end = 2
         self.batch_errored: dict[str, str] = {}  # custom_id → error type to inject
         self.prompt_cache: set[str] = set()
+        self.limits = None  # a tests.fake_limits.TierLimits: rate-limit headers on every reply, 429s past them
+        self.latency_s = 0.0  # how long a message takes to come back
         fake = self
 
         class Handler(JsonHandler):
@@ -163,7 +165,22 @@ class FakeAnthropic(LoopbackServer):
                     fake._validate(body, version)
                 except Rejection as r:
                     return self._error(r, request_id)
-                self.send_json(fake._message(body, request_id), headers={"request-id": request_id})
+                limit_headers = {}
+                if fake.limits is not None:
+                    admitted, limit_headers, retry = fake.limits.admit(fake._uncached_input(body), body["max_tokens"])
+                    if not admitted:
+                        return self.send_json({"type": "error", "error": {
+                            "type": "rate_limit_error", "message": "This request would exceed the rate limit for "
+                            "your organization. Please reduce the prompt length or the maximum tokens requested, "
+                            "or try again later."}, "request_id": request_id}, 429,
+                            {**limit_headers, "retry-after": str(retry), "request-id": request_id})
+                if fake.latency_s:
+                    time.sleep(fake.latency_s)
+                message = fake._message(body, request_id)
+                if fake.limits is not None:
+                    fake.limits.correct(body["max_tokens"], message["usage"]["output_tokens"])
+                    limit_headers = fake.limits.headers()
+                self.send_json(message, headers={**limit_headers, "request-id": request_id})
 
         self.serve(Handler, "")
 
@@ -213,15 +230,30 @@ class FakeAnthropic(LoopbackServer):
             text += "".join(b.get("text", "") for b in _blocks(message["content"]))
         return _tokens(text)
 
-    def _cache_usage(self, body: dict) -> tuple[int, int]:
-        """(written, read) for the prefix ending at the last cache_control block, if any."""
+    def _uncached_input(self, body: dict) -> int:
+        """Input tokens a request counts against the input limit: all but a cache read (a write counts)."""
+        marked = self._marked(body)
+        if marked:
+            key = hashlib.sha256((body["model"] + "\0" + marked).encode()).hexdigest()
+            with self._lock:
+                if key in self.prompt_cache:
+                    return self._prompt_tokens(body) - _tokens(marked)
+        return self._prompt_tokens(body)
+
+    def _marked(self, body: dict) -> str:
+        """The prefix ending at the last cache_control block, if any and long enough to cache ('' otherwise)."""
         prefix, marked = body.get("system", "") if isinstance(body.get("system", ""), str) else "", ""
         for message in body["messages"]:
             for block in _blocks(message["content"]):
                 prefix += block.get("text", "")
                 if block.get("cache_control"):
                     marked = prefix
-        if not marked or _tokens(marked) < MODELS[body["model"]][1]:
+        return "" if not marked or _tokens(marked) < MODELS[body["model"]][1] else marked
+
+    def _cache_usage(self, body: dict) -> tuple[int, int]:
+        """(written, read) for the prefix ending at the last cache_control block, if any."""
+        marked = self._marked(body)
+        if not marked:
             return 0, 0
         key = hashlib.sha256((body["model"] + "\0" + marked).encode()).hexdigest()
         with self._lock:

@@ -389,7 +389,8 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
         assert metrics["judged"] == {"rag_turns": 3}
         assert metrics["run_dir"] == str(config / "run")
         j_table = locomo_j_table(root / "artifacts").markdown
-        assert "| rag_turns | graded (ours) | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" in j_table
+        assert "| rag_turns | claude-sonnet-4-6, graded (ours) | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" \
+            in j_table
         headline = headline_table(root / "artifacts").markdown
         command = ("`memeval locomo run --conversations conv-26 --questions 3 --reader claude "
                    f"--judge graded --judge-runs 2 --out {config / 'run'}` "

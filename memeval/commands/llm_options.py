@@ -25,6 +25,7 @@ class LLMOptions:
     models: dict = field(default_factory=dict)  # role → model id, only those the user set
     budget_usd: float | None = None
     dry_run: bool = False
+    max_concurrency: int = 8
 
     def model(self, role: str) -> str:
         model = self.models.get(role) or role_defaults(self.backend).get(role)
@@ -63,6 +64,11 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
 
     parser.add_argument("--budget-usd", type=non_negative_finite_float, default=None,
                         help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
+    from memeval.commands.arguments import positive_int
+
+    parser.add_argument("--max-concurrency", type=positive_int, default=8,
+                        help="model calls in flight at once (default 8); the provider's rate-limit headers are "
+                             "waited on either way")
     parser.add_argument("--dry-run", action="store_true",
                         help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
 
@@ -71,7 +77,7 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
     models = {role: getattr(args, f"{role}_model", None) for role in ROLE_DEFAULTS}
     options = LLMOptions(backend=args.llm, sampling=args.sampling,
                          models={r: m for r, m in models.items() if m}, budget_usd=args.budget_usd,
-                         dry_run=args.dry_run)
+                         dry_run=args.dry_run, max_concurrency=getattr(args, "max_concurrency", 8))
     options.validate()
     return options
 
@@ -80,4 +86,4 @@ def make_llm_client(options: LLMOptions):
     from memeval.llm.client import make_client
 
     return make_client(options.backend, budget_usd=options.budget_usd, sampling=options.sampling,
-                       models=options.models)
+                       models=options.models, max_concurrency=options.max_concurrency)

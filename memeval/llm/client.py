@@ -30,10 +30,12 @@ from memeval.llm.errors import (
     TransientError,
     UnusableReply,
     decide,
+    rate_limit_headers,
     retry_after_seconds,
 )
 from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
+from memeval.llm.ratelimit import RateLimiter
 from memeval.llm.types import (
     ANTHROPIC_DEFAULT_BASE_URL,
     KEY_SCHEMA,
@@ -55,11 +57,11 @@ ANTHROPIC_REQUIRED_MAX_TOKENS = 1024
 # A user's own server (--llm local) may never stop a reply a protocol leaves uncapped (llama.cpp generates to the
 # end of its context window without one), so it gets a cap too; such a run is never the published protocol anyway.
 LOCAL_UNCAPPED_MAX_TOKENS = 256
-UNCAPPED_OUTPUT_ESTIMATE = 256
+UNCAPPED_OUTPUT_ESTIMATE = 256  # dry-run output tokens assumed for an uncapped request
 # The longest `retry-after` obeyed: the openai SDK's own bound (openai/_constants.py MAX_RETRY_AFTER_DELAY = 2 * 60,
 # SDK 3.60; past it the SDK falls back to its backoff). Past it here the row fails at once (a rerun retries it)
 # instead of a run sleeping for an hour, or for a date in 2099.
-RETRY_AFTER_CAP_S = 120.0  # dry-run output tokens assumed for an uncapped request
+RETRY_AFTER_CAP_S = 120.0
 
 
 def estimate_tokens(text: str) -> int:
@@ -86,7 +88,7 @@ def classify_sdk_error(exc, request: LLMRequest, where: str = "messages") -> Exc
                                request.model, request.api_version, where)
         return TransientError(f"{exc.status_code} {exc.type or 'error'}: {exc.api_message or exc}"
                               f" (request-id {exc.request_id or '-'})", retry_after_seconds(headers),
-                              exc.status_code, retry=verdict == "retry")
+                              exc.status_code, retry=verdict == "retry", headers=headers)
     if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
         return TransientError(f"{type(exc).__name__}: {exc}")
     return exc
@@ -125,12 +127,16 @@ class AnthropicBackend:
 
     def send(self, request: LLMRequest) -> LLMResponse:
         try:
-            message = self.client.messages.create(**self.call_kwargs(request))
+            raw = self.client.messages.with_raw_response.create(**self.call_kwargs(request))
+            message = raw.parse()
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise self._unreadable(exc, request) or classify_sdk_error(exc, request) from None
         if not _is_message(message):
             raise self._not_a_reply(request, message)
-        return response_from_message(message, request, getattr(message, "_request_id", None))
+        response = response_from_message(message, request, getattr(message, "_request_id", None)
+                                         or raw.headers.get("request-id"))
+        response.rate_headers = rate_limit_headers(raw.headers)
+        return response
 
     def count_tokens(self, request: LLMRequest) -> int:
         kwargs = self.call_kwargs(request)
@@ -249,6 +255,9 @@ class LLMClient:
         self.anthropic_endpoint = anthropic_endpoint()  # read once, like the backend's; part of non-default keys
         self.cache = cache
         self.semaphore = threading.BoundedSemaphore(max_concurrency)
+        self.max_concurrency = max_concurrency
+        self.limiter = RateLimiter()  # waits on the providers' own rate-limit headers (memeval/llm/ratelimit.py)
+        self._written_prefixes: set[tuple[str, str]] = set()
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -433,11 +442,36 @@ class LLMClient:
 
     def _send_now(self, request: LLMRequest) -> LLMResponse:
         backend = self.backend_for(request.provider)
+        if not getattr(backend, "sends_requests", True):
+            with self.semaphore:
+                return backend.send(request)
+        reservation = self.limiter.acquire((request.provider, request.model), self._input_estimate(request),
+                                           request.max_tokens or UNCAPPED_OUTPUT_ESTIMATE)
         with self.semaphore:
-            if getattr(backend, "sends_requests", True):
-                with self._lock:
-                    self.stats.requests_sent += 1
-            return backend.send(request)
+            with self._lock:
+                self.stats.requests_sent += 1
+            try:
+                response = backend.send(request)
+            except TransientError as exc:  # a 429 or an outage: nothing was used; its headers still tell
+                self.limiter.settle(reservation, exc.headers, 0, 0)
+                raise
+            except BaseException:
+                self.limiter.settle(reservation, None, 0, 0)
+                raise
+        if request.cache_prefix and (response.cache_creation_input_tokens or response.cache_read_input_tokens):
+            with self._lock:
+                self._written_prefixes.add((request.model, request.cache_prefix))
+        self.limiter.settle(reservation, response.rate_headers,
+                            response.input_tokens + response.cache_creation_input_tokens, response.output_tokens)
+        return response
+
+    def _input_estimate(self, request: LLMRequest) -> int:
+        """Input tokens the request will count against a per-minute limit: cache reads do not count (Anthropic's
+        rate-limits page), so a prefix already written is left out."""
+        total = estimate_tokens(request.system + "".join(t for _, t in request.messages))
+        if request.cache_prefix and (request.model, request.cache_prefix) in self._written_prefixes:
+            total = max(1, total - estimate_tokens(request.cache_prefix))
+        return total
 
     def _account(self, request: LLMRequest, response: LLMResponse) -> None:
         role = request.role or "other"

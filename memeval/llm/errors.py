@@ -29,13 +29,19 @@ class LLMError(RuntimeError):
     """A call that failed for now (after retries, or without a result); the row records it and a rerun retries."""
 
 
+def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The rate-limit headers of a reply (anthropic-ratelimit-*, x-ratelimit-*), names lower-cased."""
+    return {k.lower(): v for k, v in headers.items() if "ratelimit" in k.lower()}
+
+
 class TransientError(LLMError):
     def __init__(self, message: str, retry_after: float | None = None, status: int | None = None,
-                 retry: bool = True):
+                 retry: bool = True, headers: Mapping[str, str] | None = None):
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
         self.retry = retry  # False: the server said x-should-retry: false; fail now, retry on a later run
+        self.headers = rate_limit_headers(headers or {})  # what a 429 says of the buckets, for the limiter
 
 
 class BackendNotConfigured(LLMError):

@@ -13,6 +13,7 @@ from memeval.llm.errors import (
     BackendNotConfigured,
     TransientError,
     decide,
+    rate_limit_headers,
     retry_after_seconds,
 )
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
@@ -54,7 +55,8 @@ def classify_openai_error(exc, request) -> Exception:
             return APIRejected(exc.status_code, kind, message, exc.request_id, request.model, "", "chat.completions",
                                request.endpoint)
         return TransientError(f"{exc.status_code} {kind or 'error'}: {message} (request-id {exc.request_id or '-'})",
-                              retry_after_seconds(headers), exc.status_code, retry=verdict == "retry")
+                              retry_after_seconds(headers), exc.status_code, retry=verdict == "retry",
+                              headers=headers)
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return TransientError(f"{type(exc).__name__}: {exc}")
     return exc
@@ -96,10 +98,13 @@ class OpenAIBackend:
         p = self.profile(request.model)
         body = openai_body(request, p.max_tokens_field)
         try:
-            completion = self.client.chat.completions.create(**body)
+            raw = self.client.chat.completions.with_raw_response.create(**body)
+            completion = raw.parse()
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise classify_openai_error(exc, request) from None
-        return response_from_completion(completion, request, p)
+        response = response_from_completion(completion, request, p)
+        response.rate_headers = rate_limit_headers(raw.headers)
+        return response
 
 
 FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}

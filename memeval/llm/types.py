@@ -86,6 +86,7 @@ class LLMResponse:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     api_version: str = ""
+    rate_headers: dict = dataclasses.field(default_factory=dict)  # the reply's rate-limit headers; never cached
 
     def unusable_reason(self, truncation_ok: bool = False) -> str | None:
         """Why this reply is not an answer (None when it is): a refusal, no text, or text cut at the output cap
@@ -101,6 +102,7 @@ class LLMResponse:
     def to_cache(self) -> dict:
         d = asdict(self)
         d.pop("cached")
+        d.pop("rate_headers")
         return d
 
     @classmethod

@@ -1,0 +1,103 @@
+"""The client waits on the providers' rate-limit headers instead of collecting 429s: the limiter's arithmetic
+with a clock it is handed, then a fan-out through the real SDK against a fake that holds Anthropic's token buckets
+(tests/fake_limits.py) in a compressed minute."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memeval.llm import LLMClient, LLMRequest, ResponseCache
+from memeval.llm.client import AnthropicBackend
+from memeval.llm.ratelimit import Bucket, RateLimiter, parse_duration, parse_reset
+from tests.fake_limits import TierLimits
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def _headers(limit, remaining, reset_in, wall=0.0):
+    reset = datetime.fromtimestamp(wall + reset_in, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return {f"anthropic-ratelimit-{k}-{p}": v for k in ("requests", "input-tokens", "output-tokens")
+            for p, v in (("limit", str(limit[k])), ("remaining", str(remaining[k])), ("reset", reset))}
+
+
+def test_durations_and_resets_read_as_the_providers_write_them():
+    assert parse_duration("6m0s") == 360 and parse_duration("1s") == 1 and parse_duration("120ms") == 0.12
+    assert parse_duration("1h2m3s") == 3723 and parse_duration("soon") is None
+    assert parse_reset("1970-01-01T00:00:30Z", wall_now=10.0) == 20.0
+    assert parse_reset("2m", wall_now=0.0) == 120.0
+
+
+def test_a_bucket_learns_its_rate_from_the_headers_and_waits_exactly():
+    bucket = Bucket()
+    assert bucket.wait(10) == 0.0, "nothing is known before the first headers"
+    bucket.observe(limit=60, remaining=0, reset_s=60.0, now=0.0)  # empty, full again in 60 s: 1 a second
+    assert bucket.rate == 1.0 and bucket.wait(1) == 1.0 and bucket.wait(5) == 5.0
+    bucket.refill(3.0)
+    assert bucket.level == 3.0 and bucket.wait(5) == 2.0
+    assert bucket.wait(500) == 57.0, "a request larger than the bucket waits for a full bucket, not forever"
+
+
+def test_acquire_waits_for_the_scarcest_bucket_and_settle_gives_back_unused_output():
+    clock = Clock()
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, wall=lambda: 0.0)
+    key = ("anthropic", "claude-sonnet-4-6")
+    first = limiter.acquire(key, 100, 64)
+    limits = {"requests": 60, "input-tokens": 6000, "output-tokens": 600}
+    limiter.settle(first, _headers(limits, {"requests": 59, "input-tokens": 5900, "output-tokens": 580}, 2.0),
+                   input_used=100, output_used=20)
+    for _ in range(9):
+        limiter.acquire(key, 100, 64)  # output: 580 - 9 × 64 = 4 left
+    start = clock.now
+    limiter.acquire(key, 100, 64)
+    waited = clock.now - start
+    assert waited == pytest.approx(6.0, abs=1.01), "60 output tokens short at 10 a second (600 a minute)"
+    assert limiter.stats.waits >= 1
+
+
+def test_a_fan_out_under_tier_limits_finishes_without_a_single_429(fake, tmp_path):
+    fake.limits = TierLimits({"requests": 20, "input-tokens": 100_000, "output-tokens": 100_000}, window_s=2.0)
+    client = LLMClient(AnthropicBackend(timeout=10), ResponseCache(tmp_path), max_retries=2)
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"question {i}"),), max_tokens=32,
+                           temperature=0.0, template_version="t", role="answer") for i in range(45)]
+    started = datetime.now()
+    outcomes = client.complete_many(requests)
+    elapsed = (datetime.now() - started) / timedelta(seconds=1)
+    assert all(not isinstance(o, Exception) for o in outcomes)
+    assert fake.limits.limited == 0 and client.stats.retries == 0, "the limiter waited instead of being refused"
+    assert fake.limits.admitted == 45 and elapsed >= 2.0, "45 requests at 20 per 2 s cannot take under 2.5 s"
+    assert client.limiter.stats.limits[("anthropic", "claude-sonnet-4-6")]["requests"] == 20
+
+
+def test_without_the_limiter_the_same_fan_out_is_refused(fake, tmp_path):
+    """The fake's buckets are real: the same fan-out with the limiter blinded meets 429s (so the test above can
+    fail)."""
+    fake.limits = TierLimits({"requests": 20, "input-tokens": 100_000, "output-tokens": 100_000}, window_s=2.0)
+    client = LLMClient(AnthropicBackend(timeout=10), ResponseCache(tmp_path), max_retries=6)
+    client.limiter.settle = lambda *a, **k: None  # never reads a header
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"question {i}"),), max_tokens=32,
+                           temperature=0.0, template_version="t", role="answer") for i in range(45)]
+    client.complete_many(requests)
+    assert fake.limits.limited > 0
+
+
+def test_a_request_larger_than_the_whole_bucket_fails_at_once_with_why():
+    from memeval.llm.ratelimit import ExceedsLimit
+
+    clock = Clock()
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep, wall=lambda: 0.0)
+    key = ("anthropic", "claude-sonnet-4-6")
+    limits = {"requests": 50, "input-tokens": 30_000, "output-tokens": 8_000}
+    limiter.settle(limiter.acquire(key, 10, 10), _headers(limits, limits, 0.0), 10, 10)
+    with pytest.raises(ExceedsLimit, match="≈31,000 input tokens exceed the account's whole per-minute limit of "
+                                           "30,000"):
+        limiter.acquire(key, 31_000, 64)
+    assert clock.now == 1000.0, "no time is spent waiting for what can never fit"
