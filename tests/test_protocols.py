@@ -355,3 +355,28 @@ def test_locomo_paper_reader_is_sent_byte_for_byte_with_full_context(pinned, fak
     a, b = paper_options(five, published)
     assert answers[five.sample_id].prediction == b.strip() != a.strip(), "the paper's rule: '(b)' is option b"
     assert answers[by_category[1].sample_id].prediction == "Paris"
+
+
+def test_longmemeval_reader_is_sent_byte_for_byte_with_sessions_by_date(pinned, fake_openai, tmp_path, monkeypatch,
+                                                                         cli):
+    from tests.test_longmemeval_data import instance
+
+    cli("data", "fetch", "protocols", "--source", pinned, check=True)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    row = instance("q1", "single-session-user", haystack_dates=["2023/05/22 (Mon) 08:00", "2023/05/21 (Sun) 09:00"])
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([row]))
+    fake_openai.responder = lambda body: "Denver"
+    done = cli("longmemeval", "run", "--data", data, "--systems", "full_context", "--reader", "llm", "--llm", "openai",
+               "--answer-model", "gpt-4o-mini", "--no-progress", "--out", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    reader = extract.longmemeval_reader(LME_READER_FILE)
+    later, earlier = row["haystack_sessions"]  # the file lists the later session first
+    history = "".join(reader["session"].format(n, date, "\n" + json.dumps(
+        [{"role": t["role"], "content": t["content"]} for t in turns]))
+        for n, (date, turns) in enumerate([(row["haystack_dates"][1], earlier), (row["haystack_dates"][0], later)],
+                                          start=1))
+    [body] = fake_openai.received
+    assert user_text(body) == reader["answer"].format(history, row["question_date"], row["question"])
+    assert body["max_completion_tokens"] == 500 and body["temperature"] == 0.0
+    assert "LongMemEval's reader prompt byte for byte" in done.stdout

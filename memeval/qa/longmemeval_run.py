@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from memeval.data.locomo import Conversation, Session, Turn
-from memeval.data.longmemeval import LMEInstance, load_longmemeval
+from memeval.data.longmemeval import LMEInstance, LMESession, load_longmemeval
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
@@ -138,13 +138,53 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive:
         retrieval=benchmark_retrieval(instance, [i.source_ids for i in items]) if ranked else None), memories
 
 
-def reader_request(instance: LMEInstance, memories: list):
+PUBLISHED_READER_MAX_TOKENS = 500  # run_generation.py: gen_length when none is given and no chain of thought
+
+
+def published_history(instance: LMEInstance, memories: list, session_block: str) -> str:
+    """The benchmark's history in its JSON layout: the memories' turns grouped into chunks — consecutive memories
+    from one session make one chunk (full context: each session whole, as the benchmark's session-level reader
+    reads it) — dated by their session, stable-sorted by the date string, each written with the benchmark's session
+    block around `"\n" + json.dumps(turns)` (turns as {"role", "content"}, `has_answer` dropped, as its reader
+    drops it)."""
+    import json
+
+    sessions = {s.session_id: s for s in instance.sessions}
+    groups: list[tuple[LMESession, list[int]]] = []
+    for memory in memories:
+        for source in memory.source_ids:
+            session_id, _, index = str(source).rpartition(":")
+            session = sessions.get(session_id)
+            if session is None or not index.isdigit() or int(index) >= len(session.turns):
+                continue
+            if groups and groups[-1][0] is session:
+                if int(index) not in groups[-1][1]:
+                    groups[-1][1].append(int(index))
+            else:
+                groups.append((session, [int(index)]))
+    chunks = [(session.date, [{"role": session.turns[i].role, "content": session.turns[i].content}
+                              for i in sorted(indexes)]) for session, indexes in groups]
+    chunks.sort(key=lambda chunk: chunk[0])
+    return "".join(session_block.format(number, date, "\n" + json.dumps(chunk))
+                   for number, (date, chunk) in enumerate(chunks, start=1))
+
+
+def reader_request(instance: LMEInstance, memories: list, published=None):
     """The LLM reader's call: the memories with their chat dates in date order (the benchmark sorts its reader's
-    history by date), the question's own date, the question."""
+    history by date), the question's own date, the question. `published`: the benchmark's own reader prompt
+    (data/protocols/longmemeval_reader.json), sent byte for byte in its JSON history layout, 500 output tokens."""
     from memeval.llm.client import LLMRequest
     from memeval.llm.profiles import ROLE_DEFAULTS
     from memeval.prompts import load_prompt, prompt_hash
     from memeval.qa.answer import render_memories
+
+    if published is not None:
+        t = published.templates
+        text = t["answer"].format(published_history(instance, memories, t["session"]), instance.question_date,
+                                  instance.question)
+        return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),),
+                          max_tokens=PUBLISHED_READER_MAX_TOKENS, temperature=0.0,
+                          template_version=published.version, role="answer")
 
     text = load_prompt("answer_longmemeval").format(memories=render_memories(by_session_date(memories)),
                                                     question_date=instance.question_date or "unknown",
@@ -251,6 +291,14 @@ class LongMemEvalTask(Task):
         if self.config.reader == "extractive":
             return ["Reader: the extractive no-LLM baseline (best-overlapping sentence), not a model's answers.",
                     *notes]
+        from memeval.protocols.store import load
+
+        published = load("longmemeval_reader")
+        if published:
+            return [f"Reader: LongMemEval's reader prompt byte for byte ({published.origin}), history as JSON "
+                    "sessions in date order, 500 output tokens, temperature 0; which memories it reads is this "
+                    "system's, so only with the benchmark's own retrieval and model is it the benchmark's setting.",
+                    *notes]
         return ["Reader: this project's prompt, memories in chat-date order — paraphrased prompts, not the "
                 "benchmark's reader protocol.", *notes]
 
@@ -299,10 +347,14 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
              "k": config.k, "reader": config.reader}
     if config.reader == "llm":
         from memeval.prompts import prompt_hash
+        from memeval.protocols.store import load
 
+        published = load("longmemeval_reader")
         fixed.update(answer=role_identity(client, "answer", READER_TEMPERATURE),
-                     answer_prompt=prompt_hash("answer_longmemeval"),
+                     answer_prompt=published.version if published else prompt_hash("answer_longmemeval"),
                      context_order="session date")  # rows read in file order (before) are another run
+        if published:
+            fixed.update(prompt_source=published.origin)
     systems = {c.label: {"name": c.name, "params": dict(c.params)} for c in map(SystemConfig.parse, config.systems)}
     judges = {}
     if config.judge == "longmemeval":
@@ -329,7 +381,11 @@ def read_with_llm(instance: LMEInstance, fresh: list, client) -> list[LMEAnswerR
 
     rows = [row for row, _ in fresh if row.error]  # a plug-in failed: nothing to read
     fresh = [(row, memories) for row, memories in fresh if not row.error]
-    replies = client.complete_many([reader_request(instance, memories) for _, memories in fresh]) if fresh else []
+    from memeval.protocols.store import load
+
+    published = load("longmemeval_reader")
+    replies = client.complete_many([reader_request(instance, memories, published)
+                                    for _, memories in fresh]) if fresh else []
     for (row, _), reply in zip(fresh, replies, strict=True):
         if isinstance(reply, LLMError):
             rows.append(row.model_copy(update={"prediction": "", "error": f"{type(reply).__name__}: {reply}"}))
