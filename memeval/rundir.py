@@ -338,6 +338,9 @@ def incomplete_line(missing: Mapping) -> str | None:
     if answers and "CacheMiss" in answers.get("reasons", {}):
         hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
                 "choose --llm)")
+    elif answers and "UnusableReply" in answers.get("reasons", {}):
+        hint = (" (UnusableReply: a refusal, an empty reply or one cut at its output cap — each row's `error` in "
+                "answers.jsonl says which; at temperature 0 the same model gives the same reply again)")
     return "incomplete: " + "; ".join(parts) + "; rerun to retry them" + hint
 
 

@@ -101,3 +101,33 @@ def test_a_request_larger_than_the_whole_bucket_fails_at_once_with_why():
                                            "30,000"):
         limiter.acquire(key, 31_000, 64)
     assert clock.now == 1000.0, "no time is spent waiting for what can never fit"
+
+
+def test_after_the_first_call_the_fan_out_is_the_concurrency_asked_for(tmp_path):
+    """The first call goes alone; every call queued behind it then fans out (not one at a time), up to
+    --max-concurrency in flight."""
+    import threading
+    import time as clock
+
+    from tests.scripted import ScriptedBackend
+
+    state = {"now": 0, "peak": 0}
+    lock = threading.Lock()
+
+    def slow(request):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        clock.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return "ok"
+
+    client = LLMClient(ScriptedBackend(slow), None, max_concurrency=4)
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"q{i}"),), max_tokens=8, temperature=0.0,
+                           template_version="t", role="answer") for i in range(13)]
+    start = clock.perf_counter()
+    assert all(o.text == "ok" for o in client.complete_many(requests))
+    elapsed = clock.perf_counter() - start
+    assert state["peak"] == 4, state
+    assert elapsed < 2.4, f"{elapsed:.2f} s: 1 probe + 12 in waves of 4 is 1.2 s; one at a time would be 3.9 s"

@@ -112,7 +112,8 @@ def test_a_retired_model_is_refused_before_sending_and_its_cached_replies_still_
     replay = cli(*args, "--llm", "openai", "--out", tmp_path / "replayed")
     assert replay.returncode == 0 and len(fake_openai.received) == sent, "cached replies of a retired model replay"
     rows = [{"role": "judge", "model": "gpt-4o-mini", "retires": "2027-01-14", "successor": "gpt-6-luna"}]
-    assert retirement_lines(rows, today="2026-12-04") == [
-        "note: judge model gpt-4o-mini retires on 2027-01-14 (in 41 days); successor gpt-6-luna; a substitute is "
-        "not the published protocol that named it"]
+    assert retirement_lines(rows + [{**rows[0], "role": "answer"}], today="2026-12-04") == [
+        "note: gpt-4o-mini (judge, answer) retires on 2027-01-14 (in 41 days); successor gpt-6-luna. From then on "
+        "runs naming it are refused (cached replies still replay), and a protocol published with it cannot be rerun "
+        "as published"]
     assert retirement_lines(rows, today="2026-09-01") == []

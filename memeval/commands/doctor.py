@@ -89,14 +89,19 @@ def retirement_lines(rows: list[dict], today: str | None = None) -> list[str]:
 
     now = date.fromisoformat(today) if today else date.today()
     lines = []
+    by_model: dict[str, list[dict]] = {}
     for r in rows:
-        if not r.get("retires"):
-            continue
-        days = (date.fromisoformat(r["retires"]) - now).days
+        if r.get("retires"):
+            by_model.setdefault(r["model"], []).append(r)
+    for model, used in by_model.items():
+        retires, successor = used[0]["retires"], used[0]["successor"] or "not named"
+        days = (date.fromisoformat(retires) - now).days
         if days <= RETIREMENT_WARNING_DAYS:
-            when = f"was shut down on {r['retires']}" if days <= 0 else f"retires on {r['retires']} (in {days} days)"
-            lines.append(f"note: {r['role']} model {r['model']} {when}; successor {r['successor'] or 'not named'}; "
-                         "a substitute is not the published protocol that named it")
+            when = f"was shut down on {retires}" if days <= 0 else f"retires on {retires} (in {days} days)"
+            roles = ", ".join(r["role"] for r in used)
+            lines.append(f"note: {model} ({roles}) {when}; successor {successor}. From then on runs naming it are "
+                         "refused (cached replies still replay), and a protocol published with it cannot be rerun "
+                         "as published")
     return lines
 
 

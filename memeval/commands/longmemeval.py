@@ -50,7 +50,8 @@ def _run(args: argparse.Namespace) -> int:
     result = run_longmemeval(LongMemEvalConfig(
         args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
-        budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast))
+        budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast,
+        max_concurrency=llm.max_concurrency))
     if llm.dry_run:
         print(result.note)
         return 0

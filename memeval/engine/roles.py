@@ -15,6 +15,7 @@ class ModelSettings:
     models: Mapping[str, str] = field(default_factory=dict)  # role → model id the user named (defaults: profiles)
     sampling: str = "protocol"
     budget_usd: float | None = None
+    max_concurrency: int = 8  # calls in flight at once (the providers' rate-limit headers are waited on anyway)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", MappingProxyType({r: m for r, m in dict(self.models).items() if m}))
@@ -25,4 +26,4 @@ class ModelSettings:
         from memeval.llm.client import checked_client
 
         return checked_client(self.backend, temperatures, client, budget_usd=self.budget_usd,
-                              sampling=self.sampling, models=dict(self.models))
+                              sampling=self.sampling, models=dict(self.models), max_concurrency=self.max_concurrency)

@@ -436,9 +436,11 @@ class LLMClient:
         with self._probe:
             if self.fatal is not None:
                 raise self.fatal
-            response = self._send_now(request)
-            self._answered.set()
-            return response
+            if not self._answered.is_set():  # the probe; those queued behind it fan out once it has succeeded
+                response = self._send_now(request)
+                self._answered.set()
+                return response
+        return self._send_now(request)
 
     def _send_now(self, request: LLMRequest) -> LLMResponse:
         backend = self.backend_for(request.provider)
@@ -514,7 +516,7 @@ class LLMClient:
             else:
                 rest.append(i)
         results: list = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=max_workers or 8) as pool:
+        with ThreadPoolExecutor(max_workers=max_workers or self.max_concurrency) as pool:
             for wave in (first, rest):
                 for i, out in zip(wave, pool.map(one, [requests[i] for i in wave]), strict=True):
                     results[i] = out

@@ -63,6 +63,7 @@ class LocomoRunConfig:
     k: int = flag("--k", 10)
     llm_backend: str = flag("--llm", "auto")
     budget_usd: float | None = flag("--budget-usd", None)
+    max_concurrency: int = flag("--max-concurrency", 8)
     sampling: str = flag("--sampling", "protocol")
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract"))  # role → model id
     poll_interval_s: float = 30.0
@@ -183,7 +184,8 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
 
 
 def model_settings(config: LocomoRunConfig) -> ModelSettings:
-    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd)
+    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
+                         config.max_concurrency)
 
 
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:

@@ -208,6 +208,7 @@ class LongMemEvalConfig:
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge"))  # role → model id the user named
     sampling: str = flag("--sampling", "protocol")
     budget_usd: float | None = flag("--budget-usd", None)
+    max_concurrency: int = flag("--max-concurrency", 8)
     dry_run: bool = False
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
     fail_fast: bool = flag("--fail-fast", False)  # the first plug-in failure stops the run (else: the row's `error`)
@@ -231,7 +232,8 @@ def role_temperatures(config: LongMemEvalConfig) -> dict:
 def model_settings(config: LongMemEvalConfig):
     from memeval.engine.roles import ModelSettings
 
-    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd)
+    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
+                         config.max_concurrency)
 
 
 class LongMemEvalTask(Task):

@@ -196,7 +196,8 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
         for c in QA_CATEGORIES:
             s = per_cat.get(c)
             cells.append(f"{s.mean:.2f} ± {s.pooled_std:.2f}" if s and s.count else "–")
-        body.append([name, ours, *cells, f"{overall.mean:.2f} ± {overall.pooled_std:.2f}", overall.count])
+        total = f"{overall.mean:.2f} ± {overall.pooled_std:.2f}" if overall.count else "–"
+        body.append([name, ours, *cells, total, overall.count])
     for name in systems:
         if name not in judgments:
             body.append([name, "–", *["not measured"] * len(QA_CATEGORIES), "not measured", 0])
