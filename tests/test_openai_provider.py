@@ -273,7 +273,9 @@ def test_doctor_names_only_the_key_that_is_missing(cli, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-set")
     result = cli("doctor", "--answer-model", "claude-opus-4-6", "--judge-model", "gpt-4o-mini")
     assert result.returncode == 2 and "No OPENAI_API_KEY: nothing sent" in result.stdout
-    assert "ANTHROPIC_API_KEY /" not in result.stdout
+    assert "ANTHROPIC_API_KEY /" not in result.stdout and "export ANTHROPIC_API_KEY" not in result.stdout
+    assert result.stdout.strip().endswith("then run `memeval doctor --answer-model claude-opus-4-6 --judge-model "
+                                          "gpt-4o-mini` again."), result.stdout
 
 
 def _raw_sdk(server, key=TEST_KEY):

@@ -87,3 +87,12 @@ def test_published_j_rows_are_shown_when_no_judge_ran():
                       "OpenAI Memory", "A-Mem* (Mem0 re-run)"):
         assert f"| {published} (published) | gpt-4o-mini, binary (Mem0 paper) |" in text, published
     assert "`memeval locomo run --judge binary --judge-model gpt-4o-mini --llm openai` is the published" in text
+
+
+def test_a_failed_answer_is_not_a_fast_answer():
+    """A row whose call failed carries only its search time; counted as a total it would read as the fastest."""
+    rows = [answer(f"conv-1:q000{i}", latency_search_s=0.0002, latency_total_s=1.0) for i in range(3)]
+    rows += [answer(f"conv-1:q001{i}", latency_search_s=0.0002, latency_total_s=0.0002, prediction="", f1=None,
+                    error="UnusableReply: cut at max_tokens") for i in range(5)]
+    line = next(line for line in latency_table({"s": rows}).splitlines() if line.startswith("| s |"))
+    assert line.split(" | ")[3:5] == ["1000.0", "1000.0"], line

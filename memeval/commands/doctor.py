@@ -74,6 +74,12 @@ def check(options, rows: list[dict]) -> list[dict]:
 
 
 KEY_VARIABLE = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "local": "OPENAI_BASE_URL"}
+SETUP_HINT = {
+    "ANTHROPIC_API_KEY": "`export ANTHROPIC_API_KEY=...` (ANTHROPIC_BASE_URL for another endpoint)",
+    "OPENAI_API_KEY": "`export OPENAI_API_KEY=...` (OPENAI_BASE_URL for a proxy of OpenAI's API)",
+    "OPENAI_BASE_URL": "`export OPENAI_BASE_URL=http://127.0.0.1:8000/v1` for `memeval serve-local` or vLLM "
+                       "(http://127.0.0.1:11434/v1 for Ollama)",
+}
 
 
 def _where(row: dict) -> str:
@@ -123,9 +129,13 @@ def _doctor(args: argparse.Namespace) -> int:
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
             print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp} "
                   f"({r['status']}; cache floor {r['min_cache_tokens']} tokens)")
-        print("Set the key with `export ANTHROPIC_API_KEY=...` (ANTHROPIC_BASE_URL for another endpoint), or "
-              "`export OPENAI_API_KEY=...` (OPENAI_BASE_URL for an OpenAI-compatible server), then run "
-              "`memeval doctor` again.")
+        import shlex
+
+        from memeval.invocation import invocation
+
+        steps = [SETUP_HINT[v] for v in missing] or ["choose --llm auto, anthropic, openai or local for live calls"]
+        typed = invocation([])["argv"] or ["memeval", "doctor"]
+        print(f"Set {'; '.join(steps)}; then run `{shlex.join(typed)}` again.")
         return 2  # nothing was checked
     rows = check(options, rows)
     if args.json:

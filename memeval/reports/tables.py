@@ -220,7 +220,8 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def latency_table(systems: Mapping[str, Rows]) -> str:
-    """Latency in milliseconds (percentiles over questions) and context tokens per question."""
+    """Latency in milliseconds (percentiles over questions) and context tokens per question; a failed answer has
+    no total latency (it never got one), so it is left out of the total's percentiles."""
     headers = ["System", "search p50 (ms)", "search p95 (ms)", "total p50 (ms)", "total p95 (ms)",
                "context tokens / q"]
 
@@ -235,7 +236,7 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
     body = []
     for name, rows in systems.items():
         search = [r.latency_search_s for r in rows if r.latency_search_s is not None]
-        total = [r.latency_total_s for r in rows if r.latency_total_s is not None]
+        total = [r.latency_total_s for r in rows if r.latency_total_s is not None and not r.error]
         tokens = [r.context_tokens for r in rows if r.context_tokens is not None]
         body.append(
             [
