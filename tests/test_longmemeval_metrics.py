@@ -8,6 +8,7 @@ import pytest
 
 from memeval.data.longmemeval import load_longmemeval
 from memeval.qa.answer import Memory
+from memeval.qa.evidence import recall_curve as evidence_recall_curve
 from memeval.qa.longmemeval_run import (
     answer_instance,
     benchmark_retrieval,
@@ -19,7 +20,6 @@ from memeval.scoring.longmemeval_metrics import (
     QA_TYPES,
     correct_ids,
     dcg,
-    evidence_recall_curve,
     haystack_from_entry,
     mean_retrieval,
     qa_metrics,

@@ -217,7 +217,7 @@ def test_a_stored_protocol_edited_by_hand_is_refused(pinned, tmp_path, cli):
 
 
 def test_the_pinned_hashes_are_the_anchors_files():
-    """Every pin names a full commit and both hashes; the stored protocol of a real file is checked against them."""
+    """Every pin names a full commit and both hashes (what `store.build` and `store.load` check against)."""
     for source in SOURCES.values():
         assert len(source.commit) == 40 and len(source.sha256) == 64 and len(source.templates_sha256) == 64
 

@@ -17,6 +17,7 @@ from memeval.protocols.sources import SOURCES, ProtocolSource
 
 PROTOCOLS_ENV = "MEMEVAL_PROTOCOLS_DIR"
 PARAPHRASED = "paraphrased prompts — not the published protocol"
+_VERIFIED: dict[tuple, "StoredProtocol"] = {}  # (path, mtime, size) → the protocol that file was checked to hold
 
 
 def templates_sha256(templates: dict[str, str]) -> str:
@@ -91,6 +92,10 @@ def load(name: str, directory: str | Path | None = None) -> StoredProtocol | Non
     path = protocols_dir(directory) / f"{name}.json"
     if not path.is_file():
         return None
+    stat = path.stat()
+    seen = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if seen in _VERIFIED:  # readers ask once per question; the file is read and checked once per version of it
+        return _VERIFIED[seen]
     from pydantic import ValidationError
 
     from memeval.safe_json import read_text
@@ -109,6 +114,7 @@ def load(name: str, directory: str | Path | None = None) -> StoredProtocol | Non
     if digest != protocol.templates_sha256 or (pinned.templates_sha256 and digest != pinned.templates_sha256):
         raise InputError(path, "templates", "changed since they were fetched (hash differs); refetch with "
                          "`memeval data fetch protocols`")
+    _VERIFIED[seen] = protocol
     return protocol
 
 

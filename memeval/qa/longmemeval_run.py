@@ -23,13 +23,13 @@ from memeval.errors import InputError
 from memeval.invocation import command_from, flag
 from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
+from memeval.qa.evidence import recall_curve
 from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.rundir import RunDir
 from memeval.scoring.judges import JUDGES
 from memeval.scoring.longmemeval_metrics import (
     RetrievalScores,
-    evidence_recall_curve,
     haystack_of,
     retrieval_scored,
     turn_corpus_ids,
@@ -130,8 +130,8 @@ def answer_instance(instance: LMEInstance, system_spec: str, k: int, extractive:
         prediction=extractive_answer(instance.question, memories) if extractive else "",
         system=SystemConfig.parse(system_spec).label,
         answerer=EXTRACTIVE_LABEL,
-        session_recall=evidence_recall_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
-        turn_recall=evidence_recall_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
+        session_recall=recall_curve(evidence_sessions, session_sets, DEPTH) if ranked else None,
+        turn_recall=recall_curve(evidence_turns, turn_sets, DEPTH) if ranked else None,
         sessions_given=(len(given & evidence_sessions) / len(evidence_sessions)) if evidence_sessions else None,
         context_tokens=approx_tokens(render_memories(memories)) if memories else 0,
         latency_search_s=search_s, error=None,

@@ -43,10 +43,11 @@ def official_turn(turn: Turn) -> str:
     return line + (f" and shared {turn.blip_caption}." if turn.blip_caption else "")
 
 
-def render_official_context(conversation: Conversation, items: Sequence[MemoryItem]) -> str:
-    """Sessions in conversation order, turns in dialogue order. Turn and chunk items become their source
-    turns (each once); other memories (observations, summaries, triples) keep their text, after the
-    session's turns, under the session of their first source turn (or their own date)."""
+def session_lines(conversation: Conversation, items: Sequence[MemoryItem], turn_line, missing_date: str = ""
+                  ) -> list[tuple[str, list[str]]]:
+    """(date, lines) per session in conversation order. Turn and chunk items become their source turns (each once,
+    in dialogue order, written by `turn_line`); other memories (observations, summaries, triples) keep their text,
+    after the session's turns, under the session of their first source turn (or their own date)."""
     turns = {t.dia_id: t for t in conversation.turns}
     dates = {s.index: s.date_time for s in conversation.sessions}
     blocks: dict[tuple, list[tuple[int, str]]] = {}
@@ -58,15 +59,19 @@ def render_official_context(conversation: Conversation, items: Sequence[MemoryIt
                 if turn.dia_id not in seen:
                     seen.add(turn.dia_id)
                     blocks.setdefault((turn.session, dates.get(turn.session, item.time)), []).append(
-                        (turn.position, official_turn(turn)))
+                        (turn.position, turn_line(turn)))
         else:
             session = sources[0].session if sources else 10**6
-            date = dates.get(session, item.time)
-            blocks.setdefault((session, date), []).append((10**6 + rank, item.text))
-    parts = []
-    for (_, date), lines in sorted(blocks.items(), key=lambda kv: kv[0]):
-        body = "\n".join(text for _, text in sorted(lines, key=lambda line: line[0]))
-        parts.append(f"DATE: {date}\nCONVERSATION:\n{body}")
+            blocks.setdefault((session, dates.get(session, item.time or missing_date)), []).append(
+                (10**6 + rank, item.text))
+    return [(date, [text for _, text in sorted(lines, key=lambda line: line[0])])
+            for (_, date), lines in sorted(blocks.items(), key=lambda kv: kv[0])]
+
+
+def render_official_context(conversation: Conversation, items: Sequence[MemoryItem]) -> str:
+    """Sessions in conversation order under `DATE:` lines (see `session_lines`)."""
+    parts = [f"DATE: {date}\nCONVERSATION:\n" + "\n".join(lines)
+             for date, lines in session_lines(conversation, items, official_turn)]
     return "\n\n".join(parts) or "(nothing retrieved)"
 
 
@@ -113,31 +118,15 @@ PAPER_MAX_TOKENS = 50  # evaluate_claude.py: PER_QA_TOKEN_BUDGET, the whole answ
 
 def paper_turn(turn: Turn) -> str:
     line = f'{turn.speaker} said, "{turn.text}"'
-    return line + (f" [shares {turn.blip_caption}]" if turn.img_url and turn.blip_caption else "") + "\n"
+    return line + (f" [shares {turn.blip_caption}]" if turn.img_url and turn.blip_caption else "")
 
 
 def render_paper_context(conversation: Conversation, items: Sequence[MemoryItem]) -> str:
     """The paper's layout of what the reader is given. Full context is the paper's own setting (every session);
-    for a memory system the same layout holds the sessions its items come from, each with the turns retrieved
-    (turn and chunk items) and other memories' text as lines after them."""
-    turns = {t.dia_id: t for t in conversation.turns}
-    dates = {s.index: s.date_time for s in conversation.sessions}
-    lines: dict[tuple[int, str], list[tuple[int, str]]] = {}
-    seen: set[str] = set()
-    for rank, item in enumerate(items):
-        sources = [turns[i] for i in item.source_ids if i in turns]
-        if item.kind in _TURN_KINDS and sources:
-            for turn in sources:
-                if turn.dia_id not in seen:
-                    seen.add(turn.dia_id)
-                    lines.setdefault((turn.session, dates[turn.session]), []).append(
-                        (turn.position, paper_turn(turn)))
-        else:  # a memory of another kind: after the turns of its first source's session, or under its own date
-            session = sources[0].session if sources else 10**6
-            lines.setdefault((session, dates.get(session, item.time or "")), []).append(
-                (10**6 + rank, item.text + "\n"))
-    blocks = [f"\nDATE: {date}\nCONVERSATION:\n" + "".join(text for _, text in sorted(body))
-              for (_, date), body in sorted(lines.items())]
+    for a memory system the same layout holds the sessions its items come from (see `session_lines`), each line
+    ended by a newline, and one blank-line pair per session after the last, as the paper's loop leaves them."""
+    blocks = [f"\nDATE: {date}\nCONVERSATION:\n" + "".join(line + "\n" for line in lines)
+              for date, lines in session_lines(conversation, items, paper_turn)]
     return "".join(blocks) + "\n\n" * len(blocks)
 
 

@@ -15,7 +15,7 @@ Session-level numbers from a turn ranking drop the turn suffix and widen k until
 seen. Abstention questions and questions without a user `has_answer` turn are left out of the means.
 
 memeval's own retrieval measure, the share of evidence found among the first k memories, is a different number
-and is kept under its own name, `evidence_recall@k` (`evidence_recall_curve`). Pure functions, no I/O.
+and is kept under its own name, `evidence_recall@k` (`memeval.qa.evidence.recall_curve`). Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -210,19 +210,3 @@ def mean_retrieval(per_question: Iterable[RetrievalScores | None]) -> tuple[Retr
                 values.setdefault(name, []).append(value)
         out[level] = {name: sum(v) / len(v) for name, v in values.items()}
     return out, len(rows)
-
-
-# --- memeval's own measure --------------------------------------------------------------------------------------
-
-def evidence_recall_curve(relevant: set[str], ranked: Sequence[set[str]], depth: int) -> list[float] | None:
-    """memeval's evidence_recall@1..depth (not the benchmark's recall): the share of `relevant` ids found among
-    the first k ranked items, each item a set of ids; None when nothing is relevant."""
-    if not relevant:
-        return None
-    found: set[str] = set()
-    out = []
-    for k in range(depth):
-        if k < len(ranked):
-            found |= ranked[k] & relevant
-        out.append(len(found) / len(relevant))
-    return out
