@@ -4,8 +4,9 @@ limit"; output tokens estimated from `max_tokens` when a request starts and corr
 ends; `cache_read_input_tokens` not counted toward input tokens (cache writes are); a request over a limit gets
 429 `rate_limit_error` with `retry-after` (seconds to wait); every reply carries
 `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}` (reset: RFC 3339, when the
-bucket is full again). Tier 1 is 50 requests, 30,000 input and 8,000 output tokens a minute (that page's tier
-table for Sonnet-class models). `window_s` may compress the minute for a benchmark; the arithmetic is the same.
+bucket is full again). TIER_1 is 50 requests, 30,000 input and 8,000 output tokens a minute as the rate-limits
+issue read that page's tier table (not re-read here: no page excerpt reachable gave the table). `window_s` may
+compress the minute for a benchmark; the arithmetic is the same.
 """
 
 from __future__ import annotations
