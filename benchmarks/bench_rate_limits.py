@@ -4,7 +4,8 @@ The full-context Claude reader over all 1,986 LoCoMo questions through the real 
 server holding Anthropic's tier-1 limits (50 requests, 30,000 input and 8,000 output tokens a minute; 2 s a reply;
 tests/fake_limits.py). `--scale` compresses the minute and the latency by the same factor so the run takes minutes
 (the limiter learns its rates from the headers, so it is the same arithmetic). Target: 0 error rows, 0 429-driven
-failures, throughput close to the request limit. Writes benchmarks/results/rate_limits.json.
+failures, throughput close to the request limit (conv-41 and conv-43, ≈ 30,900 tokens each, only fit in pieces:
+memeval/llm/prefix_pieces.py). Writes benchmarks/results/rate_limits.json.
 """
 
 from __future__ import annotations
@@ -47,11 +48,13 @@ def main() -> None:
         wall = time.perf_counter() - start
         rows = load_answers(work / "run" / "answers.jsonl")
         limits = server.limits
+        pieces = sum(1 for body in server.received if body.get("max_tokens") == 1)
     errors = sum(1 for r in rows if r.error)
     calls = limits.admitted
     minutes = wall * args.scale / 60.0
     out = {
         "questions": len(rows), "error_rows": errors, "admitted": calls, "http_429": limits.limited,
+        "cache_piece_requests": pieces, "max_counted_input_tokens": max(limits.uncached_seen),
         "wall_s": round(wall, 1), "scale": args.scale, "equivalent_real_minutes": round(minutes, 1),
         "requests_per_real_minute": round(calls / minutes, 1) if minutes else None,
         "request_limit_per_minute": TIER_1["requests"], "complete": result.complete,

@@ -201,6 +201,7 @@ class FakeAnthropic(LoopbackServer):
 
     @staticmethod
     def _validate(body: dict, version: str, count_tokens: bool = False) -> None:
+        FakeAnthropic._check_breakpoints(body)
         allowed = COUNT_FIELDS if count_tokens else MESSAGE_FIELDS
         for name in body:
             if name not in allowed:
@@ -230,36 +231,61 @@ class FakeAnthropic(LoopbackServer):
             text += "".join(b.get("text", "") for b in _blocks(message["content"]))
         return _tokens(text)
 
+    @staticmethod
+    def _breakpoints(body: dict) -> list[tuple[str, str]]:
+        """(key, text) of each prefix ending at a `cache_control` block, in order. The key is the model and the
+        blocks up to that point as sent: the cache is a prefix match on the rendered prompt, so this fake only
+        hits when the blocks are cut the same way (stricter than the service, never looser)."""
+        system = body.get("system", "") if isinstance(body.get("system", ""), str) else ""
+        blocks, text, out = [system], system, []
+        for message in body.get("messages") or []:
+            for block in _blocks(message.get("content", "")):
+                blocks.append(block.get("text", ""))
+                text += block.get("text", "")
+                if block.get("cache_control"):
+                    key = hashlib.sha256(json.dumps([body.get("model"), blocks]).encode()).hexdigest()
+                    out.append((key, text))
+        return out
+
+    @staticmethod
+    def _check_breakpoints(body: dict) -> None:
+        """At most 4 blocks may carry `cache_control` (prompt-caching docs, platform.claude.com/docs/en/build-
+        with-claude/prompt-caching: "You can define up to 4 cache breakpoints"); more is a 400."""
+        found = len(FakeAnthropic._breakpoints(body))
+        if found > 4:
+            raise Rejection(400, "invalid_request_error",
+                            f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
+
+    def _cacheable(self, body: dict) -> list[tuple[str, str]]:
+        """The breakpoints whose prefix reaches the model's minimum cacheable length (shorter ones are not
+        cached, and no error is returned: prompt-caching docs, "Cache limitations")."""
+        floor = MODELS[body["model"]][1]
+        return [(key, text) for key, text in self._breakpoints(body) if _tokens(text) >= floor]
+
     def _uncached_input(self, body: dict) -> int:
-        """Input tokens a request counts against the input limit: all but a cache read (a write counts)."""
-        marked = self._marked(body)
-        if marked:
-            key = hashlib.sha256((body["model"] + "\0" + marked).encode()).hexdigest()
-            with self._lock:
-                if key in self.prompt_cache:
-                    return self._prompt_tokens(body) - _tokens(marked)
-        return self._prompt_tokens(body)
+        """Input tokens a request counts against the input limit: all but the longest cache read (a write
+        counts: rate-limits docs, cache_creation_input_tokens count toward ITPM)."""
+        with self._lock:
+            hits = [text for key, text in self._cacheable(body) if key in self.prompt_cache]
+        return self._prompt_tokens(body) - (_tokens(hits[-1]) if hits else 0)
 
     def _marked(self, body: dict) -> str:
-        """The prefix ending at the last cache_control block, if any and long enough to cache ('' otherwise)."""
-        prefix, marked = body.get("system", "") if isinstance(body.get("system", ""), str) else "", ""
-        for message in body["messages"]:
-            for block in _blocks(message["content"]):
-                prefix += block.get("text", "")
-                if block.get("cache_control"):
-                    marked = prefix
-        return "" if not marked or _tokens(marked) < MODELS[body["model"]][1] else marked
+        """The prefix ending at the last cacheable breakpoint ('' when none)."""
+        points = self._cacheable(body)
+        return points[-1][1] if points else ""
 
     def _cache_usage(self, body: dict) -> tuple[int, int]:
-        """(written, read) for the prefix ending at the last cache_control block, if any."""
-        marked = self._marked(body)
-        if not marked:
+        """(written, read): the longest breakpoint prefix already cached is read, the rest up to the last
+        breakpoint is written, and every breakpoint's prefix is cached from then on (the service checks each
+        breakpoint for a hit, prompt-caching docs "How automatic prefix checking works")."""
+        points = self._cacheable(body)
+        if not points:
             return 0, 0
-        key = hashlib.sha256((body["model"] + "\0" + marked).encode()).hexdigest()
         with self._lock:
-            hit = key in self.prompt_cache
-            self.prompt_cache.add(key)
-        return (0, _tokens(marked)) if hit else (_tokens(marked), 0)
+            hits = [text for key, text in points if key in self.prompt_cache]
+            self.prompt_cache.update(key for key, _ in points)
+        read = _tokens(hits[-1]) if hits else 0
+        return _tokens(points[-1][1]) - read, read
 
     def _message(self, body: dict, request_id: str) -> dict:
         out = self.responder(body)

@@ -4,9 +4,11 @@ limit"; output tokens estimated from `max_tokens` when a request starts and corr
 ends; `cache_read_input_tokens` not counted toward input tokens (cache writes are); a request over a limit gets
 429 `rate_limit_error` with `retry-after` (seconds to wait); every reply carries
 `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}` (reset: RFC 3339, when the
-bucket is full again). TIER_1 is 50 requests, 30,000 input and 8,000 output tokens a minute as the rate-limits
-issue read that page's tier table (not re-read here: no page excerpt reachable gave the table). `window_s` may
-compress the minute for a benchmark; the arithmetic is the same.
+bucket is full again). TIER_1 is 50 requests, 30,000 input and 8,000 output tokens a minute: the page's tier-1
+row for Claude Opus 4.x and Sonnet 4 (read through its mirror anthropic.mintlify.app/en/api/rate-limits, which
+also says "The final adjustment counts input_tokens and cache_creation_input_tokens towards ITPM rate limits,
+while cache_read_input_tokens are not"; rate-limits.apis.io lists the same row for Sonnet 4.x and 50,000 / 10,000
+for Haiku 4.5). `window_s` may compress the minute for a benchmark; the arithmetic is the same.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class TierLimits:
         self.lock = threading.Lock()
         self.admitted = 0
         self.limited = 0  # 429s sent
+        self.uncached_seen: list[int] = []  # input tokens each admitted request counted
 
     def _refill(self) -> float:
         now = self.clock()
@@ -60,6 +63,7 @@ class TierLimits:
             for k, v in need.items():
                 self.level[k] -= v
             self.admitted += 1
+            self.uncached_seen.append(input_tokens)
             return True, self.headers(), 0
 
     def correct(self, reserved_output: int, used_output: int) -> None:

@@ -88,6 +88,18 @@ def test_request_is_temperature_zero_on_the_answer_model_and_never_carries_the_g
     assert "DATE: " in prompt and "Caroline said, \"" in prompt
 
 
+def test_one_cache_prefix_per_conversation_whatever_the_category(conv26):
+    """The plain and the choice templates differ only after the context, so full context caches one prefix per
+    conversation (two would write the conversation to the cache twice)."""
+    items = turn_items(conv26)
+    by_category = {q.category: q for q in conv26.qa}
+    prefixes = {official_request(conv26, by_category[c], items, "claude-opus-4-6", cache_context=True).cache_prefix
+                for c in (1, 2, 5)}
+    assert len(prefixes) == 1
+    prefix = prefixes.pop()
+    assert prefix.endswith(render_official_context(conv26, items)) and len(prefix) > 10_000
+
+
 def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, first_text
 
@@ -112,7 +124,7 @@ def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
     blocks = [b["messages"][0]["content"] for b in server.received]
     assert all(b[0]["cache_control"] == {"type": "ephemeral"} and "cache_control" not in b[1] for b in blocks)
     prefixes = {b[0]["text"] for b in blocks}
-    assert len(prefixes) == 2  # the answer template and the two-option template
+    assert len(prefixes) == 1  # the answer and the two-option templates share everything through the context
     assert result.llm["cache_creation_input_tokens"] == sum(len(p) // 4 for p in prefixes)
     assert result.llm["cache_read_input_tokens"] == sum(len(b[0]["text"]) // 4 for b in blocks) - sum(
         len(p) // 4 for p in prefixes)

@@ -74,7 +74,7 @@ def test_a_fan_out_under_tier_limits_finishes_without_a_single_429(fake, tmp_pat
     assert all(not isinstance(o, Exception) for o in outcomes)
     assert fake.limits.limited == 0 and client.stats.retries == 0, "the limiter waited instead of being refused"
     assert fake.limits.admitted == 45 and elapsed >= 2.0, "45 requests at 20 per 2 s cannot take under 2.5 s"
-    assert client.limiter.stats.limits[("anthropic", "claude-sonnet-4-6")]["requests"] == 20
+    assert client.limiter.stats.limits[("anthropic", "claude-sonnet-4.x")]["requests"] == 20
 
 
 def test_without_the_limiter_the_same_fan_out_is_refused(fake, tmp_path):
@@ -131,3 +131,75 @@ def test_after_the_first_call_the_fan_out_is_the_concurrency_asked_for(tmp_path)
     elapsed = clock.perf_counter() - start
     assert state["peak"] == 4, state
     assert elapsed < 2.4, f"{elapsed:.2f} s: 1 probe + 12 in waves of 4 is 1.2 s; one at a time would be 3.9 s"
+
+
+def test_plan_cuts_keeps_every_piece_and_the_last_with_the_question_under_the_limit():
+    from memeval.llm.prefix_pieces import plan_cuts
+
+    prefix = "".join(f"line {i:05d} " + "x" * 90 + "\n" for i in range(1240))  # 124,000 chars ≈ 31,000 tokens
+    assert plan_cuts(prefix, 31_000, 100, 50_000) == (), "fits whole: no cut"
+    cuts = plan_cuts(prefix, 31_000, 100, 30_000)
+    assert cuts is not None and len(cuts) == 1 and prefix[cuts[0] - 1] == "\n", "cut at a line break"
+    pieces = [prefix[:cuts[0]], prefix[cuts[0]:]]
+    assert all(len(p) / 4 + (100 if i else 0) <= 0.8 * 30_000 for i, p in enumerate(pieces))
+    assert plan_cuts(prefix, 31_000, 25_000, 30_000) is None, "the question alone does not fit beside a piece"
+    assert plan_cuts(prefix * 4, 124_000, 100, 30_000) is None, "more than 4 breakpoints would be needed"
+
+
+def test_a_prefix_over_the_input_limit_is_written_in_pieces_and_every_question_answered(fake, tmp_path):
+    """A conversation of ≈ 31,000 tokens under a 30,000-token input limit (LoCoMo's conv-41 and conv-43 against
+    tier 1): without pieces every question of it fails; with them the first request writes half the prefix, the
+    question's request reads it and writes the rest, and the others read it all."""
+    fake.limits = TierLimits({"requests": 500, "input-tokens": 30_000, "output-tokens": 100_000}, window_s=2.0)
+    seen = []
+    fake.responder = lambda body: seen.append(body) or "ok"
+    client = LLMClient(AnthropicBackend(timeout=10), ResponseCache(tmp_path), max_retries=4)
+    client.sleep = lambda s: None
+    small = LLMRequest(model="claude-sonnet-4-6", messages=(("user", "hello"),), max_tokens=8, temperature=0.0,
+                       template_version="t", role="answer")
+    client.complete(small)  # the account's limits are learned from the first reply's headers
+    context = "".join(f"session line {i:05d}: " + "y" * 80 + "\n" for i in range(1240))
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", context + f"Question {i}?"),),
+                           max_tokens=8, temperature=0.0, template_version="t", role="answer",
+                           cache_prefix_chars=len(context)) for i in range(6)]
+    outcomes = client.complete_many(requests)
+    assert all(not isinstance(o, Exception) for o in outcomes), outcomes
+    assert fake.limits.limited == 0 and client.stats.retries == 0
+    pieces = [e for e in client.stats.log if e["event"] == "cache-piece"]
+    assert len(pieces) == 1 and pieces[0]["cache_creation_input_tokens"] > 0
+    bodies = seen[1:]
+    assert len(bodies) == 1 + 6
+    for body in bodies[1:]:
+        blocks = body["messages"][0]["content"]
+        assert "".join(b["text"] for b in blocks) == requests[0].messages[0][1][:len(context)] + blocks[-1]["text"]
+        assert [bool(b.get("cache_control")) for b in blocks] == [True, True, False], "cut the same way each time"
+    reads = [r.cache_read_input_tokens for r in outcomes]
+    assert reads[0] > 0 and reads[0] < len(context) // 4, "the first question read the first piece only"
+    assert all(r == len(context) // 4 for r in reads[1:]), "the others read the whole prefix"
+    assert max(fake.limits.uncached_seen) <= 30_000
+
+
+def test_without_pieces_the_same_prefix_never_fits(fake, tmp_path):
+    """The fake refuses what is over the bucket (so the test above can fail): one request carrying it all."""
+    from memeval.llm.ratelimit import ExceedsLimit
+
+    fake.limits = TierLimits({"requests": 500, "input-tokens": 30_000, "output-tokens": 100_000}, window_s=2.0)
+    client = LLMClient(AnthropicBackend(timeout=10), ResponseCache(tmp_path), max_retries=2)
+    client.sleep = lambda s: None
+    client._plan_cuts = lambda request, group: None
+    client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "hello"),), max_tokens=8,
+                               temperature=0.0, template_version="t", role="answer"))
+    context = "z" * 124_000
+    request = LLMRequest(model="claude-sonnet-4-6", messages=(("user", context + "Q?"),), max_tokens=8,
+                         temperature=0.0, template_version="t", role="answer", cache_prefix_chars=len(context))
+    with pytest.raises(ExceedsLimit):
+        client.complete(request)
+
+
+def test_a_model_family_draws_on_one_pool():
+    from memeval.llm.ratelimit import limit_pool
+
+    assert limit_pool("anthropic", "claude-opus-4-6") == limit_pool("anthropic", "claude-opus-4-7")
+    assert limit_pool("anthropic", "claude-sonnet-4-6") != limit_pool("anthropic", "claude-opus-4-6")
+    assert limit_pool("anthropic", "claude-sonnet-5-5") == ("anthropic", "claude-sonnet-5-5")
+    assert limit_pool("openai", "claude-opus-4-6") == ("openai", "claude-opus-4-6")

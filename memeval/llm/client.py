@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from memeval.errors import InputError
-from memeval.llm import profiles
+from memeval.llm import profiles, tokenizers
 from memeval.llm.cache import ResponseCache
 from memeval.llm.errors import (
     APIRejected,
@@ -34,8 +34,10 @@ from memeval.llm.errors import (
     retry_after_seconds,
 )
 from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
+from memeval.llm.prefix_pieces import plan_cuts
+from memeval.llm.prices import require_local
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
-from memeval.llm.ratelimit import RateLimiter
+from memeval.llm.ratelimit import RateLimiter, limit_pool
 from memeval.llm.types import (
     ANTHROPIC_DEFAULT_BASE_URL,
     KEY_SCHEMA,
@@ -64,9 +66,10 @@ UNCAPPED_OUTPUT_ESTIMATE = 256  # dry-run output tokens assumed for an uncapped 
 RETRY_AFTER_CAP_S = 120.0
 
 
-def estimate_tokens(text: str) -> int:
-    """A rough token count (4 characters a token) for dry-run estimates without a key."""
-    return max(1, len(text) // 4)
+def estimate_tokens(text: str, model: str | None = None) -> int:
+    """A rough token count for dry-run estimates without a key and for the rate limiter: 4 characters a token,
+    times `model`'s tokenizer ratio (memeval/llm/tokenizers.py)."""
+    return tokenizers.estimate_tokens(text, model)
 
 
 def _headers(exc) -> Mapping[str, str]:
@@ -258,6 +261,8 @@ class LLMClient:
         self.max_concurrency = max_concurrency
         self.limiter = RateLimiter()  # waits on the providers' own rate-limit headers (memeval/llm/ratelimit.py)
         self._written_prefixes: set[tuple[str, str]] = set()
+        self._prefix_cuts: dict[tuple[str, str], tuple[int, ...]] = {}  # a prefix written in pieces: where cut
+        self._cutting: dict[tuple[str, str], threading.Lock] = {}
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -447,7 +452,10 @@ class LLMClient:
         if not getattr(backend, "sends_requests", True):
             with self.semaphore:
                 return backend.send(request)
-        reservation = self.limiter.acquire((request.provider, request.model), self._input_estimate(request),
+        return self._send_one(self._in_pieces(request, backend), backend)
+
+    def _send_one(self, request: LLMRequest, backend) -> LLMResponse:
+        reservation = self.limiter.acquire(limit_pool(request.provider, request.model), self._input_estimate(request),
                                            request.max_tokens or UNCAPPED_OUTPUT_ESTIMATE)
         with self.semaphore:
             with self._lock:
@@ -461,18 +469,66 @@ class LLMClient:
                 self.limiter.settle(reservation, None, 0, 0)
                 raise
         if request.cache_prefix and (response.cache_creation_input_tokens or response.cache_read_input_tokens):
+            text = request.messages[0][1]
             with self._lock:
-                self._written_prefixes.add((request.model, request.cache_prefix))
+                self._written_prefixes.update((request.model, text[:cut]) for cut in
+                                              (*request.cache_splits, request.cache_prefix_chars))
         self.limiter.settle(reservation, response.rate_headers,
                             response.input_tokens + response.cache_creation_input_tokens, response.output_tokens)
         return response
 
+    def _in_pieces(self, request: LLMRequest, backend) -> LLMRequest:
+        """A cached prefix larger than the account's per-minute input limit is written in pieces first (a request
+        ending at each cut, its reply thrown away), so that the request itself counts only its last piece: see
+        memeval/llm/prefix_pieces.py. Every later request sharing the prefix is cut the same way, so it reads
+        what was written. Unknown limits, prefixes already written and requests that fit go as they are."""
+        if request.provider != "anthropic" or not request.cache_prefix_chars or request.cache_splits:
+            return request
+        group = (request.model, request.cache_prefix)
+        with self._lock:
+            lock = self._cutting.setdefault(group, threading.Lock())
+        with lock:
+            with self._lock:
+                cuts = self._prefix_cuts.get(group)
+            if cuts is None:
+                cuts = self._plan_cuts(request, group)
+                if cuts:
+                    self._write_pieces(request, cuts, backend)
+                    with self._lock:
+                        self._prefix_cuts[group] = cuts
+        return dataclasses.replace(request, cache_splits=cuts) if cuts else request
+
+    def _plan_cuts(self, request: LLMRequest, group: tuple[str, str]) -> tuple[int, ...] | None:
+        capacity = self.limiter.capacity(limit_pool(request.provider, request.model), "input")
+        if capacity is None or group in self._written_prefixes:
+            return None
+        prefix = request.cache_prefix
+        prefix_tokens = estimate_tokens(prefix)
+        return plan_cuts(prefix, prefix_tokens, max(0, self._input_estimate(request) - prefix_tokens), capacity)
+
+    def _write_pieces(self, request: LLMRequest, cuts: tuple[int, ...], backend) -> None:
+        role, text = request.messages[0]
+        for i, cut in enumerate(cuts):
+            if (request.model, text[:cut]) in self._written_prefixes:
+                continue
+            piece = dataclasses.replace(request, messages=((role, text[:cut]),), cache_prefix_chars=cut,
+                                        cache_splits=cuts[:i], max_tokens=1, truncation_ok=True)
+            response = self._send_one(piece, backend)
+            self._account(piece, response)
+            with self._lock:
+                self.stats.log.append({"event": "cache-piece", "model": request.model, "chars": cut,
+                                       "cache_creation_input_tokens": response.cache_creation_input_tokens,
+                                       "key": request.key[:12]})
+
     def _input_estimate(self, request: LLMRequest) -> int:
         """Input tokens the request will count against a per-minute limit: cache reads do not count (Anthropic's
-        rate-limits page), so a prefix already written is left out."""
-        total = estimate_tokens(request.system + "".join(t for _, t in request.messages))
-        if request.cache_prefix and (request.model, request.cache_prefix) in self._written_prefixes:
-            total = max(1, total - estimate_tokens(request.cache_prefix))
+        rate-limits page), so the longest prefix already written is left out."""
+        total = estimate_tokens(request.system + "".join(t for _, t in request.messages), request.model)
+        if request.cache_prefix:
+            text = request.messages[0][1]
+            for cut in sorted((*request.cache_splits, request.cache_prefix_chars), reverse=True):
+                if (request.model, text[:cut]) in self._written_prefixes:
+                    return max(1, total - estimate_tokens(text[:cut], request.model))
         return total
 
     def _account(self, request: LLMRequest, response: LLMResponse) -> None:
@@ -525,20 +581,25 @@ class LLMClient:
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
                  batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> CostEstimate:
         """Dry run: calls still to send (cache misses), tokens and dollars before spending. `counter` gives
-        exact input tokens (the token-counting endpoint); without it, 4 characters a token. A cached prefix
-        is priced as one cache write per distinct prefix (when it reaches the model's floor) and reads after."""
+        exact input tokens (the token-counting endpoint, memeval/llm/count.py; its `count_all` counts the misses
+        at once, None for a request it cannot count); otherwise 4 characters a token times the model's tokenizer
+        ratio (memeval/llm/tokenizers.py), and `token_count` says which ratios. A cached prefix is priced as one
+        cache write per distinct prefix (when it reaches the model's floor) and reads after."""
         resolved = list({r.key: r for r in map(self.resolve, requests)}.values())  # identical ones are sent once
         misses = [r for r in resolved if self._cached(r) is None]
-        count = counter or (lambda r: estimate_tokens(r.system + "".join(t for _, t in r.messages)))
+        count_all = getattr(counter, "count_all", None) or (lambda rs: [counter(r) if counter else None for r in rs])
+        counts = count_all(misses)
+        keyless = [r.model for r, n in zip(misses, counts, strict=True) if n is None]
         tokens_in = tokens_out = written = read = 0
         dollars = 0.0
         prefixes: set = set()
-        for r in misses:
-            total = count(r)
+        for r, exact in zip(misses, counts, strict=True):
+            total = exact if exact is not None else estimate_tokens(r.system + "".join(t for _, t in r.messages),
+                                                                    r.model)
             out = expected_output_tokens or r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE
             prefix_tokens = 0
             if r.cache_prefix:
-                prefix_tokens = min(total, estimate_tokens(r.cache_prefix) if counter is None
+                prefix_tokens = min(total, estimate_tokens(r.cache_prefix, r.model) if exact is None
                                     else round(total * r.cache_prefix_chars / r.prompt_chars))
                 if prefix_tokens < self.profile(r.model).min_cache_tokens:
                     prefix_tokens = 0
@@ -558,8 +619,18 @@ class LLMClient:
         return CostEstimate(requests=len(requests), identical=len(requests) - len(resolved),
                             cached=len(resolved) - len(misses), to_send=len(misses), input_tokens_est=tokens_in,
                             cache_write_tokens_est=written, cache_read_tokens_est=read, output_tokens_max=tokens_out,
-                            usd_est=dollars, token_count="exact (token-counting endpoint)" if counter
-                            else "estimate (4 characters a token)")
+                            usd_est=dollars, token_count=_token_count(counter is not None, len(misses), keyless))
+
+
+def _token_count(counted: bool, misses: int, keyless: list[str]) -> str:
+    """How an estimate's input tokens were counted: by the endpoint, by characters (with the ratios used), or
+    both when the endpoint could count only some requests (another provider's)."""
+    estimated = f"estimate ({tokenizers.estimate_note(keyless)})"
+    if not counted:
+        return estimated
+    if not keyless:
+        return "exact (token-counting endpoint)"
+    return f"exact (token-counting endpoint) for {misses - len(keyless)} calls; {estimated} for {len(keyless)}"
 
 
 BACKENDS = ("auto", "anthropic", "openai", "local", "replay")
@@ -580,8 +651,8 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
     required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
     the user did not name default to OpenAI models; `local` sends every named role's model to OPENAI_BASE_URL
-    (each a local model of this client only, priced $0) and keeps cloud OpenAI models to the cache, since the base
-    URL is taken."""
+    (each a local model of this client only, priced $0 or from `prices`, memeval/llm/prices.py) and keeps cloud
+    OpenAI models to the cache, since the base URL is taken."""
     if backend not in BACKENDS:
         raise BackendNotConfigured(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
     cache = ResponseCache(cache_dir)
@@ -593,9 +664,12 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     # under --llm local OPENAI_BASE_URL is the user's server, so cloud OpenAI models keep OpenAI's own URL (cache only)
     endpoints = {"openai": OPENAI_BASE_URL if backend == "local" else endpoint_for("openai"),
                  "local": endpoint_for("local")}
+    prices = kwargs.pop("prices", None)
+    require_local(prices, backend)
     if backend == "local":
+        table = kwargs["profile_table"] = ProfileTable.with_local(named.values(), prices)
         backends["local"] = OpenAIBackend("local")
-        kwargs["profile_table"] = ProfileTable.with_local(named.values())
+        backends["local"].profile = table.profile  # replies priced like estimates: from --prices when given
         kwargs["require_named_roles"] = True
     models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
     return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,

@@ -49,6 +49,21 @@ def parse_reset(text: str, wall_now: float) -> float | None:
         return parse_duration(text)
 
 
+# Anthropic applies one limit to a model family's combined traffic: "Opus rate limit is a total limit that applies
+# to combined traffic across" Opus 4.x, Sonnet 4.x likewise (rate-limits page, as mirrored at
+# anthropic.mintlify.app/en/api/rate-limits and listed by rate-limits.apis.io); their headers report the pool.
+_POOLS = (("claude-opus-4", "claude-opus-4.x"), ("claude-sonnet-4", "claude-sonnet-4.x"))
+
+
+def limit_pool(provider: str, model: str) -> tuple[str, str]:
+    """The bucket key a request draws from: its provider and model, or the family whose limit it shares."""
+    if provider == "anthropic":
+        for prefix, pool in _POOLS:
+            if model == prefix or model.startswith(prefix + "-"):
+                return provider, pool
+    return provider, model
+
+
 class ExceedsLimit(LLMError):
     """One request larger than a whole per-minute bucket: no wait admits it, so the row fails now with why."""
 
@@ -112,6 +127,12 @@ class RateLimiter:
         self.buckets: dict[tuple, dict[str, Bucket]] = {}
         self.stats = LimiterStats()
         self._lock = threading.Lock()
+
+    def capacity(self, key: tuple, kind: str) -> float | None:
+        """The per-minute limit of one bucket as the provider's headers gave it (None until they have)."""
+        with self._lock:
+            bucket = self.buckets.get(key, {}).get(kind)
+            return None if bucket is None else bucket.capacity
 
     def _buckets(self, key: tuple) -> dict[str, Bucket]:
         return self.buckets.setdefault(key, {kind: Bucket() for kind in KINDS})

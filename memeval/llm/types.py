@@ -37,6 +37,10 @@ class LLMRequest:
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
     endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
     truncation_ok: bool = False  # a protocol that reads a reply cut at its cap (LongMemEval's judge); not in the key
+    # extra cache breakpoints inside the cached prefix (character offsets, ascending), so a prefix larger than the
+    # account's per-minute input limit is written in pieces; transport only (the model reads the same characters),
+    # not in the key
+    cache_splits: tuple[int, ...] = ()
 
     def key_material(self) -> dict:
         material = {

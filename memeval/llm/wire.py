@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 
 
-def message_content(text: str, cache_prefix_chars: int) -> str | list[dict]:
-    """A plain string, or two text blocks with the long shared prefix marked for prompt caching (the model
-    reads the same characters either way)."""
-    if cache_prefix_chars <= 0 or cache_prefix_chars >= len(text):
+def message_content(text: str, cache_prefix_chars: int, splits: tuple[int, ...] = ()) -> str | list[dict]:
+    """A plain string, or text blocks with the long shared prefix marked for prompt caching — one block, or one
+    per piece when the prefix is written in pieces (`splits`); the model reads the same characters either way."""
+    if cache_prefix_chars <= 0 or cache_prefix_chars > len(text):
         return text
-    return [{"type": "text", "text": text[:cache_prefix_chars], "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": text[cache_prefix_chars:]}]
+    cuts = [0, *(s for s in splits if 0 < s < cache_prefix_chars), cache_prefix_chars]
+    blocks = [{"type": "text", "text": text[a:b], "cache_control": {"type": "ephemeral"}}
+              for a, b in zip(cuts, cuts[1:], strict=False)]
+    rest = text[cache_prefix_chars:]
+    return [*blocks, {"type": "text", "text": rest}] if rest else blocks
 
 
 def request_body(request) -> dict:
@@ -20,7 +23,8 @@ def request_body(request) -> dict:
     messages = []
     for index, (role, text) in enumerate(request.messages):
         prefix = request.cache_prefix_chars if index == 0 and role == "user" else 0
-        messages.append({"role": role, "content": message_content(text, prefix)})
+        splits = request.cache_splits if prefix else ()
+        messages.append({"role": role, "content": message_content(text, prefix, splits)})
     body: dict = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system:
         body["system"] = request.system

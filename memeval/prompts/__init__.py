@@ -35,3 +35,15 @@ def format_split(name: str, at: str, **values) -> tuple[str, int]:
     if not text.startswith(prefix):
         raise ValueError(f"prompt {name}: the text before {{{at}}} is not a stable prefix")
     return text, len(prefix)
+
+
+def format_through(name: str, through: str, **values) -> tuple[str, int]:
+    """The prompt filled in, and how many leading characters end with field `through`'s value: the prefix two
+    templates share when they differ only after that field (one prompt cache for both)."""
+    template = load_prompt(name)
+    head = template[: template.index("{" + through + "}") + len(through) + 2]
+    prefix = head.format(**{k: v for k, v in values.items() if "{" + k + "}" in head})
+    text = template.format(**values)
+    if not text.startswith(prefix):
+        raise ValueError(f"prompt {name}: the text through {{{through}}} is not a stable prefix")
+    return text, len(prefix)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from memeval.data.locomo import QA, Conversation, Turn
 from memeval.llm.client import LLMRequest
 from memeval.memory.base import MemoryItem
-from memeval.prompts import format_split, prompt_hash
+from memeval.prompts import format_through, prompt_hash
 from memeval.protocols.store import StoredProtocol
 
 OFFICIAL_PROMPTS = ("answer_locomo_official", "answer_locomo_official_choice")
@@ -95,9 +95,10 @@ def official_question(qa: QA) -> str:
 def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
                      max_tokens: int = 64, cache_context: bool = False) -> LLMRequest:
     """`cache_context`: every question of the conversation gets the same context (full context), so the
-    prompt up to the question is marked for prompt caching."""
+    prompt through the context — the same in both templates — is marked for prompt caching: one cache per
+    conversation, whatever the question's category."""
     name = OFFICIAL_PROMPTS[1] if qa.category == 5 else OFFICIAL_PROMPTS[0]
-    prompt, prefix = format_split(name, "question", speaker_a=conversation.speaker_a,
+    prompt, prefix = format_through(name, "context", speaker_a=conversation.speaker_a,
                                   speaker_b=conversation.speaker_b,
                                   context=render_official_context(conversation, items),
                                   question=official_question(qa))
