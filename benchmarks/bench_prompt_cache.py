@@ -33,20 +33,20 @@ def main() -> None:
         os.environ.pop("ANTHROPIC_API_KEY", None)
         config = LocomoRunConfig(out=str(Path(tmp) / "run"), conversations="all", questions="all",
                                  systems=["full_context"], answerer="claude_official", progress=False)
-        estimate = estimate_run(config)["answers"]
+        estimate = estimate_run(config).stages["answers"].as_dict()
         with FakeAnthropic(responder=lambda body: "not mentioned") as server:
             os.environ["ANTHROPIC_API_KEY"] = TEST_SECRET
             os.environ["ANTHROPIC_BASE_URL"] = server.url
             start = time.perf_counter()
             result = run_locomo(config)
             seconds = time.perf_counter() - start
-        llm = result["llm"]
+        llm = result.llm
         model = "claude-opus-4-6"
         context = llm["cache_creation_input_tokens"] + llm["cache_read_input_tokens"]
         total_in = llm["input_tokens"] + context
         uncached = cost_usd(model, total_in, llm["output_tokens"])
         out = {
-            "questions": result["answer_counts"]["written"], "requests_sent": llm["requests_sent"],
+            "questions": result.answer_counts["written"], "requests_sent": llm["requests_sent"],
             "rejected_by_server": len(server.rejected), "seconds": round(seconds, 1),
             "input_tokens_total": total_in, "cache_write_tokens": llm["cache_creation_input_tokens"],
             "cache_read_tokens": llm["cache_read_input_tokens"],

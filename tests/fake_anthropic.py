@@ -58,6 +58,93 @@ MESSAGE_FIELDS = COUNT_FIELDS | {"max_tokens", "stop_sequences", "stream", "meta
                                  "diagnostics", "inference_geo", *SAMPLING}
 _CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
+# Thinking, model → (with `thinking` omitted: "off" | "on" | "always"; the `thinking.type` values accepted, any
+# other a 400; the default `display`). Read 2026-12-04:
+# - Sonnet 5.5: platform.claude.com/docs/en/models/sonnet-5-5/migration-guide — a request without `thinking` runs
+#   adaptive thinking; accepted "adaptive", "between_tools"; default display "omitted". /whats-new-sonnet-5-5:
+#   `disabled` is a 400 invalid_request_error whose message points to between_tools; between_tools is the lowest
+#   setting and a request without tools gets text only; between_tools at effort xhigh or max is a 400.
+# - Opus 5.5: "Adaptive (always on)" (comparison table of platform.claude.com/docs/en/models/sonnet-5-5/overview);
+#   turning thinking off or a budget is "a 400 invalid_request_error" (openrouter.ai/docs/cookbook/evaluate-and-
+#   optimize/model-migrations/claude-5-5); the message as reproduced on the live API in dev.to/persimmoq "Claude
+#   Opus 5.5 / Sonnet 5.5: 5 settings that return 400 when you only change the model name".
+# - Opus 5 thinks when `thinking` is omitted and may still be disabled or budgeted; disabled with effort xhigh or
+#   max is a 400 (apidog.com/blog/claude-opus-5-api; openrouter, same page). Sonnet 5: adaptive or disabled,
+#   display omitted (apifox.com "Claude Sonnet 5.5 vs Sonnet 5" table), on when omitted (the Sonnet 5.5 migration
+#   guide names Sonnet 4.6 and earlier as the ones that ran without).
+# - Opus 4.8 ran without thinking when omitted (apidog, same page) and takes adaptive only (simstudioai/sim#4771);
+#   Opus 4.7 adaptive only, budgets and disabled a 400 (docs.aws.amazon.com/bedrock/latest/userguide/claude-
+#   messages-adaptive-thinking.html). Opus 4.6 and Sonnet 4.6: adaptive, budgets, disabled (same page); Haiku 4.5
+#   budgets only ("Extended" in the Sonnet 5.5 overview's table); none of them thinks when omitted.
+THINKING = {
+    "claude-opus-4-6": ("off", ("adaptive", "enabled", "disabled"), "summarized"),
+    "claude-sonnet-4-6": ("off", ("adaptive", "enabled", "disabled"), "summarized"),
+    "claude-haiku-4-5": ("off", ("enabled", "disabled"), "summarized"),
+    "claude-opus-4-7": ("off", ("adaptive",), "summarized"),
+    "claude-opus-4-8": ("off", ("adaptive", "disabled"), "summarized"),
+    "claude-sonnet-5": ("on", ("adaptive", "disabled"), "omitted"),
+    "claude-opus-5": ("on", ("adaptive", "enabled", "disabled"), "omitted"),
+    "claude-sonnet-5-5": ("on", ("adaptive", "between_tools"), "omitted"),
+    "claude-opus-5-5": ("always", ("adaptive",), "omitted"),
+}
+# `budget_tokens` "Must be ≥1024 and less than `max_tokens`" (anthropic SDK 2.17,
+# types/thinking_config_enabled_param.py).
+MIN_BUDGET_TOKENS = 1024
+# `output_config.effort` levels (SDK types/output_config_param.py) and the models that take it (the supportedModels
+# of platform.claude.com/docs/zh-CN/build-with-claude/effort.md, among this fake's models: not Haiku 4.5).
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+EFFORT_MODELS = {"claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5",
+                 "claude-opus-5", "claude-sonnet-5-5", "claude-opus-5-5"}
+# Output tokens a thinking reply spends thinking, unless the responder says ({"thinking_tokens": n}); the answer
+# text counts 20 tokens, as in every reply of this fake. Thinking is billed as output: usage.output_tokens counts it
+# (SDK types/usage.py: output_tokens "remains the inclusive, authoritative total used for billing").
+THOUGHT_TOKENS = 200
+ANSWER_TOKENS = 20
+
+
+def _check_thinking(body: dict, count_tokens: bool) -> None:
+    """The thinking and effort rules of THINKING / EFFORT_* above; a violation is a 400 invalid_request_error."""
+    def reject(message: str):
+        raise Rejection(400, "invalid_request_error", message)
+
+    default, accepted, _ = THINKING[body["model"]]
+    thinking = body.get("thinking")
+    if thinking is not None and not isinstance(thinking, dict):
+        reject("thinking: Input should be an object")
+    kind = (thinking or {}).get("type")
+    if thinking is not None and kind not in accepted:
+        if kind == "disabled" and default == "always":
+            reject('"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and '
+                   '"output_config.effort" to control thinking behavior.')
+        if kind == "disabled" and "between_tools" in accepted:
+            reject('"thinking.type.disabled" is not supported for this model. Use "thinking.type.between_tools" to '
+                   "turn off up-front thinking.")
+        reject(f'"thinking.type.{kind}" is not supported for this model.')
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < MIN_BUDGET_TOKENS:
+            reject(f"thinking.enabled.budget_tokens: Input should be greater than or equal to {MIN_BUDGET_TOKENS}")
+        if not count_tokens and budget >= body["max_tokens"]:
+            reject("`max_tokens` must be greater than `thinking.budget_tokens`.")
+    effort = (body.get("output_config") or {}).get("effort")
+    if effort is not None:
+        if effort not in EFFORT_LEVELS:
+            reject(f"output_config.effort: Input should be {', '.join(repr(e) for e in EFFORT_LEVELS)}")
+        if body["model"] not in EFFORT_MODELS:
+            reject("output_config.effort: not supported for this model")
+        if kind in ("between_tools", "disabled") and effort in ("xhigh", "max"):
+            reject(f'output_config.effort "{effort}" is not supported with "thinking.type.{kind}".')
+
+
+def _thought(body: dict, out) -> int:
+    """Output tokens this reply spends thinking (0: it does not think)."""
+    default, _, _ = THINKING[body["model"]]
+    kind = (body.get("thinking") or {}).get("type")
+    if kind in ("disabled", "between_tools") or (kind is None and default == "off"):
+        return 0
+    spent = out.get("thinking_tokens", THOUGHT_TOKENS) if isinstance(out, dict) else THOUGHT_TOKENS
+    return min(spent, body["thinking"]["budget_tokens"]) if kind == "enabled" else spent
+
 
 class Rejection(Exception):
     def __init__(self, status: int, kind: str, message: str):
@@ -223,6 +310,7 @@ class FakeAnthropic(LoopbackServer):
         if fmt is not None and (not structured or fmt.get("type") != "json_schema" or "schema" not in fmt):
             raise Rejection(400, "invalid_request_error", "output_config.format: not supported for this model"
                             if not structured else "output_config.format: expected type json_schema and schema")
+        _check_thinking(body, count_tokens)
 
     @staticmethod
     def _prompt_tokens(body: dict) -> int:
@@ -292,9 +380,24 @@ class FakeAnthropic(LoopbackServer):
         text, stop = (out, "end_turn") if isinstance(out, str) else (out["text"], out.get("stop_reason", "end_turn"))
         written, read = self._cache_usage(body)
         total = self._prompt_tokens(body)
+        content, output = [{"type": "text", "text": text}], ANSWER_TOKENS
+        thought = _thought(body, out)
+        if thought:
+            # thinking comes first and counts toward max_tokens: what it leaves is the room for the answer
+            cap = body["max_tokens"]
+            display = (body.get("thinking") or {}).get("display") or THINKING[body["model"]][2]
+            blocks = [{"type": "thinking", "thinking": "" if display == "omitted" else "Weighing the question.",
+                       "signature": "sig_fake"}]
+            if isinstance(out, dict) and out.get("redacted"):
+                blocks.append({"type": "redacted_thinking", "data": "opaque_fake"})
+            room = cap - min(thought, cap)
+            if room < ANSWER_TOKENS:
+                text, stop = text[: room * 4], "max_tokens"
+            content = blocks + ([{"type": "text", "text": text}] if text else [])
+            output = min(cap, thought + ANSWER_TOKENS)
         return {"id": f"msg_{request_id}", "type": "message", "role": "assistant", "model": body["model"],
-                "content": [{"type": "text", "text": text}], "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": total - written - read, "output_tokens": 20,
+                "content": content, "stop_reason": stop, "stop_sequence": None,
+                "usage": {"input_tokens": total - written - read, "output_tokens": output,
                           "cache_creation_input_tokens": written, "cache_read_input_tokens": read}}
 
     def _batch_object(self, batch_id: str) -> dict:

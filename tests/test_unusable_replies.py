@@ -111,6 +111,9 @@ def test_a_retired_model_is_refused_before_sending_and_its_cached_replies_still_
         "memeval: error: gpt-4o-mini was shut down on 2020-01-01 by its provider; its successor is gpt-6-luna")
     replay = cli(*args, "--llm", "openai", "--out", tmp_path / "replayed")
     assert replay.returncode == 0 and len(fake_openai.received) == sent, "cached replies of a retired model replay"
+    monkeypatch.setenv("MEMEVAL_SEND_RETIRED", "1")  # the table's day may be early: the provider's answer decides
+    sent_anyway = cli(*args, "--questions", "3", "--llm", "openai", "--out", tmp_path / "anyway")
+    assert sent_anyway.returncode == 0 and len(fake_openai.received) > sent
     rows = [{"role": "judge", "model": "gpt-4o-mini", "retires": "2027-01-14", "successor": "gpt-6-luna"}]
     assert retirement_lines(rows + [{**rows[0], "role": "answer"}], today="2026-12-04") == [
         "note: gpt-4o-mini (judge, answer) retires on 2027-01-14 (in 41 days); successor gpt-6-luna. From then on "

@@ -14,10 +14,11 @@ from memeval.commands.llm_options import add_llm_arguments, llm_options
 
 ROLE_TEMPERATURES = {"answer": 0.0, "judge": 0.5, "extract": 0.0}  # the strictest protocol of each role
 PING = "Reply with the single word: ok"
+PROBE_TOKENS = 5  # the probe's answer cap; a thinking model gets its profile's thinking reserve on top
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    doctor = command(subparsers, "doctor", "check the key, models, API versions and sampling (< $0.01)",
+    doctor = command(subparsers, "doctor", "check the key, models, API versions and sampling (a few cents at most)",
                      "memeval doctor --judge-model claude-sonnet-4-6")
     add_llm_arguments(doctor)
     doctor.add_argument("--json", action="store_true", help="print the plan or the checks as JSON")
@@ -36,6 +37,8 @@ def plan(options) -> list[dict]:
                      "sampling_accepted": p.sampling, "protocol_temperature": temperature, "temperature_sent": sent,
                      "min_cache_tokens": p.min_cache_tokens, "structured_outputs": p.structured_outputs,
                      "retires": p.retires, "successor": p.successor,
+                     "thinking": p.thinking, "thinking_sent": p.thinking_sent or None, "effort_sent": p.effort or None,
+                     "max_tokens_sent": PROBE_TOKENS + (p.thinking_tokens if p.thinks(p.thinking_sent) else 0),
                      "usd_per_mtok": [p.input_usd_mtok, p.output_usd_mtok, p.cache_write_usd_mtok,
                                       p.cache_read_usd_mtok]})
     return rows
@@ -43,7 +46,7 @@ def plan(options) -> list[dict]:
 
 def check(options, rows: list[dict]) -> list[dict]:
     from memeval.llm.client import AnthropicBackend, LLMClient, LLMRequest
-    from memeval.llm.errors import APIRejected, LLMError
+    from memeval.llm.errors import APIRejected, LLMError, UnusableReply
     from memeval.llm.openai_backend import OpenAIBackend
 
     for row in rows:
@@ -55,13 +58,15 @@ def check(options, rows: list[dict]) -> list[dict]:
             row.update(ok=False, error=str(exc))
             continue
         client = LLMClient(backend, None, max_retries=2, profile_table=options.profile_table)
-        request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=5,
+        request = LLMRequest(model=row["model"], messages=(("user", PING),), max_tokens=PROBE_TOKENS,
                              temperature=row["temperature_sent"], template_version="doctor",
                              truncation_ok=True)  # a probe cut at 5 tokens still shows text comes back; empty fails
         try:
             response = client.complete(request)
             row.update(ok=True, reply=response.text.strip()[:20], request_id=response.request_id,
                        cost_usd=round(response.cost_usd, 6))
+        except UnusableReply as exc:  # its tokens were spent all the same
+            row.update(ok=False, error=no_text(row, exc), cost_usd=round(client.stats.cost_usd, 6))
         except APIRejected as exc:
             hint = ""
             if exc.status == 401 and row["provider"] == "anthropic" and os.environ.get("ANTHROPIC_BASE_URL"):
@@ -71,6 +76,29 @@ def check(options, rows: list[dict]) -> list[dict]:
         except LLMError as exc:
             row.update(ok=False, error=str(exc))
     return rows
+
+
+def no_text(row: dict, exc) -> str:
+    """The line for a probe that came back without answer text (empty, or thinking only): what it was given, and
+    that a run's calls would fail the same way."""
+    sent = row.get("max_tokens_sent", PROBE_TOKENS)
+    if sent > PROBE_TOKENS:
+        why = (f"max_tokens {sent} ({PROBE_TOKENS} for the answer + {sent - PROBE_TOKENS} reserved for thinking) "
+               "went on thinking; raise its thinking reserve in memeval/llm/profiles.py")
+    else:
+        why = (f"max_tokens {sent} went without text (what a model that thinks unasked does: check its thinking "
+               "settings in memeval/llm/profiles.py)")
+    return f"no answer text ({exc.reason}) from {row['model']}: {why}. Every call of a run would fail the same way"
+
+
+def _thinking(row: dict) -> str:
+    """How the probe treats the model's thinking ('' for a model that thinks only when asked)."""
+    if row.get("thinking", "off") == "off":
+        return ""
+    if row["thinking_sent"] in ("between_tools", "disabled"):
+        return f", thinking off ({row['thinking_sent']})"
+    effort = f"effort {row['effort_sent']}, " if row.get("effort_sent") else ""
+    return f", thinks ({effort}max_tokens {PROBE_TOKENS} + {row['max_tokens_sent'] - PROBE_TOKENS} for thinking)"
 
 
 KEY_VARIABLE = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "local": "OPENAI_BASE_URL"}
@@ -124,10 +152,10 @@ def _doctor(args: argparse.Namespace) -> int:
             print(json.dumps({"key": False, "missing": missing, "would_check": rows}, indent=2))
             return 2
         unset = " / ".join(missing) if missing else "live calls (--llm replay)"
-        print(f"No {unset}: nothing sent. With it, doctor sends one 5-token request per role:")
+        print(f"No {unset}: nothing sent. With it, doctor sends one {PROBE_TOKENS}-token request per role:")
         for r in rows:
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
-            print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp} "
+            print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp}{_thinking(r)} "
                   f"({r['status']}; cache floor {r['min_cache_tokens']} tokens)")
         import shlex
 
@@ -145,7 +173,7 @@ def _doctor(args: argparse.Namespace) -> int:
         for r in rows:
             verdict = (f"ok (request {r['request_id']}, ${r['cost_usd']:.6f})" if r["ok"] else f"FAILED: {r['error']}")
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
-            print(f"{r['role']:<8} {r['model']:<18} {_where(r)}, {temp}: {verdict}")
+            print(f"{r['role']:<8} {r['model']:<18} {_where(r)}, {temp}{_thinking(r)}: {verdict}")
         total = sum(r.get("cost_usd", 0.0) for r in rows)
         print(f"total ${total:.6f}; prompt caching engages from {min(r['min_cache_tokens'] for r in rows)} tokens "
               "on these models (see docs/llm.md, Using a real key)")

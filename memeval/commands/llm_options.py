@@ -7,6 +7,7 @@ import argparse
 from dataclasses import dataclass, field
 
 from memeval.errors import InputError
+from memeval.llm.prices import PriceTable, load_prices, require_local
 from memeval.llm.profiles import (
     CLOUD,
     PROFILES,
@@ -26,6 +27,7 @@ class LLMOptions:
     budget_usd: float | None = None
     dry_run: bool = False
     max_concurrency: int = 8
+    prices: PriceTable | None = None  # --prices FILE: the user's prices for the models of --llm local
 
     def model(self, role: str) -> str:
         model = self.models.get(role) or role_defaults(self.backend).get(role)
@@ -37,10 +39,12 @@ class LLMOptions:
     @property
     def profile_table(self) -> ProfileTable:
         """The profiles these options' models resolve against: under `--llm local` the named models are the local
-        server's (the client `make_llm_client` builds holds the same table); otherwise the cloud profiles."""
-        return ProfileTable.with_local(self.models.values()) if self.backend == "local" else CLOUD
+        server's (the client `make_llm_client` builds holds the same table), priced from `--prices` when given;
+        otherwise the cloud profiles."""
+        return ProfileTable.with_local(self.models.values(), self.prices) if self.backend == "local" else CLOUD
 
     def validate(self) -> None:
+        require_local(self.prices, self.backend)
         table = self.profile_table
         for role, model in self.models.items():
             table.profile(model, f"--{role}-model")
@@ -58,12 +62,18 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
                         help="auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else "
                              "answers only from the cache; anthropic/openai: that provider's key is required, and "
                              "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
-                             "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp), priced $0; "
+                             "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp, a gateway such "
+                             "as OpenRouter or Azure), priced $0 unless --prices prices them; "
                              "replay: the cache only")
     from memeval.commands.arguments import non_negative_finite_float
 
     parser.add_argument("--budget-usd", type=non_negative_finite_float, default=None,
                         help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
+    parser.add_argument("--prices", metavar="FILE", default=None,
+                        help="--llm local: a JSON file pricing your server's or gateway's model ids, "
+                             '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '
+                             "(USD per million tokens; cached defaults to input), so --budget-usd and --dry-run "
+                             "count dollars; cloud models keep their own prices")
     from memeval.commands.arguments import positive_int
 
     parser.add_argument("--max-concurrency", type=positive_int, default=8,
@@ -77,7 +87,8 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
     models = {role: getattr(args, f"{role}_model", None) for role in ROLE_DEFAULTS}
     options = LLMOptions(backend=args.llm, sampling=args.sampling,
                          models={r: m for r, m in models.items() if m}, budget_usd=args.budget_usd,
-                         dry_run=args.dry_run, max_concurrency=getattr(args, "max_concurrency", 8))
+                         dry_run=args.dry_run, max_concurrency=getattr(args, "max_concurrency", 8),
+                         prices=None if getattr(args, "prices", None) is None else load_prices(args.prices))
     options.validate()
     return options
 
@@ -86,4 +97,4 @@ def make_llm_client(options: LLMOptions):
     from memeval.llm.client import make_client
 
     return make_client(options.backend, budget_usd=options.budget_usd, sampling=options.sampling,
-                       models=options.models, max_concurrency=options.max_concurrency)
+                       models=options.models, max_concurrency=options.max_concurrency, prices=options.prices)

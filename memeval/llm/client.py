@@ -35,7 +35,7 @@ from memeval.llm.errors import (
 )
 from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
 from memeval.llm.prefix_pieces import plan_cuts
-from memeval.llm.prices import require_local
+from memeval.llm.prices import load_prices, require_local
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
 from memeval.llm.ratelimit import RateLimiter, limit_pool
 from memeval.llm.types import (
@@ -122,7 +122,8 @@ class AnthropicBackend:
         """SDK keyword arguments: typed fields as such; `temperature` (dropped from the SDK 2.x signature)
         in `extra_body` only when it is to be sent; the version header in `extra_headers`."""
         body = request_body(request)
-        kwargs = {k: body[k] for k in ("model", "max_tokens", "messages", "system", "output_config") if k in body}
+        kwargs = {k: body[k] for k in ("model", "max_tokens", "messages", "system", "output_config", "thinking")
+                  if k in body}
         if "temperature" in body:
             kwargs["extra_body"] = {"temperature": body["temperature"]}
         kwargs["extra_headers"] = {"anthropic-version": request.api_version}
@@ -188,7 +189,9 @@ def _is_message(message) -> bool:
 def response_from_message(message, request: LLMRequest, request_id: str | None, batch: bool = False,
                           table: ProfileTable = CLOUD) -> LLMResponse:
     """The client's response to a Messages reply, priced from `table` (the client's profiles; a batch passes its
-    client's)."""
+    client's). The answer is the `text` blocks only: a `thinking` or `redacted_thinking` block never is, so a reply
+    that spent its cap thinking has empty text. Thinking is priced through `output_tokens`, which includes it (the
+    SDK's Usage: "the inclusive, authoritative total used for billing")."""
     text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
     usage = message.usage
     write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
@@ -322,19 +325,27 @@ class LLMClient:
 
     def resolve(self, request: LLMRequest) -> LLMRequest:
         """The request as it will be sent: the run's model for its role, the profile's API version, the
-        temperature actually sent, and structured output only where the model supports it."""
+        temperature actually sent, structured output only where the model supports it, and the profile's thinking
+        settings: a thinking model keeps the protocol's answer cap and gets its thinking reserve on top (thinking
+        counts toward max_tokens). A thinking type the model rejects is refused here, before any call."""
         model = self.model_for(request.role, request.model) if request.role else request.model
-        p = self.profile(model, profiles.ROLE_FLAGS.get(request.role, "model"))
+        source = profiles.ROLE_FLAGS.get(request.role, "model")
+        p = self.profile(model, source)
         other = p.provider != "anthropic"
         max_tokens = request.max_tokens
         if max_tokens is None and p.provider != "openai":
             max_tokens = ANTHROPIC_REQUIRED_MAX_TOKENS if not other else LOCAL_UNCAPPED_MAX_TOKENS
+        thinking = request.thinking or p.thinking_sent
+        refusal = p.thinking_refusal(thinking)
+        if refusal:
+            raise InputError(source, model, refusal)
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider, max_tokens=max_tokens,
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=self.sent_temperature(model, request.temperature),
-            output_schema=request.output_schema if p.structured_outputs else "")
+            output_schema=request.output_schema if p.structured_outputs else "",
+            thinking=thinking, effort=p.effort, thinking_tokens=p.thinking_tokens if p.thinks(thinking) else 0)
 
     def lookup(self, request: LLMRequest) -> LLMResponse | None:
         return self._cached(self.resolve(request))
@@ -362,7 +373,7 @@ class LLMClient:
                                      "no new calls scheduled")
 
         profile = self.profile(request.model)
-        if profile.retired():
+        if profile.retired() and os.environ.get("MEMEVAL_SEND_RETIRED") != "1":
             raise ModelRetired(request.model, profile.retires, profile.successor)
 
         def attempt() -> LLMResponse:
@@ -385,7 +396,7 @@ class LLMClient:
                 self.stats.failures += 1
                 self.stats.unusable[reason] = self.stats.unusable.get(reason, 0) + 1
             raise UnusableReply(f"{reason} from {response.model} (request-id {response.request_id or '-'}, "
-                                f"{response.output_tokens} output tokens of {request.max_tokens}); not kept, the "
+                                f"{response.output_tokens} output tokens of {request.max_tokens_sent}); not kept, the "
                                 "next run asks again", reason)
         if self.cache is not None:
             self.cache.put(request.key, request.key_material(), response.to_cache())
@@ -456,7 +467,7 @@ class LLMClient:
 
     def _send_one(self, request: LLMRequest, backend) -> LLMResponse:
         reservation = self.limiter.acquire(limit_pool(request.provider, request.model), self._input_estimate(request),
-                                           request.max_tokens or UNCAPPED_OUTPUT_ESTIMATE)
+                                           request.max_tokens_sent or UNCAPPED_OUTPUT_ESTIMATE)
         with self.semaphore:
             with self._lock:
                 self.stats.requests_sent += 1
@@ -503,7 +514,7 @@ class LLMClient:
         if capacity is None or group in self._written_prefixes:
             return None
         prefix = request.cache_prefix
-        prefix_tokens = estimate_tokens(prefix)
+        prefix_tokens = estimate_tokens(prefix, request.model)
         return plan_cuts(prefix, prefix_tokens, max(0, self._input_estimate(request) - prefix_tokens), capacity)
 
     def _write_pieces(self, request: LLMRequest, cuts: tuple[int, ...], backend) -> None:
@@ -596,7 +607,8 @@ class LLMClient:
         for r, exact in zip(misses, counts, strict=True):
             total = exact if exact is not None else estimate_tokens(r.system + "".join(t for _, t in r.messages),
                                                                     r.model)
-            out = expected_output_tokens or r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE
+            # a thinking model may spend its whole thinking reserve too: billed as output (profiles.py)
+            out = (expected_output_tokens or r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE) + r.thinking_tokens
             prefix_tokens = 0
             if r.cache_prefix:
                 prefix_tokens = min(total, estimate_tokens(r.cache_prefix, r.model) if exact is None
@@ -630,7 +642,7 @@ def _token_count(counted: bool, misses: int, keyless: list[str]) -> str:
         return estimated
     if not keyless:
         return "exact (token-counting endpoint)"
-    return f"exact (token-counting endpoint) for {misses - len(keyless)} calls; {estimated} for {len(keyless)}"
+    return f"exact (token-counting endpoint) for {misses - len(keyless)} of {misses} calls; {estimated} for the rest"
 
 
 BACKENDS = ("auto", "anthropic", "openai", "local", "replay")
@@ -651,8 +663,8 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
     required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
     the user did not name default to OpenAI models; `local` sends every named role's model to OPENAI_BASE_URL
-    (each a local model of this client only, priced $0 or from `prices`, memeval/llm/prices.py) and keeps cloud
-    OpenAI models to the cache, since the base URL is taken."""
+    (each a local model of this client only, priced $0 or from `prices`: a `--prices` file's path or its loaded
+    table, memeval/llm/prices.py) and keeps cloud OpenAI models to the cache, since the base URL is taken."""
     if backend not in BACKENDS:
         raise BackendNotConfigured(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
     cache = ResponseCache(cache_dir)
@@ -665,6 +677,8 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -
     endpoints = {"openai": OPENAI_BASE_URL if backend == "local" else endpoint_for("openai"),
                  "local": endpoint_for("local")}
     prices = kwargs.pop("prices", None)
+    if isinstance(prices, (str, os.PathLike)):  # a configuration records the file's path; the table is read here
+        prices = load_prices(prices)
     require_local(prices, backend)
     if backend == "local":
         table = kwargs["profile_table"] = ProfileTable.with_local(named.values(), prices)

@@ -1,14 +1,29 @@
-"""Exact input-token counts for dry runs: the token-counting endpoint under the client's error policy, cached
-per prompt hash (so a second dry run sends nothing); only when the client can reach the API. Without a key the
-estimate stays at 4 characters a token and says so."""
+"""Exact input-token counts for dry runs: the token-counting endpoint under the client's error policy and rate
+limiter, cached per prompt hash (so a second dry run sends nothing); only when the client can reach the API, and
+only for Anthropic's models (another provider's request is left to the keyless estimate, memeval/llm/tokenizers.py,
+and the estimate says which were counted how).
+
+A full LoCoMo dry run counts about 2,000 prompts, so they are counted concurrently: the first alone (a wrong key or
+model is refused after one request, as in `LLMClient._send`), then the rest on at most the client's
+`max_concurrency` threads, results in request order, each distinct prompt once. Token counting has a
+requests-per-minute limit of its own, "separate and independent" from message creation's (Anthropic's token-counting
+page, "Pricing and rate limits": 100 RPM at tier 1, 2,000 at tier 2, 4,000 at tier 3, 8,000 at tier 4;
+platform.claude.com/docs/en/build-with-claude/token-counting), so each call reserves one request, and no tokens, in
+a limiter bucket of its own (COUNT_POOL), which a 429's rate-limit headers teach its size and its `retry-after`
+is obeyed by the client's retries.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
+from memeval.llm.errors import TransientError
 from memeval.llm.wire import count_tokens_body
+
+COUNT_POOL = "count_tokens"
 
 
 def count_key(request) -> str:
@@ -17,21 +32,64 @@ def count_key(request) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def token_counter(client) -> Callable | None:
-    """A function resolved-request → input tokens, or None when the backend cannot count (no key)."""
-    backend = client.backend
-    if not hasattr(backend, "count_tokens"):
-        return None
+class TokenCounter:
+    """Resolved-request → input tokens by the endpoint (None for a request of another provider). `count_all` is
+    what `LLMClient.estimate` calls; calling the counter on one request counts that one."""
 
-    def count(request) -> int:
-        request = client.resolve(request)
-        key = count_key(request)
-        hit = None if client.cache is None else client.cache.get_count(key)
-        if hit is not None:
-            return hit
-        tokens, _ = client.call(lambda: backend.count_tokens(request), request, "count_tokens")
-        if client.cache is not None:
-            client.cache.put_count(key, tokens)
+    def __init__(self, client):
+        self.client = client
+        self.backend = client.backend
+
+    def __call__(self, request) -> int | None:
+        return self.count_all([request])[0]
+
+    def count_all(self, requests: Sequence) -> list[int | None]:
+        resolved = [self.client.resolve(r) for r in requests]
+        keys = [count_key(r) if r.provider == "anthropic" else None for r in resolved]
+        known: dict[str, int] = {}
+        todo: dict[str, object] = {}
+        cache = self.client.cache
+        for key, request in zip(keys, resolved, strict=True):
+            if key is None or key in known or key in todo:
+                continue
+            hit = None if cache is None else cache.get_count(key)
+            if hit is not None:
+                known[key] = hit
+            else:
+                todo[key] = request
+        pending = list(todo.items())
+        if pending:
+            known[pending[0][0]] = self._count(*pending[0])
+            rest = pending[1:]
+            if rest:
+                with ThreadPoolExecutor(max_workers=min(self.client.max_concurrency, len(rest))) as pool:
+                    for (key, _), tokens in zip(rest, pool.map(lambda item: self._count(*item), rest), strict=True):
+                        known[key] = tokens
+        return [None if key is None else known[key] for key in keys]
+
+    def _count(self, key: str, request) -> int:
+        tokens, _ = self.client.call(lambda: self._send(request), request, "count_tokens")
+        if self.client.cache is not None:
+            self.client.cache.put_count(key, tokens)
         return tokens
 
-    return count
+    def _send(self, request) -> int:
+        limiter = self.client.limiter
+        reservation = limiter.acquire((request.provider, COUNT_POOL), 0, 0)
+        try:
+            tokens = self.backend.count_tokens(request)
+        except TransientError as exc:  # a 429 carries the counting limit's headers
+            limiter.settle(reservation, exc.headers, 0, 0)
+            raise
+        except BaseException:
+            limiter.settle(reservation, None, 0, 0)
+            raise
+        limiter.settle(reservation, None, 0, 0)
+        return tokens
+
+
+def token_counter(client) -> TokenCounter | None:
+    """The client's counter, or None when its backend cannot count (no key)."""
+    if not hasattr(client.backend, "count_tokens"):
+        return None
+    return TokenCounter(client)

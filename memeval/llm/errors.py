@@ -72,7 +72,8 @@ class ModelRetired(Exception):
     def __init__(self, model: str, retires: str, successor: str | None):
         super().__init__(f"{model} was shut down on {retires} by its provider; its successor is "
                          f"{successor or 'not named'}, and any substitute is not the published protocol that named "
-                         f"{model} (cached replies of {model} still replay: --llm replay)")
+                         f"{model} (cached replies of {model} still replay: --llm replay; if the provider still "
+                         f"serves it, MEMEVAL_SEND_RETIRED=1 sends anyway and its answer decides)")
         self.model, self.retires, self.successor = model, retires, successor
 
 

@@ -21,6 +21,25 @@ Sources (read 2026-12-03; check them again when a model or an SDK major changes)
 - Structured outputs (`output_config.format`): GA on Opus 4.6, Sonnet 4.6, Sonnet 4.5, Opus 4.5, Haiku 4.5
   (platform.claude.com/docs/es/build-with-claude/structured-outputs); Opus 4.7 per Vertex AI's list. Not
   claimed for the 5.5 models (no source read), so their judges keep the prompt-and-parse path.
+- Thinking (read 2026-12-04). Thinking tokens count toward `max_tokens` and are billed as output tokens (SDK
+  2.17 types/message_create_params.py `thinking`; types/usage.py: `output_tokens` "remains the inclusive,
+  authoritative total used for billing"), so a thinking model given a protocol's 5–256-token cap returns empty
+  text cut at max_tokens. Sonnet 5.5 thinks when `thinking` is omitted and accepts only `adaptive` and
+  `between_tools`; `disabled` is a 400 pointing to `between_tools`, "the lowest thinking setting": no up-front
+  thinking, and a request without tools gets text only; it works at effort low–high, not xhigh/max
+  (platform.claude.com/docs/en/models/sonnet-5-5/migration-guide and /whats-new-sonnet-5-5). Opus 5.5 always
+  thinks, "Adaptive (always on)", default effort medium (the Sonnet 5.5 overview's comparison table; effort
+  page: "Claude Opus 5.5 and Claude Haiku 5.5 default to medium"); `disabled` and budgets are a 400 "at every
+  effort level" (openrouter.ai/docs/cookbook/evaluate-and-optimize/model-migrations/claude-5-5; the message
+  as reproduced in dev.to "Claude Opus 5.5 / Sonnet 5.5: 5 settings that return 400"), and
+  `output_config.effort` is the control (platform.claude.com/docs/en/build-with-claude/effort: "Set
+  output_config.effort on the request"; low is "most efficient"; effort shapes all output, thinking included).
+  Sonnet 4.6, Haiku 4.5 and earlier run without thinking when it is omitted (Sonnet 5.5 migration guide); Opus
+  4.6 and Sonnet 4.6 take adaptive, budgets (deprecated) and disabled; Haiku 4.5 budgets only (its "Extended"
+  row in the same comparison table); Opus 4.7 adaptive only, `enabled` and `disabled` a 400
+  (docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html). A budget is ≥ 1,024
+  and < max_tokens (SDK types/thinking_config_enabled_param.py). The 2,048 thinking tokens reserved above a
+  thinking request's answer cap are this project's choice (twice that minimum budget), not a published figure.
 
 OpenAI models (the anchors' judges: Mem0 used gpt-4o-mini, LongMemEval gpt-4o-2024-08-06), called through the
 `openai` SDK's chat completions (read 2026-12-03):
@@ -36,17 +55,22 @@ OpenAI models (the anchors' judges: Mem0 used gpt-4o-mini, LongMemEval gpt-4o-20
   spybara.com's history) does not name gpt-4o-2024-08-06 or gpt-4o-mini-2024-07-18 in the rows read; marked
   "legacy" here, check the page before a paid run.
 - A model served by a user-given base URL (`--llm local`: vLLM, Ollama, llama.cpp) gets the explicit local
-  profile: any model id, priced $0, said so in manifests. Only the client built for `--llm local` knows its
-  local models (a `ProfileTable` fixed when the client is made); the module-level functions know the cloud
-  models only, so two clients in one process never see each other's local models.
+  profile: any model id, priced $0 or from the user's `--prices` file (memeval/llm/prices.py), said so in
+  manifests. Only the client built for `--llm local` knows its local models (a `ProfileTable` fixed when the
+  client is made); the module-level functions know the cloud models only, so two clients in one process never
+  see each other's local models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from memeval.errors import InputError
+
+if TYPE_CHECKING:
+    from memeval.llm.prices import PriceTable
 
 API_VERSION_2026 = "2026-10-21"
 API_VERSION_2023 = "2023-06-01"
@@ -72,6 +96,29 @@ class ModelProfile:
     max_tokens_field: str = "max_tokens"  # the body field that caps the output
     retires: str | None = None  # YYYY-MM-DD the provider shuts the model down (None: no date announced)
     successor: str | None = None  # the provider's named replacement
+    # off: thinks only when asked | default: thinks unless turned off | always: cannot be turned off
+    thinking: str = "off"
+    thinking_types: tuple[str, ...] = ()  # the `thinking.type` values the model accepts; any other is a 400
+    thinking_sent: str = ""  # the `thinking.type` this project sends ("": none, the model's default)
+    effort: str = ""  # the `output_config.effort` this project sends ("": none, the model's default)
+    thinking_tokens: int = 0  # output tokens reserved for thinking above a request's answer cap, when it thinks
+
+    def thinks(self, sent: str) -> bool:
+        """Whether a request sending `thinking.type` `sent` ("": none) may think, and so spend output on it."""
+        return sent in ("adaptive", "enabled") if sent else self.thinking != "off"
+
+    def thinking_refusal(self, sent: str) -> str | None:
+        """Why the API would answer 400 to `thinking.type` `sent` on this model (None: it would not)."""
+        if not sent or sent in self.thinking_types:
+            return None
+        if not self.thinking_types:
+            return f"this model takes no `thinking` parameter (asked for thinking.type {sent!r})"
+        if self.thinking == "always":
+            return (f"thinking.type {sent!r} is an HTTP 400 on this model, which always thinks; output_config.effort "
+                    "is what keeps its thinking short")
+        off = [t for t in ("between_tools", "disabled") if t in self.thinking_types]
+        return (f"thinking.type {sent!r} is an HTTP 400 on this model, which takes {', '.join(self.thinking_types)}"
+                + (f" ({off[0]} turns thinking off)" if off else ""))
 
     def retired(self, today: str | None = None) -> bool:
         from datetime import date
@@ -88,28 +135,39 @@ class ModelProfile:
         return cost * (BATCH_DISCOUNT if batch else 1.0)
 
 
-def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note="", cache_read_ratio=None):
+THINKING_TOKENS = 2048  # reserved above the answer cap when a request thinks (see Thinking, above)
+BUDGET_TYPES = ("adaptive", "enabled", "disabled")  # Opus 4.6, Sonnet 4.6
+
+
+def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note="", cache_read_ratio=None,
+             thinking="off", thinking_types=BUDGET_TYPES, thinking_sent="", effort=""):
     """A model that takes temperature is called under 2023-06-01 (the only version that still accepts it);
     the others under 2026-10-21. Cache prices at the published 1.25x (5-minute write) and 0.1x (read)."""
     version = API_VERSION_2023 if sampling else API_VERSION_2026
     return ModelProfile(model, status, version, sampling, min_cache, price_in, price_out, price_in * 1.25,
-                        price_in * (cache_read_ratio or 0.1), structured, note)
+                        price_in * (cache_read_ratio or 0.1), structured, note, thinking=thinking,
+                        thinking_types=thinking_types, thinking_sent=thinking_sent, effort=effort,
+                        thinking_tokens=THINKING_TOKENS)
 
 
 PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
     _profile("claude-opus-4-6", "legacy", True, 4096, 5.0, 25.0, True),
     _profile("claude-sonnet-4-6", "legacy", True, 2048, 3.0, 15.0, True),
-    _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True),
-    _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True),
+    _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True, thinking_types=("enabled", "disabled")),
+    _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True, thinking_types=("adaptive",)),
     # 5.5 cache reads cost 0.05x input since 2026-10-07 (Sonnet 5.5 $0.10, Opus 5.5 $0.20 per MTok): the pricing
     # page's "Prompt caching" rates as tabled by docs.rs synaps pricing (verified against platform.claude.com) and
     # the 2026-10-07 change noted by PromptFuel v1.0.23 and claude-usage v1.5.7; some localized model pages still
     # show the earlier $0.20 for Sonnet 5.5
     _profile("claude-sonnet-5-5", "current", False, 1024, 2.0, 10.0, False,
-             "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read; cache read $0.10",
-             cache_read_ratio=0.05),
+             "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read; cache read $0.10; "
+             "thinks unless sent thinking.type between_tools, which this project sends (disabled is a 400)",
+             cache_read_ratio=0.05, thinking="default", thinking_types=("adaptive", "between_tools"),
+             thinking_sent="between_tools"),
     _profile("claude-opus-5-5", "current", False, 1024, 4.0, 20.0, False,
-             "cache floor assumed 1,024 (Opus 5: 512); cache write 1.25x, cache read $0.20", cache_read_ratio=0.05),
+             "cache floor assumed 1,024 (Opus 5: 512); cache write 1.25x, cache read $0.20; always thinks: sent "
+             "effort low, max_tokens = answer cap + 2,048 thinking tokens", cache_read_ratio=0.05,
+             thinking="always", thinking_types=("adaptive",), effort="low"),
 )}
 
 def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens", retires=None,
@@ -121,7 +179,10 @@ def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field=
 # OpenAI's deprecations page (developers.openai.com/api/docs/deprecations; notice of 2026-10-14): the GPT-4o and
 # GPT-4o mini snapshots shut down on 2027-01-14, replacement gpt-6-luna. Read here through summaries of that page
 # (dev.to "OpenAI API deprecations 2026-2027", checked against GET /v1/models' shutdown_date; codersera.com), the
-# page's own row not being in the excerpt reachable here — recheck it before relying on the day.
+# page's own row not being in the excerpt reachable here — recheck it before relying on the day. The page's notice
+# policy (added 2026-06-02, as spybara.com's history of deprecations.md shows: "Generally available models: At least
+# 6 months") would put a GA snapshot's shutdown after a 2026-10-14 notice no earlier than 2027-04-14, so the day
+# here may be early: MEMEVAL_SEND_RETIRED=1 sends past it and lets the provider answer.
 GPT4O_SHUTDOWN, GPT4O_SUCCESSOR = "2027-01-14", "gpt-6-luna"
 
 
@@ -136,11 +197,20 @@ PROFILES.update({p.model: p for p in (
 )})
 
 
-def local_profile(model: str) -> ModelProfile:
+def local_profile(model: str, prices: PriceTable | None = None, source: str = "model") -> ModelProfile:
     """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only a
-    table made for `--llm local` holds one), sampling assumed accepted, no structured-output mode assumed."""
-    return ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
-                        "local server at a user-given base URL; priced $0", provider="local")
+    table made for `--llm local` holds one) unless the user's price file (`--prices`, memeval/llm/prices.py) prices
+    it; sampling assumed accepted, no structured-output mode assumed. Such servers charge no cache write."""
+    if prices is None:
+        return ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
+                            "local server at a user-given base URL; priced $0", provider="local")
+    price = prices.price(model)
+    if price is None:
+        raise InputError(source, model, f"no price for this model in --prices {prices.path} (it prices "
+                         + ", ".join(prices.models) + "); add a row, or leave --prices out to price it $0")
+    return ModelProfile(model, "local", "", True, 0, price.input_usd_mtok, price.output_usd_mtok,
+                        price.input_usd_mtok, price.cached_input_usd_mtok, False,
+                        f"local server at a user-given base URL; {prices.note}", provider="local")
 
 
 # The one place the default model of each role lives; `--answer-model` etc. override it per run.
@@ -168,19 +238,21 @@ ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "
 @dataclass(frozen=True)
 class ProfileTable:
     """The profiles one client resolves its requests against: every cloud model of PROFILES, plus the models it
-    serves from a local server (`--llm local`), which take precedence. Immutable: a client's table is fixed when
-    the client is made."""
+    serves from a local server (`--llm local`), which take precedence, priced from the user's `--prices` file when
+    one is given. Immutable: a client's table is fixed when the client is made."""
 
     local_models: frozenset[str] = frozenset()
+    prices: PriceTable | None = None
 
     @classmethod
-    def with_local(cls, models: Iterable[str]) -> ProfileTable:
-        return cls(frozenset(m for m in models if m))
+    def with_local(cls, models: Iterable[str], prices: PriceTable | None = None) -> ProfileTable:
+        return cls(frozenset(m for m in models if m), prices)
 
     def profile(self, model: str, source: str = "model") -> ModelProfile:
-        """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price)."""
+        """The profile of `model`; an unknown id is an input error naming the known ones (never a $0 price), and so
+        is a local model the given price file leaves out."""
         if model in self.local_models:
-            return local_profile(model)
+            return local_profile(model, self.prices, source)
         try:
             return PROFILES[model]
         except KeyError:

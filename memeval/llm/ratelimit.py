@@ -117,6 +117,16 @@ class LimiterStats:
     limits: dict = field(default_factory=dict)  # key → {kind: capacity}
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """A call held back by the limiter, for a progress display to say so: which bucket of which key is empty and
+    when (on the limiter's clock) it should hold enough."""
+
+    key: tuple
+    kind: str
+    until: float
+
+
 class RateLimiter:
     """Buckets per (provider, model). `acquire` blocks until the request fits every known bucket and takes its
     share (output reserved at `max_tokens`); `settle` returns what was over-reserved and reads the headers."""
@@ -127,6 +137,7 @@ class RateLimiter:
         self.buckets: dict[tuple, dict[str, Bucket]] = {}
         self.stats = LimiterStats()
         self._lock = threading.Lock()
+        self._waiting: dict[int, Waiting] = {}  # thread → what it waits for
 
     def capacity(self, key: tuple, kind: str) -> float | None:
         """The per-minute limit of one bucket as the provider's headers gave it (None until they have)."""
@@ -161,11 +172,19 @@ class RateLimiter:
                 if wait <= 0:
                     for k, a in amounts.items():
                         buckets[k].level -= a
+                    self._waiting.pop(threading.get_ident(), None)
                     return Reservation(key, amounts)
                 self.stats.waits += 1
+                empty = max((buckets[k].wait(a), k) for k, a in amounts.items() if a > 0)[1]
+                self._waiting[threading.get_ident()] = Waiting(key, empty, now + wait)
             pause = min(wait, self.max_wait_s)
             self.stats.waited_s += pause
             self.sleep(pause)
+
+    def waiting(self) -> Waiting | None:
+        """The longest wait of the calls held back right now (None: none is)."""
+        with self._lock:
+            return max(self._waiting.values(), key=lambda w: w.until, default=None)
 
     def settle(self, reservation: Reservation, headers: Mapping[str, str] | None, input_used: int | None = None,
                output_used: int | None = None) -> None:

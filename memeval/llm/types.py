@@ -41,6 +41,17 @@ class LLMRequest:
     # account's per-minute input limit is written in pieces; transport only (the model reads the same characters),
     # not in the key
     cache_splits: tuple[int, ...] = ()
+    # thinking, as resolve() sets it from the model's profile (a caller may ask for a `thinking` type; resolve refuses
+    # one the model rejects): the `thinking.type` and `output_config.effort` sent ("": none) and the output tokens
+    # reserved for thinking above `max_tokens`, which stays the protocol's answer cap (see max_tokens_sent)
+    thinking: str = ""
+    effort: str = ""
+    thinking_tokens: int = 0
+
+    @property
+    def max_tokens_sent(self) -> int | None:
+        """The wire's `max_tokens`: thinking counts toward it, so it is the answer cap plus the thinking reserved."""
+        return None if self.max_tokens is None else self.max_tokens + self.thinking_tokens
 
     def key_material(self) -> dict:
         material = {
@@ -58,6 +69,10 @@ class LLMRequest:
             # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
             # caches still hit
             material["endpoint"] = self.endpoint
+        if self.thinking or self.effort or self.thinking_tokens:
+            # only a request that sends thinking parameters keys them, so every other request's key is unchanged
+            material["thinking"] = {"type": self.thinking, "effort": self.effort,
+                                    "max_tokens_sent": self.max_tokens_sent}
         return material
 
     @property

@@ -19,26 +19,35 @@ def message_content(text: str, cache_prefix_chars: int, splits: tuple[int, ...] 
 
 
 def request_body(request) -> dict:
-    """Messages API body of a resolved `LLMRequest` (no `temperature` key unless one is to be sent)."""
+    """Messages API body of a resolved `LLMRequest` (no `temperature` key unless one is to be sent). Thinking counts
+    toward `max_tokens`, so the cap sent is the answer cap plus the thinking reserved; a budget (`enabled`) is
+    that reserve, which keeps it below `max_tokens` as the API requires."""
     messages = []
     for index, (role, text) in enumerate(request.messages):
         prefix = request.cache_prefix_chars if index == 0 and role == "user" else 0
         splits = request.cache_splits if prefix else ()
         messages.append({"role": role, "content": message_content(text, prefix, splits)})
-    body: dict = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+    body: dict = {"model": request.model, "max_tokens": request.max_tokens_sent, "messages": messages}
     if request.system:
         body["system"] = request.system
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.thinking:
+        body["thinking"] = {"type": request.thinking}
+        if request.thinking == "enabled":
+            body["thinking"]["budget_tokens"] = request.thinking_tokens
     if request.output_schema:
         body["output_config"] = {"format": {"type": "json_schema", "schema": json.loads(request.output_schema)}}
+    if request.effort:
+        body.setdefault("output_config", {})["effort"] = request.effort
     return body
 
 
 def count_tokens_body(request) -> dict:
-    """Token counting takes the prompt only (no max_tokens, no sampling)."""
+    """Token counting takes the prompt and the settings that shape it (thinking, output_config) — no max_tokens,
+    no sampling."""
     body = request_body(request)
-    return {k: v for k, v in body.items() if k in ("model", "messages", "system", "output_config")}
+    return {k: v for k, v in body.items() if k in ("model", "messages", "system", "output_config", "thinking")}
 
 
 def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dict:

@@ -1,0 +1,171 @@
+"""`--prices FILE` (memeval/llm/prices.py): a gateway's or local server's model ids priced from the user's file under
+`--llm local`, so dry runs and `--budget-usd` count dollars; hostile files are one line naming the file and field."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from memeval.cli import main
+from memeval.errors import InputError
+from memeval.llm.client import LLMRequest, make_client
+from memeval.llm.errors import BudgetExceeded
+from memeval.llm.prices import load_prices
+from memeval.llm.profiles import PROFILES, ProfileTable
+from tests.fake_openai import FakeOpenAI
+
+GATEWAY = "anthropic/claude-sonnet-4.6"  # an OpenRouter id: unknown to memeval's own table
+ROW = {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}
+
+
+def _write(tmp_path, table, name="prices.json") -> str:
+    path = tmp_path / name
+    path.write_text(table if isinstance(table, str) else json.dumps(table), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    out = tmp_path_factory.mktemp("g80") / "corpus"
+    assert main(["graph80", "generate", "--out", str(out)]) == 0
+    return out
+
+
+def _memeval(*argv, env_extra=None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", **(env_extra or {})})
+    return subprocess.run([sys.executable, "-m", "memeval", *map(str, argv)], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def _graph80(corpus, out, *extra):
+    return ("graph80", "run", "--data", corpus, "--reader", "claude", "--systems", "chunks", "--repeats", "1",
+            "--llm", "local", "--answer-model", GATEWAY, "--out", out, *extra)
+
+
+def test_a_dry_run_prices_a_gateway_model_from_the_file(corpus, tmp_path):
+    prices = _write(tmp_path, {GATEWAY: ROW})
+    env = {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    free = _memeval(*_graph80(corpus, tmp_path / "run", "--dry-run"), env_extra=env)
+    priced = _memeval(*_graph80(corpus, tmp_path / "run", "--dry-run", "--prices", prices), env_extra=env)
+    assert free.returncode == priced.returncode == 0, (free.stderr, priced.stderr)
+    free, priced = json.loads(free.stdout), json.loads(priced.stdout)
+    assert free["usd_est"] == 0.0 and priced["to_send"] == free["to_send"] > 0
+    assert priced["usd_est"] == pytest.approx((priced["input_tokens_est"] * 3 + priced["output_tokens_max"] * 15) / 1e6)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("table", "llm", "expected"), [
+    ({GATEWAY: {**ROW, "input_usd_mtok": -1}}, "local", f'"{GATEWAY}".input_usd_mtok: -1 is not a finite price'),
+    ({GATEWAY: {**ROW, "input_usd_mtok": "3.00"}}, "local", f'"{GATEWAY}".input_usd_mtok: "3.00" is not a number'),
+    ({GATEWAY: {**ROW, "batch_usd_mtok": 1}}, "local", f'"{GATEWAY}".batch_usd_mtok: unknown field'),
+    ({GATEWAY: {"input_usd_mtok": 3}}, "local", f'"{GATEWAY}".output_usd_mtok: missing'),
+    ('{"%s": {"input_usd_mtok": Infinity, "output_usd_mtok": 1}}' % GATEWAY, "local", "inf is not a finite price"),
+    ({"claude-sonnet-4-6": ROW}, "local", '"claude-sonnet-4-6": a known cloud model'),
+    ({"some/other-model": ROW}, "local", f"--answer-model: {GATEWAY}: no price for this model in --prices"),
+    ({GATEWAY: ROW}, "auto", "--llm auto: prices the models of --llm local only"),
+    ("{\"%s\": " % GATEWAY, "local", "file: not valid JSON"),
+])
+def test_hostile_price_files_are_one_line_naming_file_and_field(corpus, tmp_path, table, llm, expected):
+    prices = _write(tmp_path, table)
+    argv = [*_graph80(corpus, tmp_path / "run", "--dry-run", "--prices", prices)]
+    argv[argv.index("--llm") + 1] = llm
+    if llm != "local":
+        argv[argv.index("--answer-model") + 1] = "claude-sonnet-4-6"
+    done = _memeval(*argv, env_extra={"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert prices in lines[0] and expected in lines[0], lines[0]
+    assert done.stdout == "" and not (tmp_path / "run").exists()
+
+
+def test_a_live_run_stops_at_the_budget_and_its_manifest_names_the_table(corpus, tmp_path):
+    prices = _write(tmp_path, {GATEWAY: ROW})
+    with FakeOpenAI(lambda body: "ok", local=True) as server:
+        done = _memeval(*_graph80(corpus, tmp_path / "run", "--prices", prices, "--budget-usd", "0.01",
+                                  "--no-progress"),
+                        env_extra={"OPENAI_BASE_URL": server.url, "MEMEVAL_CACHE_DIR": str(tmp_path / "cache")})
+        sent = len(server.received)
+    assert done.returncode == 4 and "BudgetExceeded" in done.stderr.strip().splitlines()[-1], done.stderr
+    assert 0 < sent < 80, "priced at $0 all 80 questions would be sent; priced, the budget stops them"
+    profile = json.loads((tmp_path / "run" / "manifest.json").read_text())["llm"]["roles"]["answer"]["profile"]
+    digest = hashlib.sha256((tmp_path / "prices.json").read_bytes()).hexdigest()
+    assert f"priced from --prices {prices} (sha256 {digest})" in profile["note"]
+    assert (profile["input_usd_mtok"], profile["output_usd_mtok"], profile["cache_read_usd_mtok"]) == (3, 15, 0.3)
+
+
+def test_the_table_prices_replies_and_stops_the_budget_through_the_api(tmp_path, monkeypatch):
+    table = load_prices(_write(tmp_path, {GATEWAY: ROW}))
+    with FakeOpenAI(lambda body: "42", local=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        client = make_client("local", cache_dir=str(tmp_path / "cache"), models={"answer": GATEWAY}, prices=table,
+                             budget_usd=1e-9)
+        request = LLMRequest(model=GATEWAY, role="answer", messages=(("user", "what is six times seven?"),),
+                             max_tokens=8)
+        response = client.complete(request)
+        assert response.cost_usd == pytest.approx((response.input_tokens * 3 + response.output_tokens * 15) / 1e6)
+        assert response.cost_usd > 0 and client.stats.cost_usd == response.cost_usd
+        with pytest.raises(BudgetExceeded):
+            client.complete(dataclasses.replace(request, messages=(("user", "and six times eight?"),)))
+        assert len(server.received) == 1
+    with pytest.raises(InputError, match="--llm local only"):
+        make_client("auto", cache_dir=str(tmp_path / "cache"), prices=table)
+
+
+def test_a_good_table_defaults_the_cached_price_and_stays_immutable(tmp_path):
+    path = _write(tmp_path, {GATEWAY: ROW, "azure-gpt4o-eastus": {"input_usd_mtok": 2.5, "output_usd_mtok": 10}})
+    table = load_prices(path)
+    assert table.sha256 == hashlib.sha256((tmp_path / "prices.json").read_bytes()).hexdigest()
+    azure = table.price("azure-gpt4o-eastus")
+    assert (azure.input_usd_mtok, azure.output_usd_mtok, azure.cached_input_usd_mtok) == (2.5, 10.0, 2.5)
+    profiles = ProfileTable.with_local([GATEWAY, "azure-gpt4o-eastus"], table)
+    assert profiles.profile(GATEWAY).cache_read_usd_mtok == 0.3 and profiles.profile(GATEWAY).provider == "local"
+    assert profiles.profile("claude-sonnet-4-6") == PROFILES["claude-sonnet-4-6"], "cloud prices are untouched"
+    assert ProfileTable.with_local([GATEWAY]).profile(GATEWAY).input_usd_mtok == 0.0, "no file: $0 as before"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        profiles.prices = None  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.rows = ()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("content", "field"), [
+    ('{"m": {"input_usd_mtok": 1, "output_usd_mtok": 1}, "m": {"input_usd_mtok": 2, "output_usd_mtok": 2}}',
+     '"m": given twice'),
+    ('{"m": {"input_usd_mtok": NaN, "output_usd_mtok": 1}}', '"m".input_usd_mtok: nan'),
+    ('{"m": {"input_usd_mtok": 1e999, "output_usd_mtok": 1}}', '"m".input_usd_mtok: inf'),
+    ('{"m": {"input_usd_mtok": true, "output_usd_mtok": 1}}', '"m".input_usd_mtok: true is not a number'),
+    ('{"m": {"input_usd_mtok": null, "output_usd_mtok": 1}}', '"m".input_usd_mtok: null is not a number'),
+    ('{"m": {"input_usd_mtok": [1], "output_usd_mtok": 1}}', '"m".input_usd_mtok: [1] is not a number'),
+    ('{"m": {"input_usd_mtok": 1, "output_usd_mtok": -0.5}}', '"m".output_usd_mtok: -0.5 is not a finite'),
+    ('{"m": 3}', '"m": expected an object'),
+    ('{" m": {"input_usd_mtok": 1, "output_usd_mtok": 1}}', '" m": not a model id'),
+    ('{"a\\u0000b": {"input_usd_mtok": 1, "output_usd_mtok": 1}}', '"a\\u0000b": not a model id'),
+    ('{"gpt-4o-mini": {"input_usd_mtok": 1, "output_usd_mtok": 1}}', '"gpt-4o-mini": a known cloud model'),
+    ("{}", "file: expected a JSON object"),
+    ("[]", "file: expected a JSON object"),
+    ("", "file: empty"),
+    ("[" * 200, "file: nested deeper"),
+])
+def test_hostile_tables_are_refused_with_the_field(tmp_path, content, field):
+    path = _write(tmp_path, content)
+    with pytest.raises(InputError) as caught:
+        load_prices(path)
+    message = str(caught.value)
+    assert message.startswith(f"--prices {path}: ") and field in message and "\n" not in message, message
+
+
+def test_files_that_are_not_price_tables_are_refused(tmp_path):
+    (tmp_path / "big.json").write_bytes(b" " * (1 << 20) + b"{}")
+    (tmp_path / "utf16.json").write_bytes('{"m": {}}'.encode("utf-16"))
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"m": ROW}).encode())
+    for name, problem in [("big.json", "a price table is at most"), ("utf16.json", "not UTF-8"),
+                          ("missing.json", "no such file"), (".", "not a regular file")]:
+        with pytest.raises(InputError, match=problem):
+            load_prices(tmp_path / name)
+    assert load_prices(tmp_path / "bom.json").price("m").output_usd_mtok == 15.0, "a byte-order mark is skipped"
