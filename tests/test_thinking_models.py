@@ -164,3 +164,17 @@ def test_the_manifest_records_what_each_role_sends_for_thinking():
     answer, judge = roles["answer"]["profile"], roles["judge"]["profile"]
     assert (answer["thinking"], answer["effort"], answer["thinking_tokens"]) == ("always", "low", THINKING_TOKENS)
     assert (judge["thinking"], judge["thinking_sent"]) == ("default", "between_tools")
+
+
+def test_a_run_directory_identity_names_the_thinking_sent_and_only_where_sent():
+    """Rows answered with thinking settings are not resumed under others; roles that send none keep the identity
+    they had before thinking was modelled, so their directories still resume."""
+    from memeval.llm.manifest import role_identity
+
+    client = LLMClient(None, None, sampling="model-default", models={"answer": "claude-opus-5-5",
+                                                                      "judge": "claude-sonnet-5-5",
+                                                                      "extract": "claude-sonnet-4-6"})
+    assert role_identity(client, "answer", 0.0)["thinking"] == {"type": "", "effort": "low",
+                                                                "reserve": THINKING_TOKENS}
+    assert role_identity(client, "judge", 0.5)["thinking"] == {"type": "between_tools", "effort": "", "reserve": 0}
+    assert "thinking" not in role_identity(client, "extract", 0.0)

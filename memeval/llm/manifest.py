@@ -50,7 +50,7 @@ def _endpoint(client, provider: str) -> str | None:
 
 def role_identity(client, role: str, temperature: float | None) -> dict:
     """What of a role changes its replies, for a run directory's identity: model, provider, API version,
-    sampling, the temperature actually sent, and the endpoint when it is not the provider's public default
+    sampling, the temperature actually sent, the thinking settings sent, and the endpoint when it is not the provider's public default
     (ANTHROPIC_BASE_URL or OPENAI_BASE_URL pointing elsewhere; a local server always): rows answered by one
     endpoint are not resumed against another. Left out at the default, so directories recorded before endpoints
     were part of the identity still resume."""
@@ -59,6 +59,9 @@ def role_identity(client, role: str, temperature: float | None) -> dict:
     p = table.profile(model)
     out = {"model": model, "provider": p.provider, "api_version": p.api_version, "sampling": client.sampling,
            "temperature_sent": table.sent_temperature(model, temperature, client.sampling)}
+    if p.thinking_sent or p.effort:  # only where sent, so directories recorded before thinking still resume
+        out["thinking"] = {"type": p.thinking_sent, "effort": p.effort,
+                           "reserve": p.thinking_tokens if p.thinks(p.thinking_sent) else 0}
     is_default = getattr(client, "endpoint_is_default", None)
     if callable(is_default) and not is_default(p.provider):
         out["endpoint"] = _endpoint(client, p.provider)
