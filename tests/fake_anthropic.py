@@ -171,6 +171,20 @@ class FakeAnthropic(LoopbackServer):
         self.batches: dict[str, dict] = {}
         self.batch_polls_before_end = 2
         self.batch_errored: dict[str, str] = {}  # custom_id → error type to inject
+        # Batch lifetimes, on each batch's own clock (`backdate` moves it). A batch not done 24 hours after creation
+        # expires and its unprocessed requests end `expired`; results can be downloaded for 29 days after creation,
+        # after which the batch can still be retrieved but its results cannot (the batch-processing guide's limits,
+        # docs.claude.com/zh-CN/docs/build-with-claude/batch-processing; `expires_at` "24 hours after creation" in
+        # the retrieve reference, docs.claude.com/fr/api/retrieving-message-batches). Past 29 days `archived_at` is
+        # set ("archived and its results became unavailable", same reference) and `results_url` is null (SDK 2.17
+        # types/messages/message_batch.py: "Specified only once processing ends"); the SDK's `results()` then
+        # raises a bare AnthropicError "No `results_url` for the given batch; Has it finished processing? ..."
+        # (SDK 2.17 resources/messages/batches.py). What the results URL answers once archived is not documented:
+        # a 404 here.
+        self.batch_expires_s = 24 * 3600
+        self.batch_results_kept_s = 29 * 24 * 3600
+        # (status, headers, body) answering the next GETs of a batch ("retrieve") or of its results ("results")
+        self.batch_faults: dict[str, list[tuple]] = {"retrieve": [], "results": []}
         self.prompt_cache: set[str] = set()
         self.limits = None  # a tests.fake_limits.TierLimits: rate-limit headers on every reply, 429s past them
         self.latency_s = 0.0  # how long a message takes to come back
@@ -193,15 +207,51 @@ class FakeAnthropic(LoopbackServer):
                 except Rejection as r:
                     return self._error(r, request_id)
                 parts = self.path.split("?")[0].rstrip("/").split("/")
-                if len(parts) >= 5 and parts[1:4] == ["v1", "messages", "batches"] and parts[4] in fake.batches:
+                if len(parts) in (5, 6) and parts[1:4] == ["v1", "messages", "batches"]:
                     batch_id = parts[4]
-                    if len(parts) == 6 and parts[5] == "results":
-                        return self.send_json(fake._batch_results(batch_id), content_type="application/binary")
                     with fake._lock:
-                        fake.batches[batch_id]["polls_left"] -= 1
-                    return self.send_json(fake._batch_object(batch_id), headers={"request-id": request_id})
+                        queue = fake.batch_faults["results" if len(parts) == 6 else "retrieve"]
+                        fault = queue.pop(0) if queue else None
+                    if fault:
+                        status, fault_headers, payload = fault
+                        return self.send_json({**payload, "request_id": request_id}, status,
+                                              {**fault_headers, "request-id": request_id})
+                    if not fake._batch_exists(batch_id):  # the service's answer about state, not a client's fault
+                        return self._error(fake._batch_not_found(), request_id, record=False)
+                    if len(parts) == 6 and parts[5] == "results":
+                        if fake._batch_object(batch_id)["results_url"] is None:
+                            return self._error(fake._batch_not_found(), request_id, record=False)
+                        return self.send_json(fake._batch_results(batch_id), content_type="application/binary")
+                    if len(parts) == 5:
+                        with fake._lock:
+                            fake.batches[batch_id]["polls_left"] -= 1
+                        return self.send_json(fake._batch_object(batch_id), headers={"request-id": request_id})
                 del version
                 self._error(Rejection(404, "not_found_error", f"Not found: {self.path}"), request_id)
+
+            def do_DELETE(self):
+                """DELETE /v1/messages/batches/{id}: "Message Batches can only be deleted once they've finished
+                processing. If you'd like to delete an in-progress batch, you must first cancel it"; the reply is
+                {"id", "type": "message_batch_deleted"} (platform.claude.com/docs/en/api/messages/batches/delete).
+                The status of the refusal is not documented: 400 invalid_request_error here."""
+                request_id = fake._request_id()
+                with fake._lock:
+                    fake.headers.append(dict(self.headers))
+                try:
+                    fake._check_headers(self.headers)
+                except Rejection as r:
+                    return self._error(r, request_id)
+                parts = self.path.split("?")[0].rstrip("/").split("/")
+                if len(parts) != 5 or parts[1:4] != ["v1", "messages", "batches"]:
+                    return self._error(Rejection(404, "not_found_error", f"Not found: {self.path}"), request_id)
+                batch_id = parts[4]
+                if not fake._batch_exists(batch_id):
+                    return self._error(fake._batch_not_found(), request_id, record=False)
+                if fake._batch_object(batch_id)["processing_status"] != "ended":
+                    return self._error(Rejection(400, "invalid_request_error", "Message Batches can only be deleted "
+                                                 "once they've finished processing; cancel it first"), request_id)
+                fake.delete_batch(batch_id)
+                self.send_json({"id": batch_id, "type": "message_batch_deleted"}, headers={"request-id": request_id})
 
             def do_POST(self):
                 request_id = fake._request_id()
@@ -222,7 +272,8 @@ class FakeAnthropic(LoopbackServer):
                     with fake._lock:
                         batch_id = f"msgbatch_fake_{len(fake.batches) + 1}"
                         fake.batches[batch_id] = {"requests": body["requests"], "version": version,
-                                                  "polls_left": fake.batch_polls_before_end}
+                                                  "polls_left": fake.batch_polls_before_end,
+                                                  "created": time.time(), "ended": None, "deleted": False}
                     return self.send_json(fake._batch_object(batch_id), headers={"request-id": request_id})
                 if path.endswith("/v1/messages/count_tokens"):
                     with fake._lock:
@@ -400,18 +451,56 @@ class FakeAnthropic(LoopbackServer):
                 "usage": {"input_tokens": total - written - read, "output_tokens": output,
                           "cache_creation_input_tokens": written, "cache_read_input_tokens": read}}
 
+    def backdate(self, batch_id: str, seconds: float) -> None:
+        """Move a batch's creation `seconds` into the past (its 24-hour expiry and 29-day archive follow)."""
+        with self._lock:
+            self.batches[batch_id]["created"] -= seconds
+
+    def delete_batch(self, batch_id: str) -> None:
+        """What a DELETE, or the Console, does: from then on the id is a 404 not_found_error (the record stays in
+        `batches`, marked, so counts of batches made are unchanged)."""
+        with self._lock:
+            self.batches[batch_id]["deleted"] = True
+
+    def _batch_exists(self, batch_id: str) -> bool:
+        with self._lock:
+            return batch_id in self.batches and not self.batches[batch_id]["deleted"]
+
+    @staticmethod
+    def _batch_not_found() -> Rejection:
+        """An id this key cannot see: deleted, or made in another workspace (batches are scoped to the workspace
+        of the key that made them, batch-processing guide's limits) is a 404 `not_found_error`, the requested
+        resource not found (platform.claude.com/docs/en/api/errors). The message wording is this fake's own."""
+        return Rejection(404, "not_found_error", "message batch not found")
+
+    def _batch_clock(self, batch_id: str) -> tuple[float | None, bool, bool]:
+        """(when it ended or None, whether its requests expired, whether it is archived), now. Ending is
+        remembered: a batch that expired stays expired."""
+        with self._lock:
+            state = self.batches[batch_id]
+            age = time.time() - state["created"]
+            if state["ended"] is None and age >= self.batch_expires_s:
+                state["ended"], state["expired"] = state["created"] + self.batch_expires_s, True
+            elif state["ended"] is None and state["polls_left"] < 0:
+                state["ended"] = time.time()
+            return state["ended"], state.get("expired", False), age >= self.batch_results_kept_s
+
     def _batch_object(self, batch_id: str) -> dict:
+        ended_at, expired, archived = self._batch_clock(batch_id)
         state = self.batches[batch_id]
-        ended = state["polls_left"] < 0
+        ended = ended_at is not None
         n = len(state["requests"])
-        errored = len(self._batch_outcomes(batch_id)[1]) if ended else 0
+        errored = len(self._batch_outcomes(batch_id)[1]) if ended and not expired else 0
+        done = n if ended and not expired else 0
+        created = state["created"]
         return {
             "id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-            "created_at": "2026-12-02T00:00:00Z", "expires_at": "2026-12-03T00:00:00Z",
-            "ended_at": "2026-12-02T01:00:00Z" if ended else None,
-            "request_counts": {"processing": 0 if ended else n, "succeeded": n - errored if ended else 0,
-                               "errored": errored, "canceled": 0, "expired": 0},
-            "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
+            "created_at": _rfc3339(created), "expires_at": _rfc3339(created + self.batch_expires_s),
+            "ended_at": _rfc3339(ended_at) if ended else None,
+            "archived_at": _rfc3339(created + self.batch_results_kept_s) if archived else None,
+            "request_counts": {"processing": 0 if ended else n, "succeeded": done - errored, "errored": errored,
+                               "canceled": 0, "expired": n if expired else 0},
+            "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended and not archived else None,
         }
 
     def _batch_outcomes(self, batch_id: str) -> tuple[dict, dict]:
@@ -432,9 +521,13 @@ class FakeAnthropic(LoopbackServer):
 
     def _batch_results(self, batch_id: str) -> bytes:
         good, bad = self._batch_outcomes(batch_id)
+        expired = self._batch_clock(batch_id)[1]
         lines = []
         for i, item in enumerate(reversed(self.batches[batch_id]["requests"])):  # results come unordered
             cid, params = item["custom_id"], item["params"]
+            if expired:  # never sent to the model
+                lines.append(json.dumps({"custom_id": cid, "result": {"type": "expired"}}))
+                continue
             with self._lock:
                 self.received.append(params)
             if cid in bad:
@@ -450,6 +543,10 @@ class FakeAnthropic(LoopbackServer):
 
     def versions_sent(self) -> list[str | None]:
         return [{k.lower(): v for k, v in h.items()}.get("anthropic-version") for h in self.headers]
+
+
+def _rfc3339(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def error(status: int, retry_after: str | None = None, retry_after_ms: str | None = None,

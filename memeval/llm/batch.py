@@ -9,22 +9,31 @@ Requests are resolved like synchronous ones (model per role, API version, sampli
 API version, since the `anthropic-version` header belongs to the create call. Create, retrieve and results go
 through the client's error policy, and an `errored` result is classified by its error type the same way: an
 invalid request stops the command, an overloaded or rate-limited one is left for the next run.
+
+A saved id can outlive its batch: deleted, made under another workspace or key (404 not_found_error), archived
+29 days after creation (no `results_url`: the SDK's `results()` raises a bare AnthropicError), or ended with every
+request expired. Such an id is forgotten with a one-line note and its uncached requests go into a new batch, so no
+rerun is blocked by it; a transient error (429, 5xx, connection) never forgets an id, the next run resumes it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 
 from memeval.errors import InputError
+from memeval.llm.cache import ResponseCache, SavedBatch
 from memeval.llm.client import (
     CacheMiss,
     LLMClient,
     LLMError,
     LLMRequest,
     LLMResponse,
+    TransientError,
     classify_sdk_error,
     response_from_message,
 )
@@ -33,6 +42,11 @@ from memeval.llm.wire import request_body
 
 MAX_REQUESTS_PER_BATCH = 10_000
 _CUSTOM_ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+RESULTS_KEPT_DAYS = 29  # results can be downloaded for 29 days after creation (batch-processing guide, limits)
+# A 404 this soon after the id was saved is the API not having caught up with a new batch (retrieve and results
+# 404 for minutes after create: anthropics/anthropic-sdk-python#1432); the batch is polled again, never forgotten.
+NOT_FOUND_GRACE_S = 30 * 60.0
+NOT_FOUND_RECHECK_S = 10.0  # an older 404 is asked once more, this much later, before the id is forgotten
 
 
 class BatchUnavailable(CacheMiss):
@@ -67,11 +81,14 @@ def run_batch(
     timeout_s: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
     progress: Callable[[dict], None] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> dict[str, LLMResponse | LLMError]:
     """Answer `items` (label, request) through the Batches API; returns label → response or error.
 
     `name` identifies the run (e.g. the output directory and judge protocol): batches saved under it and still
-    covering missing requests are polled rather than resubmitted. Raises APIRejected on a deterministic error.
+    covering missing requests are polled rather than resubmitted, unless they are gone (see the module's
+    docstring); `notify` gets the one line saying which id was forgotten and why (default: stderr). Raises
+    APIRejected on a deterministic error.
     """
     results: dict[str, LLMResponse | LLMError] = {}
     missing: dict[str, tuple[str, LLMRequest]] = {}
@@ -100,16 +117,27 @@ def run_batch(
         return results
     sdk = backend.client
     cache = client.cache
+    say = notify or _note
 
-    pending: list[tuple[str, str, list[str]]] = []
+    def probe_of(saved: SavedBatch) -> LLMRequest:
+        return next(missing[c][1] for c in saved.custom_ids if c in missing)
+
+    def needed(saved: SavedBatch) -> list[str]:
+        return [c for c in saved.custom_ids if c in missing and missing[c][0] not in results]
+
+    pending: list[SavedBatch] = []
     covered: set[str] = set()
-    for stored_name, batch_id, custom_ids in cache.list_batches(name):
-        still_needed = [c for c in custom_ids if c in missing]
-        if still_needed:
-            pending.append((stored_name, batch_id, custom_ids))
-            covered.update(still_needed)
-        else:
-            cache.forget_batch(stored_name)
+    for saved in cache.saved_batches(name):
+        still_needed = needed(saved)
+        if not still_needed:
+            cache.forget_batch(saved.name)
+            continue
+        _, gone = _status(client, sdk, saved, probe_of(saved), sleep)
+        if gone is not None:
+            _forget(client, cache, saved, gone, len(still_needed), "are sent again in a new batch now", say)
+            continue
+        pending.append(saved)
+        covered.update(still_needed)
     by_version: dict[str, list[str]] = {}
     for c in missing:
         if c not in covered:
@@ -130,27 +158,39 @@ def run_batch(
             client.stats.requests_sent += 1
             client.stats.log.append({"event": "batch_submitted", "batch_id": batch.id, "requests": len(chunk),
                                      "api_version": version})
-            pending.append((stored_name, batch.id, chunk))
+            pending.append(SavedBatch(stored_name, batch.id, tuple(chunk),
+                                      datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")))
 
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     rejected: APIRejected | None = None
-    for stored_name, batch_id, custom_ids in pending:
-        probe = next(missing[c][1] for c in custom_ids if c in missing)
+    for saved in pending:
+        batch_id = saved.batch_id
+        probe = probe_of(saved)
         headers = {"anthropic-version": probe.api_version}
         while True:
-            batch = _call(client, "batch retrieve", probe,
-                          lambda b=batch_id, h=headers: sdk.messages.batches.retrieve(b, extra_headers=h))
+            batch, gone = _status(client, sdk, saved, probe, sleep)
+            if gone is not None:
+                break
+            status = batch.processing_status if batch is not None else "not found yet (404)"
             if progress is not None:
-                progress({"batch_id": batch_id, "status": batch.processing_status,
-                          "counts": batch.request_counts.model_dump()})
-            if batch.processing_status == "ended":
+                progress({"batch_id": batch_id, "status": status,
+                          "counts": batch.request_counts.model_dump() if batch is not None else {}})
+            if batch is not None and status == "ended":
                 break
             if deadline is not None and time.monotonic() > deadline:
-                raise LLMError(f"batch {batch_id} still {batch.processing_status} after {timeout_s} s; "
-                               f"rerun to resume polling (saved under {stored_name!r})")
+                raise LLMError(f"batch {batch_id} still {status} after {timeout_s} s; "
+                               f"rerun to resume polling (saved under {saved.name!r})")
             sleep(poll_interval_s)
-        lines = _call(client, "batch results", probe,
-                      lambda b=batch_id, h=headers: list(sdk.messages.batches.results(b, extra_headers=h)))
+        lines = None if gone is not None else _results(client, sdk, batch, headers, probe)
+        if lines is None:
+            gone = gone or f"its results can no longer be downloaded (they are kept {RESULTS_KEPT_DAYS} days)"
+            lost = needed(saved)
+            _forget(client, cache, saved, gone, len(lost), "fail for now; the next run sends them again in a new "
+                    "batch", say)
+            for c in lost:
+                results[missing[c][0]] = LLMError(f"batch {batch_id} is gone ({gone}); the next run sends "
+                                                  "this request again in a new batch")
+            continue
         for line in lines:
             if line.custom_id not in missing:
                 continue
@@ -160,13 +200,116 @@ def run_batch(
                 rejected = rejected or outcome
                 continue
             results[label] = outcome
-        cache.forget_batch(stored_name)
+        cache.forget_batch(saved.name)
     if rejected is not None:
         client.fatal = client.fatal or rejected
         raise rejected
     for label, _ in missing.values():
         results.setdefault(label, LLMError(f"{label}: no result line in the batch output"))
     return results
+
+
+def unavailable(batch) -> str | None:
+    """Why a retrieved batch's results can never be downloaded, or None while they can (or will)."""
+    if batch.archived_at is not None:
+        return (f"archived on {batch.archived_at:%Y-%m-%d}, its results are no longer downloadable (they are kept "
+                f"{RESULTS_KEPT_DAYS} days after creation)")
+    if batch.processing_status != "ended":
+        return None
+    counts = batch.request_counts
+    if counts.expired and counts.expired == sum(counts.model_dump().values()):
+        return (f"every one of its {counts.expired} requests expired unprocessed (a batch expires 24 hours after "
+                "creation)")
+    if not batch.results_url:
+        return f"it ended without results to download (results are kept {RESULTS_KEPT_DAYS} days after creation)"
+    return None
+
+
+def describe(batch) -> str:
+    """A batch's state in a few words: `ended (4 succeeded)`, `in_progress (4 processing)`, `gone: ...`."""
+    gone = unavailable(batch)
+    if gone is not None:
+        return f"gone: {gone}"
+    counts = ", ".join(f"{n} {kind}" for kind, n in batch.request_counts.model_dump().items() if n)
+    return f"{batch.processing_status} ({counts or 'no requests'})"
+
+
+def not_found(saved: SavedBatch) -> str:
+    """The reason given for a batch the API answers 404 to (see NOT_FOUND_GRACE_S for a young one)."""
+    if saved.age_s() < NOT_FOUND_GRACE_S:
+        return (f"not found yet (404; saved {saved.age_s() / 60:.0f} min ago, the API can take minutes to show "
+                "a new batch)")
+    return "the API answers 404 not_found_error (deleted, or made under another workspace or API key)"
+
+
+def _note(line: str) -> None:
+    print(f"memeval: note: {line}", file=sys.stderr)
+
+
+def _forget(client: LLMClient, cache: ResponseCache, saved: SavedBatch, why: str, n: int, then: str,
+            say: Callable[[str], None]) -> None:
+    cache.forget_batch(saved.name)
+    client.stats.log.append({"event": "batch_forgotten", "batch_id": saved.batch_id, "reason": why})
+    say(f"saved batch {saved.batch_id} of {saved.run} forgotten: {why}; its {n} uncached "
+        f"request{'' if n == 1 else 's'} {then}")
+
+
+def _retrieve(client: LLMClient, sdk, batch_id: str, probe: LLMRequest):
+    """The batch, or None when the API answers 404 not_found_error. That answer is kept out of the error policy,
+    which would take it for a rejected request and stop the client: it says something about this one batch."""
+    import anthropic
+
+    def fetch():
+        try:
+            return sdk.messages.batches.retrieve(batch_id, extra_headers={"anthropic-version": probe.api_version})
+        except anthropic.NotFoundError as exc:
+            if exc.type != "not_found_error":  # a 404 page from something else at the base URL
+                raise
+            return None
+
+    return _call(client, "batch retrieve", probe, fetch)
+
+
+def _status(client: LLMClient, sdk, saved: SavedBatch, probe: LLMRequest, sleep: Callable[[float], None]):
+    """(batch, why it is gone). (None, None) is a 404 within NOT_FOUND_GRACE_S of saving: poll again. An older
+    404 is asked once more NOT_FOUND_RECHECK_S later before the batch counts as gone."""
+    batch = _retrieve(client, sdk, saved.batch_id, probe)
+    if batch is None and saved.age_s() >= NOT_FOUND_GRACE_S:
+        sleep(NOT_FOUND_RECHECK_S)
+        batch = _retrieve(client, sdk, saved.batch_id, probe)
+        if batch is None:
+            return None, not_found(saved)
+    if batch is None:
+        return None, None
+    return batch, unavailable(batch)
+
+
+def _results(client: LLMClient, sdk, batch, headers: dict, probe: LLMRequest) -> list | None:
+    """The result lines, or None when they are gone: the SDK found no `results_url` (its bare AnthropicError),
+    or a 404 on a batch past the results' lifetime. A 404 on a younger batch is the API catching up: retried
+    under the error policy, and if it lasts the run stops with the id kept, so the next run fetches them."""
+    import anthropic
+
+    def fetch():
+        try:
+            return list(sdk.messages.batches.results(batch.id, extra_headers=headers))
+        except anthropic.NotFoundError as exc:
+            if exc.type == "not_found_error" and _age_days(batch.created_at) >= RESULTS_KEPT_DAYS:
+                return None
+            raise TransientError(f"batch {batch.id} results: 404 {exc.type or 'error'}: {exc.api_message or exc} "
+                                 f"(request-id {exc.request_id or '-'})", status=404) from None
+        except anthropic.APIError:
+            raise
+        except anthropic.AnthropicError:
+            return None
+
+    return _call(client, "batch results", probe, fetch)
+
+
+def _age_days(created_at: datetime) -> float:
+    if created_at.tzinfo is None:
+        created_at = created_at.replace(tzinfo=timezone.utc)
+    return (datetime.now(timezone.utc) - created_at).total_seconds() / 86400
 
 
 def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMResponse | LLMError | APIRejected:

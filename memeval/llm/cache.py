@@ -12,6 +12,8 @@ import os
 import shlex
 import sqlite3
 import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from memeval.data.paths import project_root
@@ -34,6 +36,29 @@ def unusable(path: Path, exc: sqlite3.Error) -> InputError:
     return InputError(path, "cache", f"not a readable SQLite database ({reason}); move it aside with "
                       f"`mkdir -p {aside} && mv {shlex.quote(str(path))}* {aside}/` (a fresh cache is made on the "
                       "next run; what is no longer cached is sent again)")
+
+
+@dataclass(frozen=True)
+class SavedBatch:
+    """One row of the `batches` table: a batch id saved the moment the API returned it, so that a killed run
+    resumes polling it instead of paying twice."""
+
+    name: str  # "<run name>#<batch id>"
+    batch_id: str
+    custom_ids: tuple[str, ...]
+    saved_utc: str  # SQLite's CURRENT_TIMESTAMP when saved: "YYYY-MM-DD HH:MM:SS", UTC
+
+    @property
+    def run(self) -> str:
+        return self.name.rpartition("#")[0] or self.name
+
+    def age_s(self, now: datetime | None = None) -> float:
+        """Seconds since it was saved (0 when the stored time cannot be read: a batch of unknown age is young)."""
+        try:
+            saved = datetime.fromisoformat(self.saved_utc).replace(tzinfo=timezone.utc)
+        except (TypeError, ValueError):
+            return 0.0
+        return max(0.0, ((now or datetime.now(timezone.utc)) - saved).total_seconds())
 
 
 def _guarded(method):
@@ -106,15 +131,34 @@ class ResponseCache:
                              (name, batch_id, json.dumps(custom_ids)))
 
     @_guarded
+    def saved_batches(self, prefix: str | None = None) -> list[SavedBatch]:
+        """Saved batches, oldest first; with `prefix`, only those of that run (names starting `prefix#`)."""
+        query = "SELECT name, batch_id, custom_ids, created FROM batches"
+        params: tuple = ()
+        if prefix is not None:
+            query += " WHERE substr(name, 1, ?) = ?"
+            params = (len(prefix) + 1, prefix + "#")
+        rows = self._conn().execute(query + " ORDER BY created, name", params).fetchall()
+        return [SavedBatch(n, b, tuple(json.loads(c)), str(t)) for n, b, c, t in rows]
+
     def list_batches(self, prefix: str) -> list[tuple[str, str, list[str]]]:
         """Saved batches whose name starts with `prefix#`: (name, batch_id, custom_ids)."""
-        rows = self._conn().execute("SELECT name, batch_id, custom_ids FROM batches WHERE substr(name, 1, ?) = ? "
-                                    "ORDER BY created, name", (len(prefix) + 1, prefix + "#")).fetchall()
-        return [(n, b, json.loads(c)) for n, b, c in rows]
+        return [(s.name, s.batch_id, list(s.custom_ids)) for s in self.saved_batches(prefix)]
 
     @_guarded
     def forget_batch(self, name: str) -> None:
         self._conn().execute("DELETE FROM batches WHERE name = ?", (name,))
+
+    @_guarded
+    def forget_batch_id(self, batch_id: str) -> list[SavedBatch]:
+        """Forget every row saved for `batch_id`, in one transaction; returns what was forgotten (empty: none)."""
+        conn = self._conn()
+        with conn:  # BEGIN ... COMMIT, ROLLBACK on an error: both statements or neither
+            conn.execute("BEGIN IMMEDIATE")
+            rows = conn.execute("SELECT name, batch_id, custom_ids, created FROM batches WHERE batch_id = ? "
+                                "ORDER BY created, name", (batch_id,)).fetchall()
+            conn.execute("DELETE FROM batches WHERE batch_id = ?", (batch_id,))
+        return [SavedBatch(n, b, tuple(json.loads(c)), str(t)) for n, b, c, t in rows]
 
     @_guarded
     def stats(self) -> dict:
