@@ -117,8 +117,9 @@ def list_results(roots: Iterable[str | Path], problems: list[str] | None = None)
             sha = manifest.get("git_sha")
             sha = sha if isinstance(sha, str) and sha else None
             commands = recorded_commands(path.parent)
+            rows, failed = latest_row_counts(path.parent, manifest.get("command"))
             out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
-                        "status": directory_status(path.parent, manifest), "rows": row_counts(path.parent),
+                        "status": directory_status(path.parent, manifest), "rows": rows, "failed": failed,
                         "commit": sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None,
                         "created_utc": manifest.get("created_utc"),
                         "command_line": commands[-1] if commands else None, "commands": commands})
@@ -137,6 +138,37 @@ def row_counts(directory: Path) -> dict[str, int]:
             with open(path, "rb") as handle:
                 counts[name.split(".")[0]] = sum(1 for line in handle if line.endswith(b"\n"))
     return counts
+
+
+def latest_row_counts(directory: Path, kind: str | None) -> tuple[dict[str, int], dict[str, int]]:
+    """(rows, failed) per results file. A run's files are append-only and a rerun's row supersedes the one it
+    retried, so a run counts its latest row per key and, of those, the answers that still carry an error; other
+    files (and a run file that cannot be read) count their lines."""
+    from memeval.engine.registry import task_class
+    from memeval.errors import InputError
+    from memeval.records import latest, read_records
+
+    counts, failed = row_counts(directory), {}
+    try:
+        task = task_class(kind) if isinstance(kind, str) else None
+    except KeyError:
+        task = None
+    if task is None:
+        return counts, failed
+    for name, record in ((ANSWERS, task.answer_record), (JUDGMENTS, task.judgment_record)):
+        path = directory / name
+        if record is None or not path.is_file():
+            continue
+        try:
+            rows = list(latest(read_records(path, record), lambda r: r.key).values())
+        except InputError:
+            continue
+        label = name.split(".")[0]
+        counts[label] = len(rows)
+        errors = sum(1 for r in rows if getattr(r, "error", None))
+        if errors:
+            failed[label] = errors
+    return counts, failed
 
 
 def directory_status(directory: Path, manifest: dict) -> str:

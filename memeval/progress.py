@@ -4,11 +4,23 @@ the saved output; the runner shows its own per-notebook and per-cell progress).
 
 A bar is a context manager: it is closed when its block ends, also by an exception, so the one-line error the
 CLI prints after a failure is the last line on the terminal rather than a bar's redraw.
+
+A bar over model calls also says how fast they go and whether the rate limiter is holding them back (`CallStatus`):
+a run waiting for its provider's per-minute budget otherwise looks exactly like one that hangs.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+STATUS_INTERVAL_S = 1.0
+REDRAW_S = 10.0  # a bar whose status has not changed is still redrawn this often, so its elapsed time moves on
+RATE_WINDOW_S = 60.0
+BUCKET_NAMES = {"requests": "requests", "input": "input tokens", "output": "output tokens"}
 
 
 def progress_enabled(requested: bool = True) -> bool:
@@ -16,14 +28,33 @@ def progress_enabled(requested: bool = True) -> bool:
 
 
 class ProgressBar:
-    """A tqdm bar, or nothing at all when progress is off or there is nothing to count."""
+    """A tqdm bar, or nothing at all when progress is off or there is nothing to count. With `status`, a daemon
+    thread puts its text after the bar every `interval_s` when it changed (every REDRAW_S anyway), so the bar stays
+    live while no unit finishes."""
 
-    def __init__(self, total: int, desc: str, unit: str, enabled: bool = True):
+    def __init__(self, total: int, desc: str, unit: str, enabled: bool = True,
+                 status: Callable[[], str] | None = None, interval_s: float = STATUS_INTERVAL_S):
         self._bar = None
+        self._ticker: threading.Thread | None = None
         if progress_enabled(enabled) and total > 0:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=desc, unit=unit, mininterval=1.0)
+            if status is not None:
+                self._status, self._interval_s, self._shown, self._drawn = status, interval_s, "", time.monotonic()
+                self._stop = threading.Event()
+                self._ticker = threading.Thread(target=self._tick, name="progress-status", daemon=True)
+                self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            self._show()
+
+    def _show(self) -> None:
+        text = self._status()
+        if self._bar is not None and (text != self._shown or time.monotonic() - self._drawn >= REDRAW_S):
+            self._bar.set_postfix_str(text)
+            self._shown, self._drawn = text, time.monotonic()
 
     def update(self, n: int = 1) -> None:
         if self._bar is not None:
@@ -35,6 +66,11 @@ class ProgressBar:
         return self.update if self._bar is not None else None
 
     def close(self) -> None:
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            self._ticker = None
+            self._show()  # the closed bar keeps the last rate
         if self._bar is not None:
             self._bar.close()
             self._bar = None
@@ -46,5 +82,58 @@ class ProgressBar:
         self.close()
 
 
-def progress_bar(total: int, desc: str, unit: str, enabled: bool = True) -> ProgressBar:
-    return ProgressBar(total, desc, unit, enabled)
+def progress_bar(total: int, desc: str, unit: str, enabled: bool = True,
+                 status: Callable[[], str] | None = None) -> ProgressBar:
+    return ProgressBar(total, desc, unit, enabled, status)
+
+
+class CallStatus:
+    """A client's requests per minute over the last `window_s`, the retries so far (a timeout or a 429 resent: a
+    run can send steadily and finish nothing), and what its rate limiter holds back right now: "42 req/min" or
+    "42 req/min, 3 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)". Cache hits are not
+    requests; '' until a request has been sent or held back."""
+
+    def __init__(self, client, window_s: float = RATE_WINDOW_S, clock: Callable[[], float] = time.monotonic):
+        self.client, self.window_s, self.clock = client, window_s, clock
+        self._samples: deque[tuple[float, int]] = deque([(clock(), client.stats.requests_sent)])
+
+    def rate(self) -> float | None:
+        """Requests a minute over the window (None: not yet a second of samples, or nothing sent)."""
+        now, sent = self.clock(), self.client.stats.requests_sent
+        self._samples.append((now, sent))
+        while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
+            self._samples.popleft()
+        start, first = self._samples[0]
+        if sent == 0 or now - start < 1.0:
+            return None
+        return (sent - first) / (now - start) * 60.0
+
+    def __call__(self) -> str:
+        parts = []
+        rate = self.rate()
+        if rate is not None:
+            parts.append(f"{rate:.0f} req/min" if rate >= 10 else f"{rate:.1f} req/min")
+        if self.client.stats.retries:
+            parts.append(f"{self.client.stats.retries:,} retried")
+        held = throttled(self.client.limiter)
+        if held:
+            parts.append(held)
+        return ", ".join(parts)
+
+
+def throttled(limiter) -> str:
+    """'throttled: waiting for input tokens (model, ~12 s)' while `limiter` holds a call back, else ''."""
+    waiting = limiter.waiting()
+    if waiting is None:
+        return ""
+    provider, model = waiting.key[0], waiting.key[-1]
+    bucket = "tokens" if provider == "openai" and waiting.kind == "input" else BUCKET_NAMES.get(waiting.kind,
+                                                                                              waiting.kind)
+    left = waiting.until - limiter.clock()
+    when = f", ~{max(1, round(left))} s" if left != float("inf") else ""
+    return f"throttled: waiting for {bucket} ({model}{when})"
+
+
+def call_status(client) -> CallStatus | None:
+    """The status a bar over `client`'s calls shows (None: no client, nothing to show)."""
+    return None if client is None else CallStatus(client)

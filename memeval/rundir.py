@@ -334,6 +334,8 @@ def incomplete_line(missing: Mapping) -> str | None:
             parts.append(f"{name}: {value}")
     if not parts:
         return None
+    if answers and answers.get("advice"):  # the task's own remedy, where rerunning alone would not help
+        return "incomplete: " + "; ".join(parts) + "; " + answers["advice"]
     hint = ""
     if answers and "CacheMiss" in answers.get("reasons", {}):
         hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "

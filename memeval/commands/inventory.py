@@ -7,6 +7,7 @@ import json
 import sys
 
 from memeval.commands.arguments import command, non_negative_finite_float
+from memeval.commands.cache import register_batches
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", help="print the list as JSON")
     ls.set_defaults(handler=_ls)
 
-    cache = subparsers.add_parser("cache", help="the LLM response cache: stats and pruning")
+    cache = subparsers.add_parser("cache", help="the LLM response cache: stats, pruning, saved batches")
     sub = cache.add_subparsers(dest="cache_command", required=True)
     stats = command(sub, "stats", "entries, models and size of the response cache", "memeval cache stats --json")
     stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
@@ -30,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prune.add_argument("--model", default=None, help="only this model's responses")
     prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
     prune.set_defaults(handler=_cache_prune)
+    register_batches(sub)
 
 
 def _ls(args: argparse.Namespace) -> int:
@@ -56,9 +58,15 @@ def _ls(args: argparse.Namespace) -> int:
         return 0
     print(markdown_table(["directory", "what", "status", "rows", "commit", "last written (UTC)", "command"],
                          [[r["directory"], r["kind"], r["status"],
-                           ", ".join(f"{n} {k}" for k, n in r["rows"].items()) or "–", r["commit"] or "–",
+                           _rows(r["rows"], r["failed"]), r["commit"] or "–",
                            r["created_utc"] or "–", r["command_line"] or "–"] for r in found]))
     return 0
+
+
+def _rows(rows: dict[str, int], failed: dict[str, int]) -> str:
+    """"1,986 answers (12 failed), 1,974 judgments": the latest row per sample, so a failure a rerun fixed is gone."""
+    return ", ".join(f"{n:,} {k}" + (f" ({failed[k]:,} failed)" if failed.get(k) else "")
+                     for k, n in rows.items()) or "–"
 
 
 def _cache_stats(args: argparse.Namespace) -> int:

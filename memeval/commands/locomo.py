@@ -51,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="sync: one request per judgment (default); batch: uncached judgments through the Message "
                           "Batches API at half price, resumed after a kill")
     run.add_argument("--k", type=positive_int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--answer-max-tokens", type=positive_int, default=None, metavar="N",
+                     help="the LLM reader's output cap (default: its protocol's, 64; the paper's 50 with "
+                          "claude_official's fetched prompts). A reply still running at the cap is never an answer: "
+                          "a model with longer answers needs a larger cap (a small base model may never stop: use an "
+                          "instruction-tuned one); part of the run's identity and of every request's cache key")
     add_llm_arguments(run)
     add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
     add_restart(run)
@@ -86,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
     config = LocomoRunConfig(
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
-        judge_mode=args.judge_mode, k=args.k, llm_backend=llm.backend, budget_usd=llm.budget_usd,
+        judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend, budget_usd=llm.budget_usd,
         max_concurrency=llm.max_concurrency,
         sampling=llm.sampling, models=llm.models, progress=not args.no_progress, restart=args.restart,
         fail_fast=args.fail_fast,

@@ -35,6 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", choices=["none", "longmemeval"], default="none",
                      help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache); the published "
                           "one is --judge-model gpt-4o-2024-08-06 --llm openai")
+    run.add_argument("--answer-max-tokens", type=positive_int, default=None, metavar="N",
+                     help="--reader llm: the reader's output cap (default: its protocol's, 200; the benchmark's 500 "
+                          "with its fetched prompt). A reply still running at the cap is never an answer; part of "
+                          "the run's identity and of every request's cache key")
     add_llm_arguments(run, roles=("answer", "judge"))
     add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
     add_restart(run)
@@ -51,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
         args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast,
-        max_concurrency=llm.max_concurrency))
+        max_concurrency=llm.max_concurrency, answer_max_tokens=args.answer_max_tokens))
     if llm.dry_run:
         print(result.note)
         return 0

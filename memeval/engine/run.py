@@ -20,7 +20,7 @@ from memeval.engine.task import Task
 from memeval.jsonl import JsonlWriter
 from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
-from memeval.progress import progress_bar
+from memeval.progress import call_status, progress_bar
 from memeval.records import latest, read_records, write_records
 from memeval.rundir import DirectoryLock, RunDir, claim, incomplete_line, read_manifest
 
@@ -100,15 +100,16 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     wanted_set = set(wanted)
     answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
                if r.key in wanted_set]
+    advice = task.failure_advice(answers)
     if answer_counts.errors:
-        notes.append(task.failure_note(answer_counts.errors, client))
+        notes.append(advice[0].upper() + advice[1:] + "." if advice else task.failure_note(answer_counts.errors, client))
 
     judges = task.judges()
     judge_counts = []
     for judge in judges:
         done = {j.key for j in read_records(rundir.judgments, task.judgment_record)}
         todo = sum(1 for a in answers if a.error is None and judge.accepts(a) and judge.key(a) not in done)
-        with progress_bar(todo, f"judge ({judge.name})", "q", settings.progress) as bar:
+        with progress_bar(todo, f"judge ({judge.name})", "q", settings.progress, call_status(client)) as bar:
             counts = judge_stage(judge, answers, done, client, rundir.judgments, settings.judge_mode,
                                  batch_name=f"judge-{judge.name}:{rundir.path.resolve()}",
                                  poll_interval_s=settings.poll_interval_s, progress=bar.callback)
@@ -124,7 +125,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
 
     report = task.report(answers, judgments, notes, client)
     write_text_atomic(rundir.report, report)
-    missing = missing_rows(task, wanted, answers, judgments, judges)
+    missing = missing_rows(task, wanted, answers, judgments, judges, advice)
     llm = client_summary(client)
     outcome = RunOutcome(out=str(rundir.path), report=report, answers=answers, judgments=judgments,
                          answer_counts=answer_counts, judge_counts=judge_counts, notes=notes, llm=llm,
@@ -154,7 +155,7 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
     total = sum(len(u.keys) for u in units)
     rundir.path.mkdir(parents=True, exist_ok=True)
     with JsonlWriter(rundir.answers) as writer, \
-            progress_bar(total, task.progress_label, "q", settings.progress) as bar:
+            progress_bar(total, task.progress_label, "q", settings.progress, call_status(client)) as bar:
         for unit in units:
             todo = [k for k in unit.keys if k not in final]
             if todo:
@@ -166,9 +167,11 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
     return AnswerCounts(already_done=len(final), written=written, errors=errors, plugin_errors=plugin_errors)
 
 
-def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list, judges) -> dict:
-    """What this invocation asked for and does not have: answers that failed (by their error's kind) or were never
-    written, and judgments missing for answered rows. Empty when the run is complete."""
+def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list, judges,
+                 advice: str | None = None) -> dict:
+    """What this invocation asked for and does not have: answers that failed (by their error's kind, with the
+    task's `advice` when a rerun alone would not help) or were never written, and judgments missing for answered
+    rows. Empty when the run is complete."""
     by_key = {a.key: a for a in answers}
     owed = [k for k in wanted if task.owed(k)]
     failed: Counter = Counter()
@@ -183,6 +186,8 @@ def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list
     if failed or absent:
         out["answers"] = {"requested": len(owed), "failed": sum(failed.values()), "absent": absent,
                           "reasons": dict(failed.most_common())}
+        if advice and failed:
+            out["answers"]["advice"] = advice
     judged = {j.key for j in judgments}
     for judge in judges:
         answered = [a for a in answers if a.error is None and judge.accepts(a)]
@@ -197,7 +202,7 @@ def error_kind(error: str | None) -> str:
     """The kind of a recorded failure: its exception name (and an HTTP status when the message has one)."""
     text = error or "unknown"
     kind = text.split(":", 1)[0].strip() or "error"
-    status = re.search(r"\b(4\d\d|5\d\d)\b", text)
+    status = re.search(r"(?<![\d.,])\b([45]\d\d)\b(?![.,]\d)", text)  # not the tail of "≈25,562 tokens"
     return f"{kind} ({status.group(1)})" if status else kind
 
 

@@ -85,6 +85,12 @@ class Task(ABC):
     def failure_note(self, errors: int, client) -> str:
         return f"{errors} answers failed this run (see the `error` field); rerun to retry them"
 
+    def failure_advice(self, answers: list) -> str | None:
+        """What to do about failed answers among `answers` (this run's latest rows) when a plain rerun would not
+        help, e.g. replies cut at the reader's output cap; it replaces "rerun to retry them" in the report and the
+        closing line. None: a rerun is the remedy."""
+        return None
+
     @abstractmethod
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
         """The run's report.md."""

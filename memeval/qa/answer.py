@@ -16,6 +16,7 @@ from memeval.scoring.f1 import stem
 
 ANSWER_MODEL = ROLE_DEFAULTS["answer"]
 ANSWER_TEMPERATURE = 0.0
+ANSWER_MAX_TOKENS = 64  # the memory prompt asks for a short answer; `--answer-max-tokens` overrides it
 EXTRACTIVE_LABEL = "extractive (no LLM)"
 QUESTION_WORDS = frozenset(
     "what when where who whom whose which why how is are was were do does did the a an of to in on at for "
@@ -75,6 +76,6 @@ def answer_request(question: str, memories: Sequence[Memory], cache_context: boo
     question again wants a new call, not the cached first reply."""
     prompt, prefix = format_split("answer_memory", "question", memories=render_memories(memories),
                                   question=question)
-    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=64,
+    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=ANSWER_MAX_TOKENS,
                       temperature=ANSWER_TEMPERATURE, template_version=prompt_hash("answer_memory"), role="answer",
                       cache_prefix_chars=prefix if cache_context else 0, repeat_index=repeat)

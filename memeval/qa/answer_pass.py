@@ -16,6 +16,7 @@ from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
 from memeval.memory.registry import build_system, is_plugin
 from memeval.qa.answer import (
+    ANSWER_MAX_TOKENS,
     ANSWER_MODEL,
     EXTRACTIVE_LABEL,
     Memory,
@@ -26,6 +27,7 @@ from memeval.qa.answer import (
 from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.qa.official import (
+    PAPER_MAX_TOKENS,
     official_prediction,
     official_request,
     paper_prediction,
@@ -34,6 +36,7 @@ from memeval.qa.official import (
     render_official_context,
     render_paper_context,
 )
+from memeval.qa.reader_cap import capped
 from memeval.records import AnswerRow, load_answers, write_records  # noqa: F401  (load_answers: kept here)
 from memeval.scoring.f1 import score_f1
 
@@ -46,6 +49,7 @@ class AnswerSettings:
     answerer: str = "extractive"
     k: int = 10
     recall_k_max: int = RECALL_K_MAX
+    max_tokens: int | None = None  # the reader's output cap (None: each protocol's own; see qa/reader_cap.py)
 
 
 def is_ranked(system) -> bool:
@@ -106,9 +110,28 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
     return system, searched
 
 
-def answer_requests(searched, conversation: Conversation, answerer: str = "claude") -> list:
-    """One reader request per question. When every question of the conversation is given the same memories
-    (full context), the shared prompt prefix is marked for prompt caching."""
+def answer_requests(searched, conversation: Conversation, answerer: str = "claude", max_tokens: int | None = None
+                    ) -> list:
+    """One reader request per question, capped at `max_tokens` when given. When every question of the
+    conversation is given the same memories (full context), the shared prompt prefix is marked for prompt
+    caching."""
+    return capped(_reader_requests(searched, conversation, answerer), max_tokens)
+
+
+def reader_cap(settings: AnswerSettings) -> int:
+    """The output cap the reader's requests carry: `--answer-max-tokens`, else the protocol's."""
+    return settings.max_tokens if settings.max_tokens is not None else protocol_cap(settings.answerer)
+
+
+def protocol_cap(answerer: str) -> int:
+    """A reader protocol's own output cap: the paper's 50 with its fetched prompts, else 64 (this project's prompt,
+    and the paraphrased official one)."""
+    if answerer == "claude_official" and paper_protocol() is not None:
+        return PAPER_MAX_TOKENS
+    return ANSWER_MAX_TOKENS
+
+
+def _reader_requests(searched, conversation: Conversation, answerer: str) -> list:
     shared = len(searched) > 1 and all(used == searched[0][2] for _, _, used, _ in searched)
     if answerer == "claude_official":
         published = paper_protocol()
@@ -155,7 +178,8 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     elif settings.answerer in LLM_ANSWERERS:
         if client is None:
             raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
-        replies = client.complete_many(answer_requests(searched, conversation, settings.answerer)) if searched else []
+        replies = (client.complete_many(answer_requests(searched, conversation, settings.answerer, settings.max_tokens))
+                   if searched else [])
         published = paper_protocol() if settings.answerer == "claude_official" else None
         for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):

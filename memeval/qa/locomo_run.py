@@ -34,9 +34,13 @@ from memeval.qa.answer_pass import (
     answer_requests,
     load_answers,
     planned_answer,
+    protocol_cap,
+    reader_cap,
     retrieve,
 )
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
+from memeval.qa.reader_cap import FLAG as CAP_FLAG
+from memeval.qa.reader_cap import check_cap, cut_advice
 from memeval.qa.selection import select_conversations, select_questions
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
@@ -47,6 +51,18 @@ from memeval.scoring.judges import JUDGES
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
 NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (or `binary`) and "
                  "ANTHROPIC_API_KEY set, or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
+
+
+def no_judge_note(config: LocomoRunConfig) -> str:
+    """Why J is missing and what would fill it. Under --llm local every role's model is one the user's server
+    at OPENAI_BASE_URL serves, named with --ROLE-model: an API key is not what is missing there."""
+    if config.llm_backend != "local":
+        return NO_JUDGE_NOTE
+    judge = config.models.get("judge")
+    return ("J skipped: no judge was requested. Under --llm local the judge is a model your server at "
+            "OPENAI_BASE_URL serves: run with `--judge graded` (or `binary`) and "
+            + (f"`--judge-model {judge}` as now" if judge else "`--judge-model` naming it")
+            + ", or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
 
 
 @dataclass
@@ -61,6 +77,7 @@ class LocomoRunConfig:
     judge_runs: int | None = flag("--judge-runs", None)
     judge_mode: str = flag("--judge-mode", "sync")
     k: int = flag("--k", 10)
+    answer_max_tokens: int | None = flag("--answer-max-tokens", None)  # None: each reader protocol's own cap
     llm_backend: str = flag("--llm", "auto")
     budget_usd: float | None = flag("--budget-usd", None)
     max_concurrency: int = flag("--max-concurrency", 8)
@@ -83,6 +100,7 @@ class LocomoRunConfig:
         runs = self.judge_runs  # 0 runs would mark every question judged
         if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
             raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
+        check_cap(self.answer_max_tokens, self.answerer in LLM_ANSWERERS)
         if not self.systems:
             raise InputError("--systems", "(none)", "name at least one memory system")
         imported = imported_systems(Path(self.out))
@@ -136,6 +154,8 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
     question_ids = [qa.sample_id for _, qs in selection for qa in qs]
     reader = {"reader": config.answerer, "k": config.k}
     if config.answerer in LLM_ANSWERERS:
+        reader["answer_max_tokens"] = (config.answer_max_tokens if config.answer_max_tokens is not None
+                                       else protocol_cap(config.answerer))
         prompts = OFFICIAL_PROMPTS if config.answerer == "claude_official" else ("answer_memory",)
         published = paper_protocol() if config.answerer == "claude_official" else None
         if published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/qa/official.py)
@@ -204,10 +224,13 @@ class LocomoTask(Task):
     kind = "locomo run"
     answer_record = AnswerRow
     judgment_record = JudgmentRow
-    no_judge_note = NO_JUDGE_NOTE
 
     def __init__(self, config: LocomoRunConfig):
         self.config = config
+
+    @property
+    def no_judge_note(self) -> str:
+        return no_judge_note(self.config)
 
     def validate(self) -> None:
         self.config.validate()
@@ -220,7 +243,7 @@ class LocomoTask(Task):
         self.imported = imported_systems(Path(config.out))
         self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else SystemConfig.parse(s)
                         for s in config.systems]
-        self.settings = AnswerSettings(config.answerer, config.k)
+        self.settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
 
     def role_temperatures(self) -> dict:
         return role_temperatures(self.config)
@@ -285,7 +308,15 @@ class LocomoTask(Task):
                          "published protocol." if published else
                          "Reader: the LoCoMo paper's setting in this project's wording — paraphrased prompts, not the "
                          "published protocol (`memeval data fetch protocols` fetches the paper's own).")
+        if config.answer_max_tokens is not None and native:
+            notes.append(f"Reader output cap: {config.answer_max_tokens} tokens (`{CAP_FLAG}`) in place of the reader "
+                         f"protocol's {protocol_cap(config.answerer)}; a reply still running at the cap is no answer.")
         return notes
+
+    def failure_advice(self, answers: list) -> str | None:
+        if self.config.answerer not in LLM_ANSWERERS:
+            return None
+        return cut_advice([a.error for a in answers if a.system not in self.imported], reader_cap(self.settings))
 
     def failure_note(self, errors: int, client) -> str:
         return (f"{errors} answers failed this run (see the `error` field); rerun to retry them"
@@ -347,7 +378,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     imported = imported_systems(out)
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")
-    settings = AnswerSettings(config.answerer, config.k)
+    settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
     stored = {r.key: r for r in load_answers(RunDir(out).answers) if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
     for system in systems:
@@ -366,7 +397,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                 todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
                 if todo:
                     answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1],
-                                                   conversation, config.answerer)
+                                                   conversation, config.answerer, config.answer_max_tokens)
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id))
                         or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]

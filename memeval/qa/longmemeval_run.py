@@ -11,6 +11,7 @@ The LLM reader sees its memories sorted by chat date, as the benchmark's reader 
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import time
 from collections.abc import Sequence
@@ -24,6 +25,8 @@ from memeval.invocation import command_from, flag
 from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.qa.evidence import recall_curve
+from memeval.qa.reader_cap import FLAG as CAP_FLAG
+from memeval.qa.reader_cap import capped, check_cap, cut_advice
 from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.rundir import RunDir
@@ -212,6 +215,7 @@ class LongMemEvalConfig:
     dry_run: bool = False
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
     fail_fast: bool = flag("--fail-fast", False)  # the first plug-in failure stops the run (else: the row's `error`)
+    answer_max_tokens: int | None = flag("--answer-max-tokens", None)  # None: the reader protocol's own cap
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval longmemeval run` command (recorded in the manifest, shown by `ls`)."""
@@ -280,7 +284,7 @@ class LongMemEvalTask(Task):
         fresh = [answer_guarded(instance, spec, config.k, config.reader == "extractive", config.fail_fast)
                  for label, spec in self.labels.items() if (label, instance.question_id) in wanted]
         if config.reader == "llm":
-            return read_with_llm(instance, fresh, client)
+            return read_with_llm(instance, fresh, client, config.answer_max_tokens)
         return [row for row, _ in fresh]
 
     def notes(self, client) -> list[str]:
@@ -295,6 +299,10 @@ class LongMemEvalTask(Task):
                     *notes]
         from memeval.protocols.store import load
 
+        if self.config.answer_max_tokens is not None:
+            own = reader_cap(dataclasses.replace(self.config, answer_max_tokens=None))
+            notes.insert(0, f"Reader output cap: {self.config.answer_max_tokens} tokens (`{CAP_FLAG}`) in place of "
+                            f"the reader protocol's {own}; a reply still running at the cap is no answer.")
         published = load("longmemeval_reader")
         if published:
             return [f"Reader: LongMemEval's reader prompt byte for byte ({published.origin}), history as JSON "
@@ -303,6 +311,9 @@ class LongMemEvalTask(Task):
                     *notes]
         return ["Reader: this project's prompt, memories in chat-date order — paraphrased prompts, not the "
                 "benchmark's reader protocol.", *notes]
+
+    def failure_advice(self, answers: list) -> str | None:
+        return cut_advice([a.error for a in answers], reader_cap(self.config)) if self.config.reader == "llm" else None
 
     def failure_note(self, errors: int, client) -> str:
         return (f"{errors} answers failed this run (see the `error` field): a reader call failed or could not be "
@@ -354,7 +365,8 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
         published = load("longmemeval_reader")
         fixed.update(answer=role_identity(client, "answer", READER_TEMPERATURE),
                      answer_prompt=published.version if published else prompt_hash("answer_longmemeval"),
-                     context_order="session date")  # rows read in file order (before) are another run
+                     context_order="session date",  # rows read in file order (before) are another run
+                     answer_max_tokens=reader_cap(config))
         if published:
             fixed.update(prompt_source=published.origin)
     systems = {c.label: {"name": c.name, "params": dict(c.params)} for c in map(SystemConfig.parse, config.systems)}
@@ -377,8 +389,19 @@ def prompt_versions(config: LongMemEvalConfig) -> dict:
     return versions
 
 
-def read_with_llm(instance: LMEInstance, fresh: list, client) -> list[LMEAnswerRow]:
-    """The reader's answers for one question's systems; a failed call is an error row, retried by a rerun."""
+def reader_cap(config: LongMemEvalConfig) -> int:
+    """The output cap of the reader's requests: `--answer-max-tokens`, else the benchmark's 500 with its fetched
+    prompt, else this project's 200."""
+    if config.answer_max_tokens is not None:
+        return config.answer_max_tokens
+    from memeval.protocols.store import load
+
+    return PUBLISHED_READER_MAX_TOKENS if load("longmemeval_reader") else READER_MAX_TOKENS
+
+
+def read_with_llm(instance: LMEInstance, fresh: list, client, cap: int | None = None) -> list[LMEAnswerRow]:
+    """The reader's answers for one question's systems (`cap`: `--answer-max-tokens`); a failed call is an error
+    row, retried by a rerun."""
     from memeval.llm.client import LLMError
 
     rows = [row for row, _ in fresh if row.error]  # a plug-in failed: nothing to read
@@ -386,8 +409,8 @@ def read_with_llm(instance: LMEInstance, fresh: list, client) -> list[LMEAnswerR
     from memeval.protocols.store import load
 
     published = load("longmemeval_reader")
-    replies = client.complete_many([reader_request(instance, memories, published)
-                                    for _, memories in fresh]) if fresh else []
+    replies = client.complete_many(capped([reader_request(instance, memories, published)
+                                           for _, memories in fresh], cap)) if fresh else []
     for (row, _), reply in zip(fresh, replies, strict=True):
         if isinstance(reply, LLMError):
             rows.append(row.model_copy(update={"prediction": "", "error": f"{type(reply).__name__}: {reply}"}))
@@ -423,7 +446,8 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     stages = {}
     lines = [f"# LongMemEval dry run: {len(todo)} (system, question) pairs still to answer"]
     if config.reader == "llm" and client is not None:
-        requests = [reader_request(i, answer_instance(i, spec, config.k, extractive=False)[1]) for i, spec in todo]
+        requests = capped([reader_request(i, answer_instance(i, spec, config.k, extractive=False)[1])
+                           for i, spec in todo], config.answer_max_tokens)
         est = stages["answers"] = client.estimate(requests)
         lines.append(f"reader {client.model_for('answer')}: {est.to_send} calls to send ({est.cached} cached), "
                      f"~{est.input_tokens_est:,} input tokens ({est.token_count}), ≤{est.output_tokens_max:,} "
@@ -450,6 +474,7 @@ def validate(config: LongMemEvalConfig) -> None:
         raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
     if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
         raise InputError("--k", str(config.k), "expected a positive integer")
+    check_cap(config.answer_max_tokens, config.reader == "llm")
     if not config.systems:
         raise InputError("--systems", "(none)", "name at least one memory system")
     for spec in config.systems:

@@ -1,0 +1,88 @@
+"""A run held back by its provider's per-minute limits says so on its progress bar: the limiter keeps what each
+waiting call waits for, the bar's postfix shows requests a minute, retries and "throttled: waiting for input
+tokens", and a CLI run against a fake holding Anthropic's token buckets (tests/fake_limits.py) prints it on
+stderr as a person would see it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from types import SimpleNamespace
+
+from memeval.llm.ratelimit import RateLimiter, Waiting
+from memeval.progress import CallStatus, ProgressBar, throttled
+from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+from tests.fake_limits import TierLimits
+from tests.test_rate_limits import Clock, _headers
+
+
+def test_the_limiter_keeps_what_a_held_call_waits_for_and_forgets_it_once_admitted():
+    clock = Clock()
+    seen = []
+
+    def sleep(seconds):
+        seen.append(limiter.waiting())
+        clock.sleep(seconds)
+
+    limiter = RateLimiter(clock=clock, sleep=sleep, wall=lambda: 0.0)
+    key = ("anthropic", "claude-sonnet-4.x")
+    first = limiter.acquire(key, 100, 10)
+    assert limiter.waiting() is None and seen == [], "nothing is known before the headers: nothing waits"
+    limits = {"requests": 60, "input-tokens": 600, "output-tokens": 6000}
+    limiter.settle(first, _headers(limits, {"requests": 59, "input-tokens": 0, "output-tokens": 5990}, 60.0),
+                   input_used=100, output_used=10)
+    limiter.acquire(key, 30, 10)  # 600 input tokens a minute: 10 a second, 30 wanted
+    assert seen and all(w.key == key and w.kind == "input" for w in seen)
+    assert seen[0].until == 1000.0 + 3.0, "when the input bucket holds 30 tokens again"
+    assert limiter.waiting() is None
+    assert limiter.stats.waits == len(seen), "the limiter's own arithmetic is unchanged"
+
+
+def test_the_status_says_requests_a_minute_retries_and_what_the_limiter_waits_for():
+    clock = Clock()
+    stats = SimpleNamespace(requests_sent=0, retries=0)
+    held = []
+    limiter = SimpleNamespace(clock=clock, waiting=lambda: held[-1] if held else None)
+    status = CallStatus(SimpleNamespace(stats=stats, limiter=limiter), clock=clock)
+    assert status() == "", "nothing sent, nothing held: nothing to say"
+    clock.now += 30
+    stats.requests_sent = 20
+    assert status() == "40 req/min"
+    stats.retries = 2
+    held.append(Waiting(("anthropic", "claude-sonnet-4.x"), "input", clock.now + 11.6))
+    assert status() == "40 req/min, 2 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)"
+    clock.now += 90  # a minute later nothing more was sent: the rate is over the last minute, not the whole run
+    assert status().startswith("0.0 req/min")
+    held.append(Waiting(("openai", "gpt-4o-mini"), "input", float("inf")))
+    assert throttled(limiter) == "throttled: waiting for tokens (gpt-4o-mini)", "OpenAI: one budget, no rate yet"
+
+
+def test_a_bar_shows_the_status_while_no_unit_finishes(monkeypatch, capsys):
+    monkeypatch.setenv("MEMEVAL_PROGRESS", "1")
+    shown = threading.Event()
+
+    def status():
+        shown.set()
+        return "throttled: waiting for requests (m, ~3 s)"
+
+    with ProgressBar(5, "answers", "q", status=status, interval_s=0.01):
+        assert shown.wait(5)
+    assert "throttled: waiting for requests (m, ~3 s)" in capsys.readouterr().err
+
+
+def test_a_throttled_cli_run_says_so_on_its_bar(locomo_dir, tmp_path):
+    with FakeAnthropic(responder=lambda body: "7 May 2023") as fake:
+        fake.limits = TierLimits({"requests": 50, "input-tokens": 2_000, "output-tokens": 8_000}, window_s=3.0)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(ANTHROPIC_API_KEY=TEST_SECRET, ANTHROPIC_BASE_URL=fake.url, MEMEVAL_PROGRESS="1",
+                   MEMEVAL_CACHE_DIR=str(tmp_path / "cache"))
+        done = subprocess.run([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir),
+                               "--conversations", "conv-26", "--questions", "6", "--systems", "rag_turns",
+                               "--reader", "claude", "--llm", "anthropic", "--out", str(tmp_path / "run")],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert fake.limits.limited == 0, "the limiter waited instead of being refused"
+    assert "throttled: waiting for input tokens (claude-" in done.stderr, done.stderr
+    assert " req/min" in done.stderr and "6/6" in done.stderr
