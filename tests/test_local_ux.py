@@ -142,3 +142,14 @@ def test_a_closing_line_reads_no_http_status_out_of_a_token_count():
     assert error_kind("ExceedsLimit: this request's ≈25,562 input tokens exceed the limit of 2,000") == "ExceedsLimit"
     assert error_kind("TransientError: gave up after 7 attempts: 429 rate_limit_error") == "TransientError (429)"
     assert error_kind("LLMError: Error code: 529 - overloaded") == "LLMError (529)"
+
+
+def test_a_local_server_gets_minutes_per_call_and_openai_a_minute(monkeypatch):
+    """A CPU server answers one call at a time: at the cloud's 60 s, queued calls time out and are sent again
+    while the server still works on them."""
+    from memeval.llm.openai_backend import OpenAIBackend
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert OpenAIBackend("local").client.timeout == 600.0
+    assert OpenAIBackend("openai").client.timeout == 60.0

@@ -86,3 +86,80 @@ def test_a_throttled_cli_run_says_so_on_its_bar(locomo_dir, tmp_path):
     assert fake.limits.limited == 0, "the limiter waited instead of being refused"
     assert "throttled: waiting for input tokens (claude-" in done.stderr, done.stderr
     assert " req/min" in done.stderr and "6/6" in done.stderr
+
+
+def test_answers_are_reported_one_by_one_as_they_arrive_not_per_conversation():
+    """The bar moves per question: each answer-role reply is reported when it arrives (a slow first one does not
+    hold back the others), a repeated question counts for each time it was asked, other roles are not counted."""
+    import threading
+    import time
+
+    from memeval.llm import LLMClient, LLMRequest
+    from tests.scripted import ScriptedBackend
+
+    release = threading.Event()
+
+    def responder(request):
+        if "slow" in request.messages[0][1]:
+            release.wait(5)
+        return "ok"
+
+    client = LLMClient(ScriptedBackend(responder), None, max_concurrency=4)
+    client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "warm"),), max_tokens=8,
+                               temperature=0.0, template_version="t", role="answer"))
+    texts = ["slow", "a", "b", "a", "c"]
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", t),), max_tokens=8, temperature=0.0,
+                           template_version="t", role="answer") for t in texts]
+    requests.append(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "extract"),), max_tokens=8,
+                               temperature=0.0, template_version="t", role="extract"))
+    seen = []
+
+    def tick(n):
+        seen.append(n)
+        if sum(seen) == 4:  # "a" (twice), "b", "c" are in while "slow" still waits
+            release.set()
+
+    start = time.perf_counter()
+    with client.reporting_answers(tick):
+        outcomes = client.complete_many(requests)
+    assert all(o.text == "ok" for o in outcomes)
+    assert sum(seen) == 5 and seen[-1] == 1, "four reported before the slow one, which came last"
+    assert 2 in seen, "the repeated question counts twice"
+    assert time.perf_counter() - start < 4, "the slow reply was released by the others' reports"
+
+
+def test_an_interrupt_stops_a_fan_out_at_once_and_sends_nothing_more():
+    """Ctrl-C arrives in the thread that waits for the fan-out: queued calls never start and the client sends
+    nothing after it, instead of the worker threads running the rest of the conversation."""
+    import time
+
+    import pytest
+
+    from memeval.llm import LLMClient, LLMError, LLMRequest
+    from tests.scripted import ScriptedBackend
+
+    def responder(request):
+        time.sleep(0.2)
+        return "ok"
+
+    backend = ScriptedBackend(responder)
+    client = LLMClient(backend, None, max_concurrency=2)
+    client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "warm"),), max_tokens=8,
+                               temperature=0.0, template_version="t", role="answer"))
+    requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"q{i}"),), max_tokens=8, temperature=0.0,
+                           template_version="t", role="answer") for i in range(40)]
+
+    def interrupt(n):
+        raise KeyboardInterrupt
+
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt), client.reporting_answers(interrupt):
+        client.complete_many(requests)
+    assert time.perf_counter() - start < 1.5, "40 calls at 0.2 s on 2 workers would take 4 s"
+    time.sleep(0.5)
+    sent = len(backend.sent)
+    assert sent <= 1 + 4, "only the calls already in flight were sent"
+    with pytest.raises(LLMError, match="interrupted"):
+        client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "later"),), max_tokens=8,
+                                   temperature=0.0, template_version="t", role="answer"))
+    assert len(backend.sent) == sent

@@ -16,10 +16,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.set_defaults(handler=_serve)
 
 
+def _stop(signum, frame) -> None:
+    """`kill` (SIGTERM) leaves through the server's `with` block like Ctrl-C does, so the llama.cpp child stops
+    too instead of outliving this process."""
+    raise SystemExit(128 + signum)
+
+
 def _serve(args: argparse.Namespace) -> int:
+    import signal
     import time
 
     from memeval.llm.local_server import MODEL_ID, LocalServer
+
+    signal.signal(signal.SIGTERM, _stop)
 
     with LocalServer(port=args.port, n_ctx=args.n_ctx, threads=args.threads) as server:
         print(f"serving {MODEL_ID} at {server.base_url} (Ctrl-C stops it); in another shell:\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +147,12 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     return outcome
 
 
+def _reporting(client, tick):
+    """The client's per-answer report while a unit is answered (a client without one: nothing)."""
+    report = getattr(client, "reporting_answers", None)
+    return report(tick) if report is not None else nullcontext()
+
+
 def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSettings) -> AnswerCounts:
     """Answer every unit's keys that are not final; rows are appended a unit at a time."""
     final = {r.key for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
@@ -158,12 +165,21 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
             progress_bar(total, task.progress_label, "q", settings.progress, call_status(client)) as bar:
         for unit in units:
             todo = [k for k in unit.keys if k not in final]
+            moved = 0
             if todo:
-                rows = task.answer(unit, todo, client)
+                def tick(n: int, room: int = len(todo)) -> None:
+                    nonlocal moved
+                    step = min(n, room - moved)
+                    if step > 0:
+                        moved += step
+                        bar.update(step)
+
+                with _reporting(client, tick):
+                    rows = task.answer(unit, todo, client)
                 written += write_records(writer, rows)
                 errors += sum(1 for r in rows if r.error is not None)
                 plugin_errors += sum(1 for r in rows if (r.error or "").startswith(PLUGIN_ERROR))
-            bar.update(len(unit.keys))
+            bar.update(len(unit.keys) - moved)
     return AnswerCounts(already_done=len(final), written=written, errors=errors, plugin_errors=plugin_errors)
 
 

@@ -13,8 +13,10 @@ import os
 import random
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from memeval.errors import InputError
@@ -278,6 +280,8 @@ class LLMClient:
         self.stats = ClientStats()
         self.fatal: APIRejected | None = None
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._cancel = threading.Event()  # set by an interrupt: no new attempt starts, no retry waits on
         self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see _send)
         self._probe = threading.Lock()
 
@@ -409,6 +413,8 @@ class LLMClient:
         while True:
             if self.fatal is not None:
                 raise self.fatal
+            if self._cancel.is_set():
+                raise LLMError("interrupted: not sent")
             attempt += 1
             try:
                 return fn(), attempt
@@ -438,7 +444,10 @@ class LLMClient:
                     self.stats.retries += 1
                     self.stats.log.append({"event": "retry", "where": where, "status": exc.status,
                                            "delay_s": delay, "attempt": attempt, "key": request.key[:12]})
-                self.sleep(delay)
+                if self.sleep is time.sleep:
+                    self._cancel.wait(delay)
+                else:
+                    self.sleep(delay)
             except LLMError:
                 with self._lock:
                     self.stats.failures += 1
@@ -583,11 +592,38 @@ class LLMClient:
             else:
                 rest.append(i)
         results: list = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=max_workers or self.max_concurrency) as pool:
+        answered_by = Counter(owner)
+        report = getattr(self._local, "on_answer", None)
+        pool = ThreadPoolExecutor(max_workers=max_workers or self.max_concurrency)
+        try:
             for wave in (first, rest):
-                for i, out in zip(wave, pool.map(one, [requests[i] for i in wave]), strict=True):
-                    results[i] = out
+                futures = {pool.submit(one, requests[i]): i for i in wave}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    results[i] = future.result()
+                    if report is not None and requests[i].role == "answer":
+                        report(answered_by[i])
+        except (KeyboardInterrupt, SystemExit):
+            # Ctrl-C: nothing queued starts, calls waiting to retry give up, the pool is not awaited
+            self._cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        pool.shutdown()
         return [results[o] for o in owner]
+
+    @contextmanager
+    def reporting_answers(self, on_answer: Callable[[int], None]):
+        """While in this block, `complete_many` called from this thread reports each answer-role reply as it
+        arrives (with how many requested questions it answers), so a progress bar moves per question rather than
+        per conversation."""
+        self._local.on_answer = on_answer
+        try:
+            yield
+        finally:
+            self._local.on_answer = None
 
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
                  batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> CostEstimate:

@@ -62,13 +62,20 @@ def classify_openai_error(exc, request) -> Exception:
     return exc
 
 
+CLOUD_TIMEOUT_S = 60.0
+# A CPU server (llama.cpp's, `memeval serve-local`) answers one request at a time and a 270M model may take minutes
+# over a long prompt: at 60 s, calls queued behind it time out and are sent again while it still works on them,
+# so the server's queue only grows. A local server is given 10 minutes per call.
+LOCAL_TIMEOUT_S = 600.0
+
+
 class OpenAIBackend:
     """`provider` openai: OPENAI_API_KEY required, OPENAI_BASE_URL optional (a proxy of OpenAI's API);
     `provider` local: OPENAI_BASE_URL required, the key optional. Every model a local backend is sent is one the
     user serves (a client routes only its own local models there), so it is priced and capped by the local
     profile; an openai backend reads the cloud profiles."""
 
-    def __init__(self, provider: str = "openai", timeout: float = 60.0, http_client=None):
+    def __init__(self, provider: str = "openai", timeout: float | None = None, http_client=None):
         try:
             import openai
         except ImportError:
@@ -85,6 +92,8 @@ class OpenAIBackend:
             raise BackendNotConfigured("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for "
                                        "vLLM or `memeval serve-local`, http://127.0.0.1:11434/v1 for Ollama)")
         self.name = provider
+        if timeout is None:
+            timeout = LOCAL_TIMEOUT_S if provider == "local" else CLOUD_TIMEOUT_S
         kwargs = {"api_key": key or LOCAL_PLACEHOLDER_KEY, "base_url": self.endpoint, "max_retries": 0,
                   "timeout": timeout}
         if http_client is not None:
