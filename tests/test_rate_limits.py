@@ -203,3 +203,16 @@ def test_a_model_family_draws_on_one_pool():
     assert limit_pool("anthropic", "claude-sonnet-4-6") != limit_pool("anthropic", "claude-opus-4-6")
     assert limit_pool("anthropic", "claude-sonnet-5-5") == ("anthropic", "claude-sonnet-5-5")
     assert limit_pool("openai", "claude-opus-4-6") == ("openai", "claude-opus-4-6")
+
+
+def test_rows_over_a_whole_minute_are_not_told_to_rerun():
+    from types import SimpleNamespace
+
+    from memeval.engine.run import too_large_advice
+
+    rows = [SimpleNamespace(error="ExceedsLimit: this request's ≈40,000 input tokens exceed ..."),
+            SimpleNamespace(error="LLMError: gave up after 7 attempts"), SimpleNamespace(error=None)]
+    advice = too_large_advice(rows)
+    assert advice.startswith("1 answer exceeds the account's whole per-minute token limit in one request")
+    assert "cannot send them" in advice and advice.endswith("rerun to retry the other 1 failed")
+    assert too_large_advice(rows[1:]) is None

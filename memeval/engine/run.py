@@ -101,7 +101,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     wanted_set = set(wanted)
     answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
                if r.key in wanted_set]
-    advice = task.failure_advice(answers)
+    advice = task.failure_advice(answers) or too_large_advice(answers)
     if answer_counts.errors:
         notes.append(advice[0].upper() + advice[1:] + "." if advice else task.failure_note(answer_counts.errors, client))
 
@@ -145,6 +145,19 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
         invocations=[*(claimed.previous or {}).get("invocations", []), invocation],
         identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
     return outcome
+
+
+def too_large_advice(answers: list) -> str | None:
+    """Rows refused because one request exceeds a whole per-minute limit of the account: a rerun at the same tier
+    cannot send them either, so the closing line says what can (None when no row was)."""
+    over = sum(1 for a in answers if (a.error or "").startswith("ExceedsLimit"))
+    if not over:
+        return None
+    others = sum(1 for a in answers if a.error) - over
+    return (f"{over:,} answer{'' if over == 1 else 's'} exceed{'s' if over == 1 else ''} the account's whole "
+            "per-minute token limit in one request (see the `error` field): a rerun at this tier cannot send "
+            "them; a higher tier, a smaller context (fewer retrieved memories, --k) or a smaller output cap can"
+            + (f"; rerun to retry the other {others:,} failed" if others else ""))
 
 
 def _reporting(client, tick):
