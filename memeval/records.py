@@ -387,7 +387,10 @@ class Graph80AnswerRow(Record):
 
 
 class Graph80JudgmentRow(Record):
-    """The three-dimension judge's score of one graph80 answer (None when its reply could not be parsed)."""
+    """The three-dimension judge's score of one graph80 answer (None when its reply could not be parsed, and then
+    `error` says why)."""
+
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"error"})
 
     question_id: str
     system: str
@@ -396,6 +399,7 @@ class Graph80JudgmentRow(Record):
     prompt_version: str
     score: float | None
     judge_model: str | None
+    error: str | None = None
 
     @property
     def key(self) -> tuple[str, str, int, str]:

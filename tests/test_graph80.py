@@ -133,3 +133,21 @@ def test_claude_reader_without_a_key_as_typed(tmp_path):
         "memeval: error: ANTHROPIC_API_KEY is not set: no Anthropic backend (use the cache via replay, or set the "
         "key and optionally ANTHROPIC_BASE_URL)"]
     assert not (tmp_path / "keyed").exists()
+
+
+def test_llm_extraction_and_judge_replies_that_do_not_parse_say_why(tmp_path):
+    """An extraction reply without a JSON array fails its system's rows (asked once for every repeat, not once per
+    repeat) and a judge reply without the three scores leaves its row unscored; each row names the reason."""
+    assert main(["graph80", "generate", "--seed", "0", "--out", str(tmp_path / "d")]) == 0
+    backend = ScriptedBackend(lambda r: "Here are the facts." if r.role == "extract" else "A fine answer.")
+    graph = "memory_graph:extract_max_tokens=50"
+    summary = run_study(StudyConfig(str(tmp_path / "d"), str(tmp_path / "r"), [graph, "chunks"], extractor="llm",
+                                    judge="three_dim", repeats=2), LLMClient(backend, ResponseCache(tmp_path / "c")))
+    extractions = [r for r in backend.sent if r.role == "extract"]
+    assert len(extractions) == 40 and {r.max_tokens for r in extractions} == {50}, "one call per document"
+    assert summary["extraction"][graph]["error"].startswith("UnusableExtraction: no JSON array")
+    rows = [json.loads(line) for line in (tmp_path / "r" / "rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 320 and all(r["score"] is None for r in rows)
+    assert {r["error"].split(":", 2)[1].strip() for r in rows if r["system"] == graph} == {"UnusableExtraction"}
+    assert all(r["error"].startswith("judge: no JSON with entity") for r in rows if r["system"] == "chunks")
+    assert summary["missing"]["answers"]["failed"] == 160 and "judgments" not in summary["missing"]

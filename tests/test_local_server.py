@@ -90,3 +90,107 @@ def test_longmemeval_judge_against_the_server(local, tmp_path, cli):
     assert done.returncode in (0, 4), done.stderr
     for row in read_records(tmp_path / "run" / "judgments.jsonl", LMEJudgmentRow):
         assert row.label == ("yes" in row.reply.lower()) and row.judge_model
+
+
+def _calls(run_dir) -> dict:
+    """What this invocation's client counted (kept in the manifest)."""
+    return json.loads((run_dir / "manifest.json").read_text())["invocations"][-1]["llm"]
+
+
+def _asked(run_dir) -> int:
+    """Requests this invocation asked the server, each once: on shared cores a reply can outlast the client's 60 s
+    timeout, and the retry sends the same request again."""
+    calls = _calls(run_dir)
+    return calls["requests_sent"] - calls["retries"]
+
+
+def _not_kept(run_dir) -> int:
+    """Requests whose reply this invocation did not keep (cut at the cap, empty, failed): what a rerun asks again."""
+    return _calls(run_dir)["failures"]
+
+
+def test_memory_graph_extraction_stores_no_non_answer_and_replays(local, tmp_path, cli):
+    """One two-turn conversation (one extraction chunk) with the extraction cut to 12 tokens: the 270M model echoes
+    the prompt to the cap, and the protocol's 1,024 tokens took 400 s for one chunk on these two shared cores.
+    Whatever it says, a question is answered from a graph only when the reply was a JSON array; otherwise its row
+    fails and says why."""
+    from tests.test_hostile_files import locomo_doc
+
+    data = tmp_path / "locomo10.json"
+    data.write_bytes(locomo_doc())
+    args = ["locomo", "run", "--data", data, "--systems", "memory_graph:extract_max_tokens=12", "--no-progress",
+            *local]
+    first = cli(*args, "--out", tmp_path / "run")
+    rows = load_answers(tmp_path / "run" / "answers.jsonl")
+    assert len(rows) == 1, first.stderr
+    for row in rows:
+        assert row.error is None or (row.error.startswith("ingest failed: ") and row.prediction == "" and
+                                     row.f1 is None and any(why in row.error for why in (
+                                         "cut at max_tokens", "empty reply", "no JSON array")))
+    failed = sum(r.error is not None for r in rows)
+    assert first.returncode == (4 if failed else 0), first.stdout + first.stderr
+    assert _asked(tmp_path / "run") == 1
+
+    again = cli(*args, "--out", tmp_path / "replay")
+    assert _asked(tmp_path / "replay") == _not_kept(tmp_path / "run"), "only a reply not kept is asked again"
+    rerun = load_answers(tmp_path / "replay" / "answers.jsonl")
+    assert [(r.prediction, r.error is None) for r in rerun] == [(r.prediction, r.error is None) for r in rows]
+    assert again.returncode == first.returncode
+
+
+def _one_document_graph80(directory):
+    """graph80's shortest document, its gold triples and one question answered from them: one extraction call."""
+    from memeval.graph80.generate import write_corpus
+
+    write_corpus(directory, 0)
+    read = {name: [json.loads(line) for line in (directory / f"{name}.jsonl").read_text().splitlines()]
+            for name in ("documents", "questions", "triples")}
+    document = min(read["documents"], key=lambda d: sum(len(p["text"]) for p in d["paragraphs"]))
+    triples = [t for t in read["triples"] if t["source_id"].startswith(document["id"] + ":")]
+    stated = {(t["subject"], t["relation"], t["object"]) for t in triples}
+    question = next(q for q in read["questions"] if all(tuple(step) in stated for step in q["gold_path"]))
+    for name, rows in (("documents", [document]), ("questions", [question]), ("triples", triples)):
+        (directory / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return directory
+
+
+def test_graph80_llm_extraction_and_three_dim_judge_keep_no_non_answer(local, tmp_path, cli):
+    """graph80 through the server: its own LLM extraction (one document, cut at 12 tokens) and the three-dimension
+    judge over the LLM-free extractive reader. A score exists only for a reply that parsed; every other row says
+    why, a rerun asks again only what was not kept, and the exit code says incomplete when a row has no score."""
+    from memeval.records import Graph80AnswerRow, Graph80JudgmentRow
+
+    data = _one_document_graph80(tmp_path / "g80")
+    args = ["graph80", "run", "--data", data, "--systems", "memory_graph:extract_max_tokens=12;chunks",
+            "--extractor", "llm", "--judge", "three_dim", "--repeats", "1", "--no-progress", *local]
+    first = cli(*args, "--out", tmp_path / "run")
+    answers = read_records(tmp_path / "run" / "answers.jsonl", Graph80AnswerRow)
+    judgments = {j.key[:3]: j for j in read_records(tmp_path / "run" / "judgments.jsonl", Graph80JudgmentRow)}
+    assert len(answers) == 2, first.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    graph = next(a for a in answers if a.system.startswith("memory_graph"))
+    extraction = summary["extraction"][graph.system]
+    if graph.error is not None:
+        assert graph.error.startswith("extraction failed: ") and graph.prediction == "" and "error" in extraction
+    else:
+        assert extraction["chunks"] == 1 and "error" not in extraction
+    for judgment in judgments.values():
+        assert (judgment.score is None) == (judgment.error is not None)
+        assert judgment.score is None or round(judgment.score * 3, 6) in (0, 1, 2, 3)
+    rows = [json.loads(line) for line in (tmp_path / "run" / "rows.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert (row["score"] is None) == bool(row["error"])
+        key = (row["system"], row["question_id"], row["repeat"])
+        if row["error"] and key in judgments:
+            assert row["error"].startswith("judge: no JSON")
+    assert _asked(tmp_path / "run") == 1 + sum(a.error is None for a in answers), "one extraction, a judge call each"
+    unjudged = sum(a.error is None and a.key not in judgments for a in answers)
+    incomplete = any(a.error for a in answers) or unjudged
+    assert first.returncode == (4 if incomplete else 0), first.stdout + first.stderr
+
+    again = cli(*args, "--out", tmp_path / "replay")
+    assert _asked(tmp_path / "replay") == _not_kept(tmp_path / "run"), "only replies not kept are asked again"
+    assert again.returncode == first.returncode
+    replayed = [json.loads(line) for line in (tmp_path / "replay" / "rows.jsonl").read_text().splitlines()]
+    assert [(r["system"], r["prediction"], r["score"], r["error"] is None) for r in replayed] == [
+        (r["system"], r["prediction"], r["score"], r["error"] is None) for r in rows]

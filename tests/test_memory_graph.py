@@ -163,3 +163,29 @@ def test_an_injected_embedder_replaces_tfidf_for_recall():
         g.add("Bob", "owns", "canine", "S1", "2024")
         g.add("Ann", "owns", "feline", "S2", "2024")
         assert [t.text for t in g.search("dog", top_k=1, max_hops=0)] == expected
+
+
+def test_an_extraction_reply_without_a_json_array_fails_ingest_then_replays_the_same(tmp_path):
+    """A reply that ended by itself but holds no JSON array is no extraction: answering from the empty graph it
+    would leave looks like a memory that knew nothing. It is cached, so a rerun replays it and fails alike."""
+    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+    from memeval.records import load_answers
+    from tests.test_hostile_files import locomo_doc
+
+    data = tmp_path / "locomo10.json"
+    data.write_bytes(locomo_doc())
+    for out in ("run", "replay"):
+        backend = ScriptedBackend(lambda request: "Ann moved to Denver, I think.")
+        config = LocomoRunConfig(out=str(tmp_path / out), data=str(data), progress=False,
+                                 systems=["memory_graph:extract_max_tokens=12"])
+        run_locomo(config, client=LLMClient(backend, ResponseCache(tmp_path / "cache")))
+        (row,) = load_answers(tmp_path / out / "answers.jsonl")
+        assert row.error.startswith("ingest failed: UnusableExtraction: no JSON array") and row.prediction == ""
+        assert [r.max_tokens for r in backend.sent] == ([12] if out == "run" else [])
+
+
+def test_extract_max_tokens_is_a_count():
+    from memeval.errors import InputError
+
+    with pytest.raises(InputError, match="extract_max_tokens"):
+        build_system("memory_graph", extract_max_tokens=0)

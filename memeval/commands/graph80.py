@@ -67,7 +67,7 @@ def _check_counts(specs: list[str]) -> None:
             params = SystemConfig.parse(spec).params
         except ValueError as exc:
             raise InputError("--systems", spec, str(exc)) from None
-        for name in ("top_k", "k"):
+        for name in ("top_k", "k", "extract_max_tokens"):
             if name in params:
                 try:
                     count_parameter(name, params[name])

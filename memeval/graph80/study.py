@@ -25,7 +25,7 @@ from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
 from memeval.memory.entities import base_form
-from memeval.memory.extraction import Source, extract_llm
+from memeval.memory.extraction import EXTRACTION_MAX_TOKENS, Source, extract_llm
 from memeval.memory.graph import MemoryGraph
 from memeval.memory.graph_system import recall_items
 from memeval.memory.lexical import BM25Index
@@ -39,8 +39,8 @@ from memeval.scoring.three_dim_judge import (  # noqa: F401  (the judge's home; 
     three_dim_request,
 )
 
-SYSTEM_PARAMETERS = {"memory_graph": ("hops", "top_k", "aliases"), "chunks": ("k",), "full_context": (),
-                     "no_memory": ()}
+SYSTEM_PARAMETERS = {"memory_graph": ("hops", "top_k", "aliases", "extract_max_tokens"), "chunks": ("k",),
+                     "full_context": (), "no_memory": ()}
 SYSTEMS = tuple(SYSTEM_PARAMETERS)
 
 
@@ -92,10 +92,8 @@ class Graph80System:
             elif extractor == "llm":
                 if client is None:
                     raise ValueError("the llm extractor needs an LLM client")
-                by_doc = defaultdict(list)
-                for s in self.sources.values():
-                    by_doc[s.id.rsplit(":", 1)[0]].append(s)
-                facts, stats = extract_llm(client, list(by_doc.values()))
+                facts, stats = extract_llm(client, document_chunks(self.sources.values()),
+                                           max_tokens=extract_cap(config))
                 for f in facts:
                     self.graph.add(f.subject, f.relation, f.object, f.source_id, self.sources[f.source_id].time)
                 self.extraction = {**stats, **extraction_scores(self.graph, triples)}
@@ -116,6 +114,18 @@ class Graph80System:
         if name == "full_context":
             return [MemoryItem(s.text, 0.0, (s.id,), s.time, "chunk") for s in self.sources.values()]
         return []
+
+
+def document_chunks(sources) -> list[list[Source]]:
+    """One extraction chunk per document: its paragraphs."""
+    by_doc = defaultdict(list)
+    for s in sources:
+        by_doc[s.id.rsplit(":", 1)[0]].append(s)
+    return list(by_doc.values())
+
+
+def extract_cap(config: SystemConfig) -> int:
+    return int(config.params.get("extract_max_tokens", EXTRACTION_MAX_TOKENS))
 
 
 def extraction_scores(graph: MemoryGraph, gold: Sequence[dict]) -> dict:
@@ -196,11 +206,9 @@ def planned_requests(config: StudyConfig) -> list[LLMRequest]:
     documents, questions, triples = load_graph80(config.data)
     requests: list[LLMRequest] = []
     if config.extractor == "llm":
-        by_doc = defaultdict(list)
-        for s in sources_of(documents):
-            by_doc[s.id.rsplit(":", 1)[0]].append(s)
-        requests += [extraction_request(chunk) for chunk in by_doc.values()]
-        return requests
+        graphs = [c for c in map(SystemConfig.parse, config.systems) if c.name == "memory_graph"]
+        return [extraction_request(chunk, max_tokens=extract_cap(check_system(c)))
+                for c in graphs for chunk in document_chunks(sources_of(documents))]
     for spec in config.systems:
         system = Graph80System(check_system(SystemConfig.parse(spec)), documents, triples, "gold")
         for q in questions:
@@ -240,7 +248,7 @@ class Graph80Task(Task):
 
     def __init__(self, config: StudyConfig):
         self.config = config
-        self.built: dict[str, Graph80System] = {}
+        self.built: dict[str, Graph80System | LLMError] = {}
 
     def validate(self) -> None:
         self.configs = [check_system(SystemConfig.parse(s)) for s in self.config.systems]
@@ -275,16 +283,24 @@ class Graph80Task(Task):
             units += [Unit(tuple((c.shown, q["id"], repeat) for q in order), (c, repeat, order)) for c in self.configs]
         return units
 
-    def system(self, config: SystemConfig, client) -> Graph80System:
-        """Each system is built once (an LLM extractor's graph from the cache after the first run)."""
+    def system(self, config: SystemConfig, client) -> Graph80System | LLMError:
+        """Each system is built once (an LLM extractor's graph from the cache after the first run); an extraction
+        that failed is kept as its error, so the system's other repeats do not ask again."""
         if config.shown not in self.built:
-            self.built[config.shown] = Graph80System(config, self.documents, self.triples, self.config.extractor,
-                                                     client)
+            try:
+                self.built[config.shown] = Graph80System(config, self.documents, self.triples,
+                                                         self.config.extractor, client)
+            except LLMError as exc:
+                self.built[config.shown] = exc
         return self.built[config.shown]
 
     def answer(self, unit: Unit, todo, client) -> list[Graph80AnswerRow]:
         config, repeat, order = unit.payload
         system = self.system(config, client)
+        if isinstance(system, LLMError):
+            return [self.failed_row(self.by_id[question_id], config, repeat,
+                                    f"extraction failed: {type(system).__name__}: {system}")
+                    for _, question_id, _ in todo]
         wanted = set(todo)
         asked = [(q, system.search(q["question"])) for q in order if (config.shown, q["id"], repeat) in wanted]
         memories = [[Memory(i.text, i.time, i.source_ids) for i in items] for _, items in asked]
@@ -304,6 +320,12 @@ class Graph80Task(Task):
                 error=f"{type(reply).__name__}: {reply}" if failed else None, **diagnostics(q, items, self.triples)))
         return rows
 
+    def failed_row(self, q: dict, config: SystemConfig, repeat: int, error: str) -> Graph80AnswerRow:
+        return Graph80AnswerRow(
+            question_id=q["id"], type=q["type"], system=config.shown, repeat=repeat, question=q["question"],
+            gold=q["answer"], prediction="", answerer=EXTRACTIVE_LABEL if self.config.answerer == "extractive"
+            else self.config.answerer, error=error, path_recall=None, entity_recall=None, context_tokens=0)
+
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
         from memeval.reports.tables import markdown_table
 
@@ -320,6 +342,7 @@ class Graph80Task(Task):
         """The study's rows (rows.jsonl): each answer with its score, in the order the study asks them."""
         by_key = {a.key: a for a in answers}
         scores = {j.key[:3]: j.score for j in judgments}
+        unusable = {j.key[:3]: j.error for j in judgments if j.score is None}
         judged = self.config.judge == "three_dim"
         out = []
         for unit in self.units():
@@ -330,6 +353,8 @@ class Graph80Task(Task):
                 error, score = a.error, None  # a failed answer or judgment is left out of every mean, never 0
                 if error is None and not judged:
                     score = containment(a.prediction, a.gold)
+                elif error is None and key in unusable:
+                    error = f"judge: {unusable[key] or 'reply not parsed'}"
                 elif error is None and key in scores:
                     score = scores[key]
                 elif error is None:
@@ -344,8 +369,10 @@ class Graph80Task(Task):
         if self.config.extractor == "llm":
             for c in self.configs:
                 self.system(c, client)
+        extraction = {label: {"error": f"{type(s).__name__}: {s}"} if isinstance(s, LLMError) else s.extraction
+                      for label, s in self.built.items() if isinstance(s, LLMError) or s.extraction}
         summary = {"rows": summarize(rows), "stability": sign_stability(rows), "config": self.config.public(),
-                   "extraction": {label: s.extraction for label, s in self.built.items() if s.extraction},
+                   "extraction": extraction,
                    "score_kind": score_kind(self.config), "failed_rows": sum(1 for r in rows if r["error"]),
                    "published_reference": PUBLISHED}
         write_json_atomic(rundir.file("summary.json"), summary)

@@ -2,7 +2,8 @@
 client) and a gold backend (a dataset's own triples: the perfect-extraction ablation).
 
 Parsing is pure and strict: anything that is not a list of objects with string subject/relation/object is
-dropped and counted, never repaired into a guess.
+dropped and counted, never repaired into a guess. A reply that holds no JSON array at all is no extraction: the
+system fails its ingest (UnusableExtraction) rather than answer from a graph that silently lacks the chunk.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from memeval.prompts import load_prompt, prompt_hash
 EXTRACTION_MODEL = ROLE_DEFAULTS["extract"]
 EXTRACTION_TEMPERATURE = 0.0
 EXTRACTION_MAX_TOKENS = 1024
+
+
+class UnusableExtraction(LLMError):
+    """A reply that ended by itself but holds no JSON array. It is cached like any finished reply, so a rerun
+    replays it and fails the same way; another model (or prompt) is another extraction."""
 
 
 @dataclass(frozen=True)
@@ -38,25 +44,32 @@ class ExtractedFact:
     source_id: str
 
 
-def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL) -> LLMRequest:
+def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL,
+                       max_tokens: int = EXTRACTION_MAX_TOKENS) -> LLMRequest:
     text = "\n".join(f"[{s.id}] ({s.time}) {s.text}" for s in sources)
     return LLMRequest(model=model, messages=(("user", load_prompt("extract_triples").format(text=text)),),
-                      max_tokens=EXTRACTION_MAX_TOKENS, temperature=EXTRACTION_TEMPERATURE,
+                      max_tokens=max_tokens, temperature=EXTRACTION_TEMPERATURE,
                       template_version=prompt_hash("extract_triples"), role="extract")
+
+
+def json_array(text: str) -> list | None:
+    """The JSON array a reply holds (its first `[` to its last `]`), or None."""
+    match = re.search(r"\[.*\]", text, re.S)
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, list) else None
 
 
 def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedFact], int]:
     """(facts, dropped). A fact citing no known source of the chunk is attributed to the chunk's first
     source only if the chunk has one source; otherwise it is dropped (its evidence would be a guess)."""
-    match = re.search(r"\[.*\]", text, re.S)
-    if not match:
-        return [], (0 if text.strip() in ("", "[]") else 1)
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return [], 1
-    if not isinstance(data, list):
-        return [], 1
+    data = json_array(text)
+    if data is None:
+        return [], (1 if text.strip() else 0)
     known = {s.id for s in sources}
     facts, dropped = [], 0
     for item in data:
@@ -77,15 +90,20 @@ def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedF
     return facts, dropped
 
 
-def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]],
-                model: str = EXTRACTION_MODEL) -> tuple[list[ExtractedFact], dict]:
-    """Every chunk through the client (cache first); raises the first LLMError so a system without an LLM
-    fails loudly instead of ingesting an empty graph."""
-    outcomes = client.complete_many([extraction_request(chunk, model) for chunk in chunks])
+def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]], model: str = EXTRACTION_MODEL,
+                max_tokens: int = EXTRACTION_MAX_TOKENS) -> tuple[list[ExtractedFact], dict]:
+    """Every chunk through the client (cache first); raises the first LLMError (a reply without a JSON array
+    included) so a system without an LLM, or with one that does not extract, fails loudly instead of ingesting an
+    empty or partial graph."""
+    outcomes = client.complete_many([extraction_request(chunk, model, max_tokens) for chunk in chunks])
     facts, dropped = [], 0
     for chunk, out in zip(chunks, outcomes, strict=True):
         if isinstance(out, LLMError):
             raise out
+        if json_array(out.text) is None:
+            raise UnusableExtraction(f"no JSON array in the extraction of {chunk[0].id}..{chunk[-1].id} from "
+                                     f"{out.model}: {out.text.strip()[:80]!r}; the reply is cached, so a rerun "
+                                     "fails the same way")
         got, bad = parse_triples(out.text, chunk)
         facts += got
         dropped += bad

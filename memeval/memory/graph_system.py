@@ -1,5 +1,8 @@
 """`memory_graph` on LoCoMo: LLM-extracted triples per chunk of turns, TF-IDF recall of the top-k triples,
-`hops` expansion, and the source turns of every recalled triple handed to the reader beside it."""
+`hops` expansion, and the source turns of every recalled triple handed to the reader beside it.
+`extract_max_tokens` replaces the extraction's 1,024-token output cap, so a model that never stops by itself (a small
+local one echoes the prompt) fails in seconds, not minutes; the parameter is in the system's name, so rows at
+another cap are another system's."""
 
 from __future__ import annotations
 
@@ -7,7 +10,13 @@ from collections.abc import Sequence
 
 from memeval.data.locomo import Conversation
 from memeval.memory.base import MemoryItem, approx_tokens, count_parameter
-from memeval.memory.extraction import EXTRACTION_MODEL, Source, extract_llm, extraction_request
+from memeval.memory.extraction import (
+    EXTRACTION_MAX_TOKENS,
+    EXTRACTION_MODEL,
+    Source,
+    extract_llm,
+    extraction_request,
+)
 from memeval.memory.graph import MemoryGraph, Triple, sentence_transformer_embedder
 from memeval.memory.render import turn_text
 
@@ -62,13 +71,15 @@ class MemoryGraphSystem:
     needs_llm = True
 
     def __init__(self, top_k: int = 5, hops: int = 1, chunk_tokens: int = 512, model: str = EXTRACTION_MODEL,
-                 current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf"):
+                 current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf",
+                 extract_max_tokens: int = EXTRACTION_MAX_TOKENS):
         if hops not in (0, 1, 2):
             raise ValueError(f"hops must be 0, 1 or 2, not {hops}")
         self.top_k = self.fixed_k = count_parameter("top_k", top_k)
         self.hops = hops
         self.chunk_tokens = count_parameter("chunk_tokens", chunk_tokens)
         self.model = model
+        self.extract_max_tokens = count_parameter("extract_max_tokens", extract_max_tokens)
         self.current_only = current_only
         self.aliases = aliases
         if vectors not in ("tfidf", "sentence-transformers"):
@@ -81,7 +92,7 @@ class MemoryGraphSystem:
 
     def planned_requests(self, conversation: Conversation) -> list:
         """The extraction calls ingesting `conversation` makes (for dry-run estimates)."""
-        return [extraction_request(chunk, self.model)
+        return [extraction_request(chunk, self.model, self.extract_max_tokens)
                 for chunk in chunk_sources(conversation_sources(conversation), self.chunk_tokens)]
 
     def ingest(self, conversation: Conversation) -> None:
@@ -94,7 +105,7 @@ class MemoryGraphSystem:
         self.graph = MemoryGraph(self.aliases, embedder)
         self.sources = {s.id: s for session in sessions for s in session}
         facts, self.extraction_stats = extract_llm(self.client, chunk_sources(sessions, self.chunk_tokens),
-                                                   self.model)
+                                                   self.model, self.extract_max_tokens)
         for fact in facts:
             self.graph.add(fact.subject, fact.relation, fact.object, fact.source_id,
                            self.sources[fact.source_id].time)

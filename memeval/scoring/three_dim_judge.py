@@ -1,5 +1,6 @@
 """The graph study's three-dimension judge: entity, relation and no-wrong-claim, each 0 or 0.5, summed over 1.5,
-one call per answer and repeat; a reply that does not parse scores None (left out of every mean, never 0)."""
+one call per answer and repeat; a reply that does not parse scores None (left out of every mean, never 0) and
+the row says why."""
 
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ class ThreeDimJudge(Judge):
         return [three_dim_request(self.questions[answer.question_id], answer.prediction, answer.repeat)]
 
     def judgment(self, answer, replies, model: str | None) -> Graph80JudgmentRow:
+        text = replies[0].text
+        score = parse_three_dim(text)
+        error = None if score is not None else (f"no JSON with entity, relation and no_wrong each 0 or 0.5 "
+                                                f"(the reply is cached; a rerun reads it again): {text.strip()[:80]!r}")
         return Graph80JudgmentRow(question_id=answer.question_id, system=answer.system, repeat=answer.repeat,
-                                  protocol=self.name, prompt_version=self.version(),
-                                  score=parse_three_dim(replies[0].text), judge_model=model)
+                                  protocol=self.name, prompt_version=self.version(), score=score,
+                                  judge_model=model, error=error)
