@@ -194,3 +194,38 @@ def test_graph80_llm_extraction_and_three_dim_judge_keep_no_non_answer(local, tm
     replayed = [json.loads(line) for line in (tmp_path / "replay" / "rows.jsonl").read_text().splitlines()]
     assert [(r["system"], r["prediction"], r["score"], r["error"] is None) for r in replayed] == [
         (r["system"], r["prediction"], r["score"], r["error"] is None) for r in rows]
+
+
+def test_serve_local_stops_its_server_when_it_is_killed(tmp_path):
+    """`kill` (SIGTERM) of `memeval serve-local` stops the llama.cpp child too, instead of leaving it serving."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from memeval.llm.local_server import free_port
+
+    _need_server()
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "memeval", "serve-local", "--port", str(port)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "serving" in serve.stdout.readline()
+        url = f"http://127.0.0.1:{port}/v1/models"
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
+            assert response.status == 200
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) != 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=2)  # noqa: S310
+            except OSError:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the llama.cpp server still answers after serve-local was killed")
+    finally:
+        if serve.poll() is None:
+            serve.kill()

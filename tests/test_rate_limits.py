@@ -216,3 +216,14 @@ def test_rows_over_a_whole_minute_are_not_told_to_rerun():
     assert advice.startswith("1 answer exceeds the account's whole per-minute token limit in one request")
     assert "cannot send them" in advice and advice.endswith("rerun to retry the other 1 failed")
     assert too_large_advice(rows[1:]) is None
+
+
+def test_rows_whose_extraction_was_cut_are_told_which_cap_to_raise():
+    from types import SimpleNamespace
+
+    from memeval.engine.run import cut_extraction_advice
+
+    rows = [SimpleNamespace(error="ingest failed: UnusableReply: cut at max_tokens from m (request-id -, 12 output "
+                                  "tokens of 12); not kept, the next run asks again"), SimpleNamespace(error=None)]
+    assert "memory_graph:extract_max_tokens=N" in cut_extraction_advice(rows)
+    assert cut_extraction_advice([SimpleNamespace(error="ingest failed: CacheMiss: x")]) is None

@@ -101,7 +101,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     wanted_set = set(wanted)
     answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
                if r.key in wanted_set]
-    advice = task.failure_advice(answers) or too_large_advice(answers)
+    advice = task.failure_advice(answers) or too_large_advice(answers) or cut_extraction_advice(answers)
     if answer_counts.errors:
         notes.append(advice[0].upper() + advice[1:] + "." if advice else task.failure_note(answer_counts.errors, client))
 
@@ -158,6 +158,18 @@ def too_large_advice(answers: list) -> str | None:
             "per-minute token limit in one request (see the `error` field): a rerun at this tier cannot send "
             "them; a higher tier, a smaller context (fewer retrieved memories, --k) or a smaller output cap can"
             + (f"; rerun to retry the other {others:,} failed" if others else ""))
+
+
+def cut_extraction_advice(answers: list) -> str | None:
+    """Rows whose memory could not be built because the extraction reply was cut at its cap: at temperature 0 a
+    plain rerun is cut the same way, so say which knob raises the cap (None when no row was)."""
+    cut = sum(1 for a in answers if (a.error or "").startswith("ingest failed: UnusableReply")
+              and "cut at max_tokens" in (a.error or ""))
+    if not cut:
+        return None
+    return (f"{cut:,} answer{'' if cut == 1 else 's'} had no memory: the extraction reply was cut at its output cap "
+            "(see the `error` field), and a plain rerun at temperature 0 is cut the same way; raise it with "
+            "memory_graph:extract_max_tokens=N (another --out, or --restart) or use a model that stops by itself")
 
 
 def _reporting(client, tick):
