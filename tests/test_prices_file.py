@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -169,3 +170,65 @@ def test_files_that_are_not_price_tables_are_refused(tmp_path):
         with pytest.raises(InputError, match=problem):
             load_prices(tmp_path / name)
     assert load_prices(tmp_path / "bom.json").price("m").output_usd_mtok == 15.0, "a byte-order mark is skipped"
+
+
+def _locomo(locomo_dir, out, *extra):
+    return ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "20", "--systems",
+            "rag_turns", "--reader", "claude", "--llm", "local", "--answer-model", GATEWAY, "--no-progress", *extra,
+            "--out", out)
+
+
+def test_locomo_run_prices_its_dry_run_and_stops_at_the_budget_from_the_file(locomo_dir, tmp_path):
+    prices = _write(tmp_path, {GATEWAY: ROW})
+    env = {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    free = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run"), env_extra=env)
+    priced = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run", "--prices", prices), env_extra=env)
+    assert free.returncode == priced.returncode == 0, (free.stderr, priced.stderr)
+    free, priced = json.loads(free.stdout), json.loads(priced.stdout)
+    answers = priced["answers"]
+    assert free["usd_est_total"] == 0.0 and answers["to_send"] == free["answers"]["to_send"] == 20
+    assert priced["usd_est_total"] == answers["usd_est"] > 0
+    assert answers["usd_est"] == pytest.approx((answers["input_tokens_est"] * 3 + answers["output_tokens_max"] * 15) / 1e6)
+    assert f"--prices {prices}" in priced["note"] and not (tmp_path / "run").exists()
+
+    other = _write(tmp_path, {GATEWAY: {"input_usd_mtok": 1, "output_usd_mtok": 2}}, "other.json")
+    with FakeOpenAI(lambda body: "ok", local=True) as server:
+        env["OPENAI_BASE_URL"] = server.url
+        stopped = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--prices", prices, "--budget-usd", "0.005"),
+                           env_extra=env)
+        sent = len(server.received)
+        resumed = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--prices", other), env_extra=env)
+    last = stopped.stderr.strip().splitlines()[-1]
+    assert stopped.returncode == 4 and last.startswith("memeval: incomplete") and "BudgetExceeded" in last, \
+        stopped.stderr
+    assert 0 < sent < 20, "priced at $0 all 20 questions would be sent; priced, the budget stops them"
+    assert resumed.returncode == 0, "another price file changes dollars, not replies: the run resumes"
+    assert len(server.received) == 20
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    digest = hashlib.sha256((tmp_path / "other.json").read_bytes()).hexdigest()
+    assert manifest["config"]["prices"] == other and f"--prices {other}" in manifest["command_line"]
+    assert f"priced from --prices {other} (sha256 {digest})" in manifest["llm"]["roles"]["answer"]["profile"]["note"]
+    assert "prices" not in json.dumps(manifest["identity"])
+
+
+def test_longmemeval_run_prices_its_dry_run_from_the_file(tmp_path):
+    from tests.test_longmemeval_data import instance
+
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([instance("q1", "single-session-user")]))
+    prices = _write(tmp_path, {GATEWAY: {"input_usd_mtok": 3000, "output_usd_mtok": 15000}})  # visible in cents
+    argv = ("longmemeval", "run", "--data", data, "--systems", "full_context", "--reader", "llm", "--llm", "local",
+            "--answer-model", GATEWAY, "--dry-run", "--out", tmp_path / "run")
+    env = {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    free, priced = _memeval(*argv, env_extra=env), _memeval(*argv, "--prices", prices, env_extra=env)
+    assert free.returncode == priced.returncode == 0, (free.stderr, priced.stderr)
+
+    def reader(out: str) -> tuple[int, int, float]:
+        line = next(x for x in out.splitlines() if x.startswith(f"reader {GATEWAY}: 1 calls to send"))
+        tokens = re.search(r"~([\d,]+) input tokens .*≤([\d,]+) output tokens, ≈\$([\d.]+)$", line)
+        assert tokens, line
+        return int(tokens[1].replace(",", "")), int(tokens[2].replace(",", "")), float(tokens[3])
+
+    (inputs, outputs, usd), (_, _, usd_free) = reader(priced.stdout), reader(free.stdout)
+    assert usd_free == 0.0 and usd > 0 and usd == pytest.approx((inputs * 3000 + outputs * 15000) / 1e6, abs=0.005)
+    assert not (tmp_path / "run").exists()

@@ -1,6 +1,7 @@
 """The model settings of a run, built once from the CLI flags or a notebook's parameters and never changed after:
-which backend, the model per role (answer, judge, extract), the sampling mode and the spending cap. The run's
-client is made from them, checked against the roles the task calls before any call."""
+which backend, the model per role (answer, judge, extract), the sampling mode, the spending cap and the user's
+price file for `--llm local` models. The run's client is made from them, checked against the roles the task calls
+before any call."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class ModelSettings:
     sampling: str = "protocol"
     budget_usd: float | None = None
     max_concurrency: int = 8  # calls in flight at once (the providers' rate-limit headers are waited on anyway)
+    prices: str | None = None  # --prices FILE: read when the client is made, so its SHA-256 is that of the table used
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", MappingProxyType({r: m for r, m in dict(self.models).items() if m}))
@@ -26,4 +28,5 @@ class ModelSettings:
         from memeval.llm.client import checked_client
 
         return checked_client(self.backend, temperatures, client, budget_usd=self.budget_usd,
-                              sampling=self.sampling, models=dict(self.models), max_concurrency=self.max_concurrency)
+                              sampling=self.sampling, models=dict(self.models), max_concurrency=self.max_concurrency,
+                              prices=self.prices)

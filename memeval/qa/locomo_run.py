@@ -83,6 +83,7 @@ class LocomoRunConfig:
     max_concurrency: int = flag("--max-concurrency", 8)
     sampling: str = flag("--sampling", "protocol")
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract"))  # role → model id
+    prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
     poll_interval_s: float = 30.0
     progress: bool = True
     restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
@@ -205,7 +206,7 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
 
 def model_settings(config: LocomoRunConfig) -> ModelSettings:
     return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency)
+                         config.max_concurrency, config.prices)
 
 
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
@@ -411,8 +412,10 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
         stages["judge"] = client.estimate(judge_reqs, expected_output_tokens=60, batch=config.judge_mode == "batch",
                                           counter=counter)
     note = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
-            "estimated at 4 characters a token (no key: the token-counting endpoint was not used)")
-            + "; prices from memeval/llm/profiles.py (check them before trusting the dollars); "
+            "estimated at 4 characters a token, times each model's tokenizer ratio where it has one: see each "
+            "stage's token_count (no key: the token-counting endpoint was not used)")
+            + "; prices from memeval/llm/profiles.py" + (f" and --prices {config.prices}" if config.prices else "")
+            + " (check them before trusting the dollars); "
             "prompt caching priced as one cache write per shared context and reads after.")
     return RunEstimate(stages, sum(e.usd_est for e in stages.values()), note)
 

@@ -212,6 +212,7 @@ class LongMemEvalConfig:
     sampling: str = flag("--sampling", "protocol")
     budget_usd: float | None = flag("--budget-usd", None)
     max_concurrency: int = flag("--max-concurrency", 8)
+    prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
     dry_run: bool = False
     restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
     fail_fast: bool = flag("--fail-fast", False)  # the first plug-in failure stops the run (else: the row's `error`)
@@ -237,7 +238,7 @@ def model_settings(config: LongMemEvalConfig):
     from memeval.engine.roles import ModelSettings
 
     return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency)
+                         config.max_concurrency, config.prices)
 
 
 class LongMemEvalTask(Task):
