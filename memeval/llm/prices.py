@@ -69,7 +69,7 @@ def load_prices(path: str | Path) -> PriceTable:
         raise InputError(source, "file", "expected a JSON object of model id → {\"input_usd_mtok\": …, "
                          "\"output_usd_mtok\": …}, with at least one model")
     rows = tuple((_model_id(model, source), _row(model, row, source)) for model, row in table.items())
-    return PriceTable(str(path), hashlib.sha256(data).hexdigest(), rows)
+    return PriceTable(str(Path(path).resolve()), hashlib.sha256(data).hexdigest(), rows)
 
 
 def require_local(prices: PriceTable | None, backend: str) -> None:

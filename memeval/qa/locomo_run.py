@@ -413,7 +413,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                                           counter=counter)
     note = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
             "estimated at 4 characters a token, times each model's tokenizer ratio where it has one: see each "
-            "stage's token_count (no key: the token-counting endpoint was not used)")
+            "stage's token_count (" + ("a local server has no token-counting endpoint" if config.llm_backend == "local"
+                                      else "no key: the token-counting endpoint was not used") + ")")
             + "; prices from memeval/llm/profiles.py" + (f" and --prices {config.prices}" if config.prices else "")
             + " (check them before trusting the dollars); "
             "prompt caching priced as one cache write per shared context and reads after.")

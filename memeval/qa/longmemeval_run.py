@@ -452,7 +452,7 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
         est = stages["answers"] = client.estimate(requests)
         lines.append(f"reader {client.model_for('answer')}: {est.to_send} calls to send ({est.cached} cached), "
                      f"~{est.input_tokens_est:,} input tokens ({est.token_count}), ≤{est.output_tokens_max:,} "
-                     f"output tokens, ≈${est.usd_est:.2f}")
+                     f"output tokens, ≈${est.usd_est:.{2 if est.usd_est >= 0.01 or not est.usd_est else 4}f}")
         lines.append("Prompt caching does not help across questions here: each question reads its own haystack "
                      "(≈115k tokens per question for full_context on S), so the estimate prices every prompt in full.")
     else:
