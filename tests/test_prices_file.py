@@ -50,13 +50,18 @@ def _graph80(corpus, out, *extra):
             "--llm", "local", "--answer-model", GATEWAY, "--out", out, *extra)
 
 
-def test_a_dry_run_prices_a_gateway_model_from_the_file(corpus, tmp_path):
+def _dry_runs(tmp_path, command) -> tuple[dict, dict]:
+    """The dry run of `command(extra...)` without and with a price file for GATEWAY: both must succeed."""
     prices = _write(tmp_path, {GATEWAY: ROW})
     env = {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    free = _memeval(*_graph80(corpus, tmp_path / "run", "--dry-run"), env_extra=env)
-    priced = _memeval(*_graph80(corpus, tmp_path / "run", "--dry-run", "--prices", prices), env_extra=env)
+    free = _memeval(*command("--dry-run"), env_extra=env)
+    priced = _memeval(*command("--dry-run", "--prices", prices), env_extra=env)
     assert free.returncode == priced.returncode == 0, (free.stderr, priced.stderr)
-    free, priced = json.loads(free.stdout), json.loads(priced.stdout)
+    return json.loads(free.stdout), json.loads(priced.stdout)
+
+
+def test_a_dry_run_prices_a_gateway_model_from_the_file(corpus, tmp_path):
+    free, priced = _dry_runs(tmp_path, lambda *extra: _graph80(corpus, tmp_path / "run", *extra))
     assert free["usd_est"] == 0.0 and priced["to_send"] == free["to_send"] > 0
     assert priced["usd_est"] == pytest.approx((priced["input_tokens_est"] * 3 + priced["output_tokens_max"] * 15) / 1e6)
     assert not (tmp_path / "run").exists()
@@ -179,12 +184,8 @@ def _locomo(locomo_dir, out, *extra):
 
 
 def test_locomo_run_prices_its_dry_run_and_stops_at_the_budget_from_the_file(locomo_dir, tmp_path):
-    prices = _write(tmp_path, {GATEWAY: ROW})
-    env = {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    free = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run"), env_extra=env)
-    priced = _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run", "--prices", prices), env_extra=env)
-    assert free.returncode == priced.returncode == 0, (free.stderr, priced.stderr)
-    free, priced = json.loads(free.stdout), json.loads(priced.stdout)
+    free, priced = _dry_runs(tmp_path, lambda *extra: _locomo(locomo_dir, tmp_path / "run", *extra))
+    prices, env = _write(tmp_path, {GATEWAY: ROW}), {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
     answers = priced["answers"]
     assert free["usd_est_total"] == 0.0 and answers["to_send"] == free["answers"]["to_send"] == 20
     assert priced["usd_est_total"] == answers["usd_est"] > 0
