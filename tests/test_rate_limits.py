@@ -227,3 +227,18 @@ def test_rows_whose_extraction_was_cut_are_told_which_cap_to_raise():
                                   "tokens of 12); not kept, the next run asks again"), SimpleNamespace(error=None)]
     assert "memory_graph:extract_max_tokens=N" in cut_extraction_advice(rows)
     assert cut_extraction_advice([SimpleNamespace(error="ingest failed: CacheMiss: x")]) is None
+
+
+def test_the_fake_refuses_a_fifth_cache_breakpoint_as_the_service_does(fake):
+    """Prompt-caching docs: up to 4 cache breakpoints a request; the client never cuts a prefix into more."""
+    import anthropic
+
+    from memeval.llm.prefix_pieces import MAX_BREAKPOINTS
+
+    blocks = [{"type": "text", "text": f"part {i} " * 50, "cache_control": {"type": "ephemeral"}} for i in range(5)]
+    sdk = anthropic.Anthropic(max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="A maximum of 4 blocks with cache_control"):
+        sdk.messages.create(model="claude-sonnet-4-6", max_tokens=8,
+                            messages=[{"role": "user", "content": blocks}])
+    sdk.messages.create(model="claude-sonnet-4-6", max_tokens=8, messages=[{"role": "user", "content": blocks[:4]}])
+    assert MAX_BREAKPOINTS == 4
