@@ -11,12 +11,10 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
     fig, caption = FIGURES["fig_locomo"](tmp_path)
-    assert len(fig.axes) == 3 and "1 conversations, 20 answers" in caption
+    assert len(fig.axes) == 3 and "1 conversation(s), 20 answers" in caption
     overall = fig.axes[1]
     labels = [t.get_text() for t in overall.get_yticklabels()]
-    assert labels[0] == "rag_turns" and "RAG-observations (published)" in labels
-    published = dict(zip(labels, [b.get_width() for b in overall.patches], strict=True))
-    assert published["RAG-observations (published)"] == 41.4
+    assert labels == ["rag_turns"], "published LLM-reader rows stay in tab_locomo_f1, off the extractive axes"
     def judgment(i, protocol, mean):
         return judgment_row(f"conv-26:q{i:04d}", system="rag_turns", protocol=protocol, scores=[mean], mean=mean,
                             run_count=1)
@@ -26,7 +24,7 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     (run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     fig, _ = FIGURES["fig_locomo"](tmp_path)
     assert len(fig.axes) == 4
-    bars = fig.axes[3].patches
+    bars = [b for b in fig.axes[3].patches if b.get_width() > 0]
     assert [round(b.get_width(), 6) for b in bars] == [50.0], "graded only, latest row per question"
     assert "graded judge" in fig.axes[3].get_xlabel()
 

@@ -23,25 +23,48 @@ PALETTE = OKABE_ITO[:7] + TOL_MUTED
 GREY = "#BBBBBB"
 WIDTH_SINGLE, WIDTH_DOUBLE = 3.4, 7.0  # inches: one and two paper columns
 
-COLOURS: dict[str, str] = {
+# One entry per name: colour, marker, line style and bar hatch, so every pair differs by at least two of them
+# (colour alone is not enough for a reader with a colour-vision deficiency or a grey-scale print). No two
+# writers share a hue family: the two greens and two oranges of earlier figures were told apart by nobody.
+LOOKS: dict[str, tuple[str, str, str, str]] = {
     # memory systems
-    "full_context": "#0072B2", "rag_turns": "#E69F00", "observations": "#009E73", "summaries": "#CC79A7",
-    "memory_graph": "#D55E00", "no_memory": "#999999", "chunks": "#56B4E9",
+    "full_context": ("#0072B2", "o", "-", ""), "rag_turns": ("#E69F00", "s", "--", "///"),
+    "observations": ("#009E73", "^", "-.", "\\\\\\"), "summaries": ("#CC79A7", "D", ":", "..."),
+    "memory_graph": ("#D55E00", "v", (0, (5, 1)), "xx"), "no_memory": ("#666666", "x", (0, (1, 1)), "--"),
+    "chunks": ("#56B4E9", "P", (0, (3, 1, 1, 1)), "++"),
     # writers
-    "opt": "#000000", "gvt": "#0072B2", "estimated_gvt": "#56B4E9", "greedy": "#E69F00",
-    "density_greedy": "#999933", "density_only": "#D55E00", "recency_raw": "#CC79A7", "fact_only": "#009E73",
-    "summary_only": "#117733", "no_tombstone_opt": "#882255", "random": "#999999",
+    "opt": ("#000000", "*", "-", ""), "gvt": ("#0072B2", "o", "-", ""),
+    "estimated_gvt": ("#56B4E9", "h", "--", "..."), "greedy": ("#E69F00", "s", "-", "///"),
+    "density_greedy": ("#999933", "<", "--", "\\\\\\"), "density_only": ("#D55E00", "D", ":", "xx"),
+    "recency_raw": ("#CC79A7", "v", "-.", "++"), "fact_only": ("#009E73", "^", "-", "--"),
+    "summary_only": ("#332288", ">", (0, (5, 1)), "oo"), "no_tombstone_opt": ("#882255", "P", (0, (1, 1)), "||"),
+    "random": ("#666666", "x", (0, (3, 1, 1, 1)), ".."),
     # pruning rules of exported stores
-    "recency": "#CC79A7", "salience": "#56B4E9", "upper": "#882255",
+    "recency": ("#CC79A7", "v", "-.", "++"), "salience": ("#56B4E9", "h", "--", "..."),
+    "upper": ("#000000", "*", "-", ""),
 }
-MARKERS: dict[str, str] = {
-    "gvt": "o", "estimated_gvt": "o", "greedy": "s", "density_greedy": "s", "density_only": "D", "recency_raw": "v",
-    "fact_only": "^", "summary_only": "^", "no_tombstone_opt": "P", "random": "x", "opt": "*",
-}
+COLOURS: dict[str, str] = {name: look[0] for name, look in LOOKS.items()}
+MARKERS: dict[str, str] = {name: look[1] for name, look in LOOKS.items()}
+_SHAPES = ["o", "s", "^", "D", "v", "P", "X", "h", "<", ">", "p", "*"]
+_DASHES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (1, 1)), (0, (3, 1, 1, 1))]
+_HATCHES = ["", "///", "\\\\\\", "...", "xx", "++", "--", "||", "oo"]
+SAFE_COLOURS = frozenset([*PALETTE, "#000000", "#666666", GREY])
+
+
+def _pick(name: str, options: list, salt: str):
+    return options[zlib.crc32((salt + name).encode()) % len(options)]
 
 
 def marker(name: str) -> str:
-    return MARKERS.get(name, "o")
+    return LOOKS[name][1] if name in LOOKS else _pick(name, _SHAPES, "marker")
+
+
+def linestyle(name: str):
+    return LOOKS[name][2] if name in LOOKS else _pick(name, _DASHES, "dash")
+
+
+def hatch(name: str) -> str:
+    return LOOKS[name][3] if name in LOOKS else _pick(name, _HATCHES, "hatch")
 
 
 def panel_letters(axes, y: float = 1.02) -> None:
@@ -67,8 +90,8 @@ def legend_below(fig, axes, ncol: int = 4) -> None:
 def color(name: str) -> str:
     """A fixed colour per name: from the table, else one chosen by the name's hash (so `memory_graph:hops=2`
     has the same colour in every figure and every session)."""
-    if name in COLOURS:
-        return COLOURS[name]
+    if name in LOOKS:
+        return LOOKS[name][0]
     return PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
 
 
@@ -79,11 +102,19 @@ def style():
 
 
 def save_figure(fig, name: str, directory: str | Path) -> list[Path]:
-    """`name`.pdf and `name`.png in `directory`. The figure stays open, so a notebook cell still shows it;
+    """`name`.pdf and `name`.png in `directory`, and `name`.json — what each panel drew, for the figure rules —
+    when the figure was drawn through `marks.Panel`. The figure stays open, so a notebook cell still shows it;
     callers that draw many (memeval publish) close it."""
+    from memeval.atomic import write_text_atomic
+    from memeval.publication.marks import figure_data
+
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
     for path in paths:
         fig.savefig(path, bbox_inches="tight", dpi=STYLE["savefig.dpi"])
+    data = figure_data(fig, name)
+    if data is not None:
+        paths.append(directory / f"{name}.json")
+        write_text_atomic(paths[-1], data.model_dump_json(indent=1) + "\n")
     return paths
