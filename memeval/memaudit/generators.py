@@ -11,7 +11,6 @@ import random
 from collections.abc import Callable
 
 from memeval.memaudit.package import Candidate, Experience, Package, Unit
-from memeval.records import PackageId
 
 DISTRIBUTIONS = (
     "base", "update_chain", "temporal_interval", "density_trap", "scope_shift", "summary_tradeoff",
@@ -263,4 +262,6 @@ def generate(
             "updates": updates}
     if count is not None:
         meta["count"] = count
+    from memeval.records import PackageId  # pydantic: only when a package is built, not on import
+
     return builder.build(str(PackageId.small(distribution, seed)), meta)

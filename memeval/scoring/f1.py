@@ -15,9 +15,6 @@ from functools import lru_cache
 
 import numpy as np
 import regex
-from nltk.stem import PorterStemmer
-
-_stemmer = PorterStemmer()
 _PUNCTUATION = frozenset(string.punctuation)
 _SEED_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SEED_NON_ALNUM = regex.compile(r"[^\p{L}\p{N}\s]")
@@ -25,9 +22,17 @@ _LOCOMO_ARTICLES = regex.compile(r"\b(a|an|the|and)\b")
 _ABSTAIN_PHRASES = ("no information available", "not mentioned")
 
 
+@lru_cache(maxsize=1)
+def _porter():
+    """nltk's Porter stemmer, loaded on the first stem: importing nltk costs seconds (it pulls in scipy)."""
+    from nltk.stem import PorterStemmer
+
+    return PorterStemmer()
+
+
 @lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
-    return _stemmer.stem(token)
+    return _porter().stem(token)
 
 
 def _multiset_f1(pred: list[str], gold: list[str]) -> float:
