@@ -63,7 +63,7 @@ def _dry_runs(tmp_path, command) -> tuple[dict, dict]:
 def test_a_dry_run_prices_a_gateway_model_from_the_file(corpus, tmp_path):
     free, priced = _dry_runs(tmp_path, lambda *extra: _graph80(corpus, tmp_path / "run", *extra))
     assert free["usd_est"] == 0.0 and priced["to_send"] == free["to_send"] > 0
-    assert priced["usd_est"] == pytest.approx((priced["input_tokens_est"] * 3 + priced["output_tokens_max"] * 15) / 1e6)
+    assert priced["usd_est"] == pytest.approx((priced["input_tokens_est"] * 3 + priced["output_tokens_expected"] * 15) / 1e6)
     assert not (tmp_path / "run").exists()
 
 
@@ -183,13 +183,27 @@ def _locomo(locomo_dir, out, *extra):
             "--out", out)
 
 
+def test_a_dry_run_prices_replies_within_the_reader_cap_and_states_the_worst_case(locomo_dir, tmp_path):
+    prices, env = _write(tmp_path, {GATEWAY: ROW}), {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    runs = {cap: _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run", "--prices", prices,
+                                  *(("--answer-max-tokens", cap) if cap else ())), env_extra=env)
+            for cap in (None, 8, 600)}
+    assert all(r.returncode == 0 for r in runs.values()), [r.stderr for r in runs.values()]
+    default, tight, loose = (json.loads(runs[c].stdout)["answers"] for c in (None, 8, 600))
+    assert tight["output_tokens_expected"] == tight["output_tokens_max"] == 20 * 8, "a cap below a typical reply"
+    assert loose["output_tokens_expected"] == default["output_tokens_expected"] == 20 * 16
+    assert loose["output_tokens_max"] == 20 * 600 and default["output_tokens_max"] >= default["output_tokens_expected"]
+    assert loose["usd_max"] == pytest.approx((loose["input_tokens_est"] * 3 + 20 * 600 * 15) / 1e6)
+    assert json.loads(runs[600].stdout)["usd_max_total"] == pytest.approx(loose["usd_max"])
+
+
 def test_locomo_run_prices_its_dry_run_and_stops_at_the_budget_from_the_file(locomo_dir, tmp_path):
     free, priced = _dry_runs(tmp_path, lambda *extra: _locomo(locomo_dir, tmp_path / "run", *extra))
     prices, env = _write(tmp_path, {GATEWAY: ROW}), {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
     answers = priced["answers"]
     assert free["usd_est_total"] == 0.0 and answers["to_send"] == free["answers"]["to_send"] == 20
     assert priced["usd_est_total"] == answers["usd_est"] > 0
-    assert answers["usd_est"] == pytest.approx((answers["input_tokens_est"] * 3 + answers["output_tokens_max"] * 15) / 1e6)
+    assert answers["usd_est"] == pytest.approx((answers["input_tokens_est"] * 3 + answers["output_tokens_expected"] * 15) / 1e6)
     assert f"--prices {prices}" in priced["note"] and not (tmp_path / "run").exists()
 
     other = _write(tmp_path, {GATEWAY: {"input_usd_mtok": 1, "output_usd_mtok": 2}}, "other.json")

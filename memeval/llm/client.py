@@ -637,14 +637,16 @@ class LLMClient:
         count_all = getattr(counter, "count_all", None) or (lambda rs: [counter(r) if counter else None for r in rs])
         counts = count_all(misses)
         keyless = [r.model for r, n in zip(misses, counts, strict=True) if n is None]
-        tokens_in = tokens_out = written = read = 0
-        dollars = 0.0
+        tokens_in = tokens_out = tokens_cap = written = read = 0
+        dollars = dollars_max = 0.0
         prefixes: set = set()
         for r, exact in zip(misses, counts, strict=True):
             total = exact if exact is not None else estimate_tokens(r.system + "".join(t for _, t in r.messages),
                                                                     r.model)
-            # a thinking model may spend its whole thinking reserve too: billed as output (profiles.py)
-            out = (expected_output_tokens or r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE) + r.thinking_tokens
+            # a thinking model may spend its whole thinking reserve too: billed as output (profiles.py); a
+            # typical reply is priced, never more than the request's own cap (`--answer-max-tokens`)
+            cap = (r.max_tokens or UNCAPPED_OUTPUT_ESTIMATE) + r.thinking_tokens
+            out = min(expected_output_tokens + r.thinking_tokens, cap) if expected_output_tokens else cap
             prefix_tokens = 0
             if r.cache_prefix:
                 prefix_tokens = min(total, estimate_tokens(r.cache_prefix, r.model) if exact is None
@@ -661,13 +663,16 @@ class LLMClient:
                     w = prefix_tokens
             tokens_in += total
             tokens_out += out
+            tokens_cap += cap
             written += w
             read += rd
             dollars += self.profile_table.cost_usd(r.model, total - w - rd, out, w, rd, batch)
+            dollars_max += self.profile_table.cost_usd(r.model, total - w - rd, cap, w, rd, batch)
         return CostEstimate(requests=len(requests), identical=len(requests) - len(resolved),
                             cached=len(resolved) - len(misses), to_send=len(misses), input_tokens_est=tokens_in,
-                            cache_write_tokens_est=written, cache_read_tokens_est=read, output_tokens_max=tokens_out,
-                            usd_est=dollars, token_count=_token_count(counter is not None, len(misses), keyless))
+                            cache_write_tokens_est=written, cache_read_tokens_est=read,
+                            output_tokens_expected=tokens_out, output_tokens_max=tokens_cap, usd_est=dollars,
+                            usd_max=dollars_max, token_count=_token_count(counter is not None, len(misses), keyless))
 
 
 def _token_count(counted: bool, misses: int, keyless: list[str]) -> str:

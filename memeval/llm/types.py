@@ -142,8 +142,10 @@ class CostEstimate:
     input_tokens_est: int
     cache_write_tokens_est: int
     cache_read_tokens_est: int
-    output_tokens_max: int
-    usd_est: float
+    output_tokens_expected: int  # a typical reply per request (the stage's expectation, within each cap): priced
+    output_tokens_max: int  # every request's own output cap (max_tokens and thinking budget): the worst case
+    usd_est: float  # at the expected output
+    usd_max: float  # at every cap: no run of these requests costs more
     token_count: str  # how input tokens were counted: "exact (token-counting endpoint)" or the 4-character estimate
 
     def as_dict(self) -> dict:
@@ -160,4 +162,4 @@ class RunEstimate:
 
     def as_dict(self) -> dict:
         return {**{name: e.as_dict() for name, e in self.stages.items()}, "usd_est_total": self.usd_est_total,
-                "note": self.note}
+                "usd_max_total": sum(e.usd_max for e in self.stages.values()), "note": self.note}
