@@ -277,3 +277,41 @@ def test_the_process_exit_code_and_stderr_of_an_os_error(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert proc.returncode == 1 and len(_lines(proc.stderr)) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "raw_results.jsonl: No space left on device" in proc.stderr
+
+
+# ---- a server that is not there ---------------------------------------------------------------------------------
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_connection_error_names_the_url_it_was_sent_to(provider):
+    """Through the real SDKs against a closed port: "Connection error." alone does not say OPENAI_BASE_URL is
+    wrong; the user and password a proxy URL may carry never appear."""
+    from memeval.llm.client import classify_sdk_error
+    from memeval.llm.openai_backend import classify_openai_error
+
+    port = _closed_port()
+    base = f"http://user:hunter2@127.0.0.1:{port}"
+    if provider == "anthropic":
+        import anthropic
+
+        sdk = anthropic.Anthropic(api_key="k", base_url=base, max_retries=0, timeout=5)
+        call = lambda: sdk.messages.create(model="m", max_tokens=1, messages=[{"role": "user", "content": "x"}])  # noqa: E731
+        classify, path = classify_sdk_error, "/v1/messages"
+    else:
+        import openai
+
+        sdk = openai.OpenAI(api_key="k", base_url=base + "/v1", max_retries=0, timeout=5)
+        call = lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])  # noqa: E731
+        classify, path = classify_openai_error, "/v1/chat/completions"
+    with pytest.raises(Exception) as raised:
+        call()
+    message = str(classify(raised.value, None))
+    assert f"(http://127.0.0.1:{port}{path})" in message, message
+    assert "hunter2" not in message and "user" not in message

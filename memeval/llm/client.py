@@ -34,6 +34,7 @@ from memeval.llm.errors import (
     decide,
     rate_limit_headers,
     retry_after_seconds,
+    unreached,
 )
 from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
 from memeval.llm.prefix_pieces import plan_cuts
@@ -95,7 +96,7 @@ def classify_sdk_error(exc, request: LLMRequest, where: str = "messages") -> Exc
                               f" (request-id {exc.request_id or '-'})", retry_after_seconds(headers),
                               exc.status_code, retry=verdict == "retry", headers=headers)
     if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
-        return TransientError(f"{type(exc).__name__}: {exc}")
+        return unreached(exc)
     return exc
 
 

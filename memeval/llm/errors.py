@@ -44,6 +44,20 @@ class TransientError(LLMError):
         self.headers = rate_limit_headers(headers or {})  # what a 429 says of the buckets, for the limiter
 
 
+def unreached(exc: BaseException) -> TransientError:
+    """A connection error or timeout, naming where it was sent: "Connection error." alone does not tell a user
+    that OPENAI_BASE_URL points at a server that is not running. Credentials and the query are left out of the
+    URL (a proxy URL can carry a user and password)."""
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    where = ""
+    if url is not None:
+        host = getattr(url, "host", "") or ""
+        port = getattr(url, "port", None)
+        where = f" ({getattr(url, 'scheme', 'http')}://{host}{f':{port}' if port else ''}{getattr(url, 'path', '')})"
+    return TransientError(f"{type(exc).__name__}: {exc}{where}")
+
+
 class BackendNotConfigured(LLMError):
     """No key, endpoint or SDK for the chosen backend: a setup problem the user fixes before anything runs."""
 

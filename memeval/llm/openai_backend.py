@@ -15,6 +15,7 @@ from memeval.llm.errors import (
     decide,
     rate_limit_headers,
     retry_after_seconds,
+    unreached,
 )
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
 from memeval.llm.types import LLMResponse
@@ -58,7 +59,7 @@ def classify_openai_error(exc, request) -> Exception:
                               retry_after_seconds(headers), exc.status_code, retry=verdict == "retry",
                               headers=headers)
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return TransientError(f"{type(exc).__name__}: {exc}")
+        return unreached(exc)
     return exc
 
 
