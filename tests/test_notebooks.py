@@ -187,6 +187,11 @@ def test_publication_notebook(workspace):
         for ext in ("pdf", "png"):
             assert (workspace / "figures" / f"{name}.{ext}").stat().st_size > 5_000
         assert "does not show" in metrics["captions"][name], name
+    from memeval.publication.figure_rules import problems_in
+
+    checked = problems_in(workspace / "figures")  # every figure's saved record, notebooks 02-06's included
+    assert {f"{name}.json" for name in metrics["figures"]} <= set(checked), "a figure drawn around the marks layer"
+    assert {name: found for name, found in checked.items() if found} == {}
     executed = json.loads((workspace / "07_publication.ipynb").read_text())
     images = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from memeval.jsonl import read_rows
 from memeval.publication import readers
 from memeval.publication.figure_rules import OVERALL_CATEGORIES, PER_CATEGORY
 from memeval.publication.figures_memaudit import (
@@ -358,7 +359,8 @@ FIGURES: dict[str, Callable[[Path], tuple]] = {
     "fig_bridge": lambda root: bridge(_bridge_pairs(root)),
     "fig_locomo": lambda root: locomo(readers.locomo_answers(readers.locomo_run_dir(root)),
                                       readers.locomo_judgments(readers.locomo_run_dir(root))),
-    "fig_graph_study": lambda root: graph_study(readers.graph_study_summary(root)),
+    "fig_graph_study": lambda root: graph_study(readers.graph_study_summary(root),
+                                                read_rows(readers.artifact("graph_study", root, "rows.jsonl"))),
     "fig_ratio_ecdf": lambda root: ratio_ecdf(readers.base_sweep_rows(root)),
     "fig_bnb_nodes": lambda root: bnb_nodes(readers.base_sweep_rows(root)),
     "fig_locomo_heatmap": lambda root: locomo_heatmap(readers.locomo_answers(readers.locomo_run_dir(root))),

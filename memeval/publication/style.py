@@ -32,6 +32,8 @@ LOOKS: dict[str, tuple[str, str, str, str]] = {
     "observations": ("#009E73", "^", "-.", "\\\\\\"), "summaries": ("#CC79A7", "D", ":", "..."),
     "memory_graph": ("#D55E00", "v", (0, (5, 1)), "xx"), "no_memory": ("#666666", "x", (0, (1, 1)), "--"),
     "chunks": ("#56B4E9", "P", (0, (3, 1, 1, 1)), "++"),
+    "memory_graph:hops=0": ("#CC79A7", "v", (0, (5, 1)), "xx"), "memory_graph:hops=1": ("#E69F00", "X", "-.", "\\\\\\"),
+    "memory_graph:hops=2": ("#117733", "p", ":", "oo"),
     # writers
     "opt": ("#000000", "*", "-", ""), "gvt": ("#0072B2", "o", "-", ""),
     "estimated_gvt": ("#56B4E9", "h", "--", "..."), "greedy": ("#E69F00", "s", "-", "///"),

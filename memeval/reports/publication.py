@@ -10,6 +10,7 @@ package (one conversation) is printed "n/a (1 package)", and the caption says so
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from memeval.publication.readers import (
 from memeval.records import AnswerRow
 from memeval.reports.tables import ci_cell, markdown_table
 from memeval.rundir import RunDir
+from memeval.scoring.aggregate import Interval
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,37 @@ def frame_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
                                     for row in flat.itertuples(index=False)])
 
 
+def estimate_cell(estimate: float | None, low: float | None, high: float | None, units: int | None = None,
+                  unit: str = "package") -> str:
+    """An estimate and its 95% interval at the precision the interval justifies: decimals down to the width's
+    first significant digit, three at most (0.30 [0.10, 0.50], 0.655 [0.645, 0.665]). Every number of a table
+    goes through here, so one value never prints as 0.487 in one column and 0.488 in another (Python's correctly
+    rounded format against pandas' scaled rounding of the same float). An interval of width 0 means every unit
+    scored the same; fewer than two units give no interval at all."""
+    if estimate is None or estimate != estimate:
+        return "–"
+    if units is not None and units < 2:
+        return f"{estimate:.3f} {ci_cell(None, None, str, units, unit)}"
+    if low is None or high is None or low != low or high != high:
+        return f"{estimate:.3f} (no interval)"
+    width = high - low
+    if width <= 0:
+        return f"{estimate:.3f} (all {units} {unit}s equal)" if units else f"{estimate:.3f} (no spread)"
+    digits = min(3, max(1, 1 - math.floor(math.log10(width))))
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def interval_cell(interval: Interval, unit: str = "package") -> str:
+    return estimate_cell(interval.estimate, interval.low, interval.high, interval.clusters, unit)
+
+
+def _row_cell(row: dict | None) -> str:
+    """A sweep summary row's mean ratio with its bootstrap interval over packages."""
+    if row is None:
+        return "–"
+    return estimate_cell(row.get("mean_ratio"), row.get("ci_low"), row.get("ci_high"), int(row.get("n") or 0))
+
+
 def _single_packages(summary: dict) -> dict[tuple[str, float], dict]:
     """Summary rows (by method and budget) whose mean rests on fewer than two packages: their bootstrap interval
     only repeats the mean, so tables print "n/a (1 package)" instead."""
@@ -69,13 +102,9 @@ def _single_packages(summary: dict) -> dict[tuple[str, float], dict]:
             if r.get("mean_ratio") is not None and r.get("n", 0) < 2 and "pruning" not in r}
 
 
-def _no_interval(row: dict) -> str:
-    return ci_cell(None, None, str, int(row.get("n", 0)), "package")
-
-
 def _interval_method(summary: dict) -> str:
     single = _single_packages(summary)
-    return "bootstrap 95% CI over packages" + (
+    return "bootstrap 95% CI over packages, printed to the precision its width allows" + (
         f"; n/a where a mean rests on one package ({len(single)} rows), which has no interval" if single else "")
 
 
@@ -83,20 +112,30 @@ def _budget(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _by_method_budget(summary: dict) -> dict[tuple[str, float], dict]:
+    return {(r["method"], float(r["budget"])): r for r in summary["rows"] if "pruning" not in r}
+
+
 def memaudit_base_table(root: Path) -> PublishedTable:
+    """Markdown for a reader (each of ours with its interval); the CSV keeps the numbers unrounded."""
     from memeval.reports.memaudit import published_comparison
 
     summary = base_sweep_summary(root)
     frame = published_comparison(summary)
-    single = _single_packages(summary)
-    for i, (method, budget) in enumerate(zip(frame["method"], frame["budget"], strict=True)):
-        row = single.get((method, _budget(budget)))
-        if row is not None:
-            frame.loc[frame.index[i], "ours_ci"] = _no_interval(row)
+    rows = _by_method_budget(summary)
+    body = []
+    for method, budget, paper, ours in zip(frame["method"], frame["budget"], frame["paper"], frame["ours"],
+                                           strict=True):
+        b = _budget(budget)
+        cell = _row_cell(rows.get((method, b))) if b is not None else (
+            f"{ours} (range of the means over B)" if ours else "–")
+        body.append([method, budget, paper, cell])
     caption = (f"MEMAUDIT-Small `base`, {summary['packages']} seeded packages: ours beside the MEMAUDIT paper's "
-               f"published ratios to OPT ({summary['opt_certified']}/{summary['opt_rows']} OPT rows certified; "
-               f"{_interval_method(summary)}). It does not show natural text: synthetic packages only.")
-    return PublishedTable(frame_markdown(frame), frame, caption)
+               f"published ratios to OPT (its 500 seeds of the same generator; {summary['opt_certified']}/"
+               f"{summary['opt_rows']} of our OPT rows certified; {_interval_method(summary)}). It does not show "
+               "natural text: synthetic packages only.")
+    return PublishedTable(markdown_table(["method", "B", "paper (published)", "ours [95% CI]"], body), frame,
+                          caption)
 
 
 def memaudit_stress_table(root: Path) -> PublishedTable:
@@ -105,44 +144,83 @@ def memaudit_stress_table(root: Path) -> PublishedTable:
     summaries = stress_summaries(root)
     budget = max(float(r["budget"]) for s in summaries.values() for r in s["rows"])
     frame = frontier_gap(summaries, budget).round(3)
+    body = []
+    for dist in frame.index:
+        row = _by_method_budget(summaries[dist]).get(("no_tombstone_opt", budget))
+        gap = None if row is None else {**row, "mean_ratio": 1 - row["mean_ratio"], "ci_low": 1 - row["ci_high"],
+                                        "ci_high": 1 - row["ci_low"]}
+        paper = frame.at[dist, "paper_no_tombstone_opt"]
+        body.append([dist, _row_cell(row), _row_cell(gap), "–" if paper != paper or paper is None else f"{paper:.3f}"])
     packages = sorted({s["packages"] for s in summaries.values()})
     caption = (f"Stress suite at B = {budget:g} ({'/'.join(map(str, packages))} packages per distribution): the "
-               "best store without tombstones or compound updates as a ratio to OPT, the frontier gap, and the "
-               "paper's value where it publishes one. It does not show real systems: synthetic distributions.")
-    return PublishedTable(frame_markdown(frame), frame, caption)
+               "best store without tombstones or compound updates as a ratio to OPT, the frontier gap (1 minus that "
+               "ratio: the share of OPT that needs tombstones or compound updates), each with its bootstrap 95% "
+               "interval over packages, and the paper's value where it publishes one (same generators and budget). "
+               "It does not show real systems: synthetic distributions.")
+    headers = ["distribution", "no-tombstone OPT / OPT [95% CI]", "frontier gap [95% CI]",
+               "paper's no-tombstone OPT / OPT"]
+    return PublishedTable(markdown_table(headers, body), frame, caption)
 
 
 def natural_writers_table(root: Path) -> PublishedTable:
-    from memeval.reports.natural import PAPER_SOURCE, paper_comparison, writer_table
+    from memeval.reports.natural import PAPER_NATURAL_ESTIMATED_GVT, PAPER_SOURCE, writer_table
 
     summary = natural_summary(root)
     methods = sorted({r["method"] for r in summary["rows"] if "pruning" not in r and r["method"] != "opt"})
-    writers = writer_table(summary, methods)
-    paper = paper_comparison(summary)
-    for (method, budget), row in _single_packages(summary).items():
-        if method in writers.index and budget in writers.columns:
-            writers.loc[method, budget] = f"{row['mean_ratio']:.3f} {_no_interval(row)}"
-        if method == "estimated_gvt":
-            for key in paper.index:
-                if _budget(key) == budget:
-                    paper.loc[key, "ours 95% CI"] = _no_interval(row)
-    markdown = frame_markdown(writers) + "\n\n" + frame_markdown(paper)
+    budgets = sorted({float(r["budget"]) for r in summary["rows"] if "pruning" not in r})
+    rows = _by_method_budget(summary)
+    writers = markdown_table(["writer", *[f"B = {b:g} words" for b in budgets]],
+                             [[m, *[_row_cell(rows.get((m, b))) for b in budgets]] for m in methods])
+    paper = markdown_table(["B (words)", "paper: LongMemEval, model labels (published)",
+                            "ours: LoCoMo, rule labels [95% CI]"],
+                           [[f"{b:g}", f"{value:.2f}", _row_cell(rows.get(("estimated_gvt", float(b))))]
+                            for b, value in PAPER_NATURAL_ESTIMATED_GVT.items()])
     caption = ("LoCoMo-Natural-87 (rule-adjudicated): each writer's mean ratio to the certified OPT "
                f"[{_interval_method(summary)}] by budget, then Estimated-GVT beside the paper's number "
                f"({PAPER_SOURCE}). It does not show a reproduction of the paper: another source and label process.")
-    return PublishedTable(markdown, writers, caption)
+    return PublishedTable(writers + "\n\n" + paper, writer_table(summary, methods), caption)
 
 
 def natural_stores_table(root: Path) -> PublishedTable:
-    from memeval.reports.natural import store_table
+    from memeval.publication.figures_memaudit import PRUNING_LABELS, store_intervals
+    from memeval.scoring.aggregate import bootstrap_mean
 
-    frame = store_table(natural_raw_rows(root))
-    if frame.empty:
+    rows = [r for r in natural_raw_rows(root) if r.is_union and r.certified]
+    if not rows:
         raise MissingResults("no certified union rows in the natural sweep: execute notebook 05_memaudit_natural87")
-    caption = ("Exported stores as union packages (rule labels): mean raw F, package ratio (may exceed 1: the "
-               "store can hold what the package's candidates cannot) and union ratio F / OPT(package ∪ export) per "
-               "pruning and budget. It does not show retrieval or answer quality.")
-    return PublishedTable(frame_markdown(frame), frame, caption)
+    union = store_intervals(rows)
+    groups: dict[tuple, list] = {}
+    for r in rows:
+        groups.setdefault((r.system, r.pruning, float(r.budget)), []).append(r)
+    body, records = [], []
+    for key in sorted(groups):
+        members = groups[key]
+        raw = bootstrap_mean([r.value for r in members])
+        package = bootstrap_mean([r.package_ratio for r in members if r.package_ratio is not None])
+        exported = sum(r.exported or 0 for r in members) / len(members)
+        fitting = sum(r.exported_fitting or 0 for r in members) / len(members)
+        ratio = union.get(key)
+        system, pruning, budget = key
+        body.append([system, pruning, f"{budget:g}", len(members), interval_cell(raw), interval_cell(package),
+                     "–" if ratio is None else interval_cell(ratio), f"{exported:.1f}", f"{fitting:.1f}"])
+        records.append({"store": system, "pruning": pruning, "B (words)": budget, "packages": len(members),
+                        "F": raw.estimate, "F / OPT(package)": package.estimate,
+                        "F / OPT(package ∪ store)": None if ratio is None else ratio.estimate,
+                        "F / OPT(package ∪ store) low": None if ratio is None else ratio.low,
+                        "F / OPT(package ∪ store) high": None if ratio is None else ratio.high,
+                        "memories exported": exported, "memories ≤ B": fitting})
+    headers = ["store", "pruning", "B (words)", "packages", "F of the pruned store [95% CI]",
+               "F / OPT(package) [95% CI]", "F / OPT(package ∪ store) [95% CI]", "memories exported (mean)",
+               "memories ≤ B (mean)"]
+    caption = ("Exported stores as union packages (rule labels), per store, pruning and budget in words: the "
+               "covered weight F of the store pruned to the budget; F / OPT(package), which may exceed 1 (the store "
+               "can hold what the package's own candidates cannot); and the union ratio F / OPT(package ∪ store), "
+               "over the package's candidates and the store's memories together; each a mean over packages with "
+               "its bootstrap 95% interval. Pruning: " + "; ".join(PRUNING_LABELS.values()) + ". The last two "
+               "columns count the store's memories over the package's slice and those no longer than the budget "
+               "on their own. It does not show retrieval or answer quality.")
+    frame = pd.DataFrame(records).set_index(["store", "pruning", "B (words)"])
+    return PublishedTable(markdown_table(headers, body), frame, caption)
 
 
 def _reader(by_system: Mapping[str, list[AnswerRow]]) -> str:
@@ -168,6 +246,43 @@ def _llm_note(run: Path) -> str:
     return note
 
 
+ADVERSARIAL_READERS = {
+    "extractive (no LLM)": (
+        "The extractive reader answers \"not mentioned\" only when no retrieved sentence shares a content word "
+        "with the question. An adversarial question asks about something the conversation does discuss, "
+        "attributed to the other speaker (\"What did Caroline realize after her charity race?\" when Melanie "
+        "ran it), so an overlapping sentence is nearly always there: the reader answers with it and scores 0."),
+    "claude": (
+        "The Claude reader is told to reply exactly \"not mentioned\" when its memories do not hold the answer; "
+        "it never sees the category, so it scores 1 only where it abstains."),
+    "claude_official": (
+        "The LoCoMo paper's reader setting turns an adversarial question into a choice between the distractor "
+        "and \"Not mentioned in the conversation\"; choosing the second scores 1."),
+}
+
+
+def adversarial_note(by_system: Mapping[str, list[AnswerRow]]) -> str:
+    """Why the adversarial column reads as it does: the scorer's rule, what this run's reader does, and how
+    often each system abstained."""
+    from memeval.categories import ADVERSARIAL
+
+    counts = []
+    for name, rows in by_system.items():
+        scored = [r for r in rows if r.category == ADVERSARIAL and r.f1 is not None]
+        if scored:
+            counts.append(f"{name} {sum(1 for r in scored if r.f1 == 1)} of {len(scored)}")
+    if not counts:
+        return ("**Adversarial (5):** no category-5 question in this run, so its column is empty (–). The "
+                "official scorer gives one 1 only for an answer saying the information is not available.")
+    reader = _reader(by_system)
+    return ("**Adversarial (5):** the official LoCoMo scorer gives a category-5 answer 1 only when it contains "
+            "\"not mentioned\" or \"no information available\", and 0 otherwise — no token overlap is "
+            "counted. Mem0's F1 mode does not score category 5 at all; the overall (1–4) columns leave it out and "
+            "the overall (1–5) column counts it. "
+            + ADVERSARIAL_READERS.get(reader, f"The reader here is {reader}.")
+            + " Answers that abstained: " + "; ".join(counts) + ".")
+
+
 def locomo_f1_table(root: Path) -> PublishedTable:
     from memeval.reports.tables import f1_table
     from memeval.scoring.aggregate import precomputed
@@ -176,12 +291,14 @@ def locomo_f1_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(locomo_run_dir(root))
     mem0 = precomputed((r for rows in by_system.values() for r in rows),
                        lambda r: score_f1(r.prediction, r.gold, r.category, "mem0"))
-    markdown = (f1_table(by_system, "locomo") + "\n\n" + f1_table(by_system, "mem0", value=mem0))
+    markdown = "\n\n".join([f1_table(by_system, "locomo"), adversarial_note(by_system),
+                             f1_table(by_system, "mem0", value=mem0)])
     n = len(next(iter(by_system.values()), []))
     caption = (f"LoCoMo F1 ×100 with the {_reader(by_system)} reader ({n} questions per system): first in the "
-               "official scorer's mode beside the LoCoMo paper's overall rows, then in the Mem0 paper's F1 mode "
-               "beside its per-category rows (stored by category id). It does not show LLM answer quality when the "
-               "reader is extractive, so the published rows (LLM readers) are context, not a match."
+               "official scorer's mode beside the LoCoMo paper's overall rows, with a note on the adversarial "
+               "column (scored by abstention, not overlap), then in the Mem0 paper's F1 mode beside its "
+               "per-category rows (stored by category id). It does not show LLM answer quality when the reader is "
+               "extractive, so the published rows (LLM readers) are context, not a match."
                + _llm_note(locomo_run_dir(root)))
     return PublishedTable(markdown, None, caption)
 
@@ -225,14 +342,42 @@ def evidence_recall_table(root: Path) -> PublishedTable:
 
 
 def graph_study_table(root: Path) -> PublishedTable:
-    from memeval.reports.graph80 import comparison_table, diagnostics_table, published_reference
+    """Scores and diagnostics with the intervals fig_graph_study draws (bootstrap over questions), every number
+    through `estimate_cell`."""
+    from memeval.jsonl import read_rows
+    from memeval.publication.figures_memaudit import GRAPH_TYPES, graph_intervals
+    from memeval.publication.readers import artifact
+    from memeval.reports.graph80 import published_reference
 
     summary = graph_study_summary(root)
-    scores = comparison_table(summary)
-    markdown = "\n\n".join(frame_markdown(f) for f in (scores, diagnostics_table(summary), published_reference()))
-    caption = (f"graph80 memory-graph study, score = {summary['score_kind']}: mean ± std over repeats by question "
-               "type (a score identical in every repeat is shown once), retrieval diagnostics, and the published study's numbers (its own data and judge). It does "
-               "not show judged quality offline, and per-type differences rest on 20 questions.")
+    questions = read_rows(artifact("graph_study", root, "rows.jsonl"))
+    intervals = graph_intervals(questions)
+    systems = sorted({s for s, _ in intervals})
+
+    def cell(system: str, kind: str, key: str) -> str:
+        interval = intervals.get((system, kind), {}).get(key)
+        return "– (no scored answer)" if interval is None else interval_cell(interval, "question")
+
+    scores = pd.DataFrame([{"system": s, **{t: cell(s, t, "score") for t in GRAPH_TYPES}} for s in systems]
+                          ).set_index("system")
+    all_rows = {r["system"]: r for r in summary["rows"] if r["type"] == "all"}
+    diagnostics = markdown_table(
+        ["system", "gold-path recall [95% CI]", "entity recall [95% CI]", "context tokens (mean)", "questions"],
+        [[s, cell(s, "all", "path_recall"), cell(s, "all", "entity_recall"),
+          "–" if all_rows.get(s, {}).get("context_tokens") is None else f"{all_rows[s]['context_tokens']:.0f}",
+          all_rows.get(s, {}).get("n", "–")] for s in systems])
+    published = published_reference()
+    reference = markdown_table(["system", *published.columns],
+                               [[name, *[f"{v:g}" for v in row]] for name, row in published.iterrows()])
+    repeats = len({r.get("repeat", 0) for r in questions})
+    markdown = "\n\n".join([markdown_table(["system", *GRAPH_TYPES], [[s, *scores.loc[s]] for s in systems]),
+                             diagnostics, reference])
+    caption = (f"graph80 memory-graph study, score = {summary['score_kind']}: mean by question type with its "
+               f"bootstrap 95% interval over questions ({repeats} {'repeat' if repeats == 1 else 'repeats'} of a question "
+               "resampled together; "
+               "\"all equal\" where every question scored the same), retrieval diagnostics over all 80 questions, "
+               "and the published study's numbers (its own data and judge). It does not show judged quality "
+               "offline, and per-type differences rest on 20 questions.")
     return PublishedTable(markdown, scores, caption)
 
 
