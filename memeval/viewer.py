@@ -1,191 +1,378 @@
-"""A per-sample viewer for one LoCoMo run: one static, self-contained HTML page (no server; it opens from
-reports/ or any folder) to browse questions by system, category and score.
+"""The per-question viewer of LoCoMo runs: one static, self-contained HTML page (no server; it opens from reports/
+or any folder) to browse one or several `locomo run` directories question by question.
 
-Each row holds the question, gold, prediction, F1, latency and context tokens; opened, it shows the memories the
-reader was given (their source turns, the evidence turns marked) and each judge run's score and explanation.
-The data rides in the page as JSON; a few lines of plain JavaScript filter and sort it.
+The page opens with a header per run (systems, reader and judge models, judge protocols, commit, F1 ×100 over
+categories 1–4 and J with 95% conversation-clustered intervals), then a list of every (system, question) answer
+that filters by system, category, text and F1, and under it the chosen question with every system's answer side
+by side: prediction, F1, each judge run's score and explanation, and the memories the reader was given (evidence
+turns marked).
+
+Why the data is shaped as it is: a full run holds ~20,000 answers whose memory lists repeat heavily (full context
+gives every question of a conversation the same list; a summary is the same session in many lists), so the page
+carries tables — turns, memory items (lists of turns), memory sets (lists of items), questions — and the answers
+as columns of indices into them, embedded once as compact JSON (gzip, base64: `embedded`). The page's script
+draws only the rows in view (memeval/viewer_page.py).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from memeval.categories import CATEGORY_NAMES
+from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.rundir import RunDir
 
+N_BOOT = 2000
+RunPaths = str | Path | Sequence[str | Path]
 
-def _turn_texts(run: Path) -> tuple[dict[str, str], str | None]:
-    """"conversation|dia_id" → "speaker: text" from the data the run's manifest names, or ({}, why not). Turn
-    ids repeat across conversations (every one has a D1:1), so the conversation is part of the key."""
-    manifest_path = RunDir(run).manifest
+
+def _run_paths(runs: RunPaths) -> list[Path]:
+    paths = [Path(runs)] if isinstance(runs, (str, Path)) else [Path(r) for r in runs]
+    if not paths:
+        raise InputError("memeval view", "RUN_DIR", "name at least one `locomo run` directory")
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        resolved = path.resolve()
+        if resolved in seen:
+            raise InputError(path, "RUN_DIR", f"given twice (also as {seen[resolved]})")
+        seen[resolved] = path
+    return paths
+
+
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """Each run's name on the page: its directory name, with as many parent names as it takes to tell runs apart
+    (never an absolute path)."""
+    parts = [path.resolve().parts[1:] or ("/",) for path in paths]
+    depth = 1
+    while depth < max(len(p) for p in parts):
+        labels = ["/".join(p[-depth:]) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+        depth += 1
+    return ["/".join(p[-depth:]) for p in parts]
+
+
+def _load_manifest(run: Path) -> dict:
     from memeval.invocation import load_manifest
 
-    manifest = load_manifest(manifest_path) if manifest_path.is_file() else {}  # unreadable: one line, no page
+    path = RunDir(run).manifest
+    if not path.is_file():
+        return {}
+    manifest = load_manifest(path)
+    kind = manifest.get("command")
+    if kind not in (None, "locomo run"):  # None: a hand-made or older manifest; its rows are checked on reading
+        raise InputError(path, "command", f"{kind!r}: the viewer reads `locomo run` directories only (its report.md "
+                         "and answers.jsonl hold this run's results)")
+    return manifest
+
+
+def _data_path(manifest: dict) -> Path | None:
+    """The LoCoMo data the run read: the manifest's path, relative ones against the project root too."""
+    from memeval.data.paths import project_root
+
     data = manifest.get("data")
-    data = data.get("path") if isinstance(data, dict) else None
-    if not isinstance(data, str) or not data or not Path(data).exists():
-        return {}, "the run's LoCoMo data was not found, so memories show their turn ids only"
-    from memeval.data.locomo import load_locomo
-    from memeval.memory.render import turn_text
+    text = data.get("path") if isinstance(data, dict) else None
+    if not isinstance(text, str) or not text:
+        return None
+    for path in (Path(text), project_root() / text):
+        if path.exists():
+            return path
+    return None
 
-    return {f"{c.sample_id}|{t.dia_id}": turn_text(t) for c in load_locomo(data) for s in c.sessions
-            for t in s.turns}, None
+
+def _interval(values: Sequence[float], clusters: Sequence[str]) -> dict | None:
+    """The mean with its 95% percentile bootstrap, resampling conversations (questions when there is one
+    conversation; no bounds with fewer than two units)."""
+    from memeval.scoring.aggregate import bootstrap_mean, cluster_bootstrap
+
+    if not values:
+        return None
+    if len(set(clusters)) >= 2:
+        interval, unit = cluster_bootstrap(values, clusters, n_boot=N_BOOT, seed=0), "conversations"
+    else:
+        interval, unit = bootstrap_mean(values, n_boot=N_BOOT, seed=0), "questions"
+    defined = interval.defined
+    return {"mean": round(interval.estimate, 3), "low": round(interval.low, 3) if defined else None,
+            "high": round(interval.high, 3) if defined else None, "n": interval.n, "units": interval.clusters,
+            "resampled": unit}
 
 
-def page_data(run: str | Path) -> dict:
+def _commit(manifest: dict) -> str | None:
+    sha = manifest.get("git_sha")
+    if not isinstance(sha, str) or not sha:
+        return None
+    return sha[:10] + ("-dirty" if sha.endswith("-dirty") else "")
+
+
+def _without_absolute_paths(command: str) -> str:
+    """A recorded command line as shown on the page: absolute paths cut to their last part."""
+    return re.sub(r"(?<![\w.~-])/(?:[^\s/'\"]+/)*([^\s/'\"]+)", r"…/\1", command)
+
+
+def _reader(manifest: dict) -> dict:
+    identity = manifest.get("identity") if isinstance(manifest.get("identity"), dict) else {}
+    fixed = identity.get("fixed") if isinstance(identity.get("fixed"), dict) else {}
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    models = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    answer = fixed.get("answer") if isinstance(fixed.get("answer"), dict) else {}
+    return {"reader": fixed.get("reader") or config.get("answerer"), "k": fixed.get("k", config.get("k")),
+            "model": answer.get("model") or models.get("answerer"), "temperature": answer.get("temperature_sent"),
+            "max_tokens": fixed.get("answer_max_tokens"), "prompt": fixed.get("answer_prompt"),
+            "prompt_source": fixed.get("prompt_source")}
+
+
+def _judges(manifest: dict) -> dict[str, dict]:
+    """Judge protocol → what the manifest says of it (model, runs per question, prompt version and source)."""
+    identity = manifest.get("identity") if isinstance(manifest.get("identity"), dict) else {}
+    additive = identity.get("additive") if isinstance(identity.get("additive"), dict) else {}
+    judges = additive.get("judges") if isinstance(additive.get("judges"), dict) else {}
+    out = {}
+    for name, entry in judges.items():
+        entry = entry if isinstance(entry, dict) else {}
+        status = entry.get("protocol_status")
+        out[name] = {"model": entry.get("model"), "runs": entry.get("runs"),
+                     "temperature": entry.get("temperature_sent"), "prompt_version": entry.get("prompt_version"),
+                     "prompt_source": entry.get("prompt_source"),
+                     "status": status if isinstance(status, str) else None}
+    return out
+
+
+def _system_order(manifest: dict, answers: Iterable) -> list[str]:
+    """The systems in the order the run named them, then any others its rows hold."""
+    named = []
+    for entry in manifest.get("systems") or []:
+        label = entry.get("label") if isinstance(entry, dict) else entry
+        if isinstance(label, str):
+            named.append(label)
+    return list(dict.fromkeys([*named, *(a.system for a in answers)]))
+
+
+class _Tables:
+    """The page's shared tables, each entry stored once and referred to by its index."""
+
+    def __init__(self) -> None:
+        self.conversations: dict[str, int] = {}
+        self.turns: dict[tuple[int, str], int] = {}
+        self.turn_text: list[str | None] = []
+        self.items: dict[tuple[int, ...], int] = {}
+        self.sets: dict[tuple[int, ...], int] = {}
+        self.raw_sets: dict[tuple[str, tuple], int] = {}
+        self.raw_items: dict[tuple[str, tuple], int] = {}
+        self.questions: dict[tuple[str, str], int] = {}
+        self.question_rows: list[dict] = []
+
+    def conversation(self, name: str) -> int:
+        return self.conversations.setdefault(name, len(self.conversations))
+
+    def turn(self, conversation: int, dia_id: str, texts: dict[tuple[str, str], str], name: str) -> int:
+        key = (conversation, dia_id)
+        if key not in self.turns:
+            self.turns[key] = len(self.turn_text)
+            self.turn_text.append(texts.get((name, dia_id)))
+        return self.turns[key]
+
+    def item(self, conversation_id: str, item: tuple[str, ...], texts) -> int:
+        raw = (conversation_id, item)
+        found = self.raw_items.get(raw)
+        if found is None:  # a summary is one session's turns, given to many questions
+            c = self.conversation(conversation_id)
+            key = tuple(self.turn(c, i, texts, conversation_id) for i in item)
+            found = self.raw_items[raw] = self.items.setdefault(key, len(self.items))
+        return found
+
+    def memory_set(self, conversation_id: str, retrieved: list[list[str]], texts) -> int:
+        raw = (conversation_id, tuple(map(tuple, retrieved)))
+        found = self.raw_sets.get(raw)
+        if found is None:  # full context repeats one long list per conversation: resolve each list once
+            found = self.raw_sets[raw] = self.sets.setdefault(
+                tuple(self.item(conversation_id, item, texts) for item in raw[1]), len(self.sets))
+        return found
+
+
+def _loaded_data(path: Path | None, cache: dict) -> tuple[dict, dict]:
+    """(turn texts by (conversation, dia id), LoCoMo questions by sample id) of one data path, read once."""
+    if path is None:
+        return {}, {}
+    key = path.resolve()
+    if key not in cache:
+        from memeval.data.locomo import load_locomo
+        from memeval.memory.render import turn_text
+
+        conversations = load_locomo(path)
+        cache[key] = ({(c.sample_id, t.dia_id): turn_text(t) for c in conversations for s in c.sessions
+                       for t in s.turns}, {qa.sample_id: qa for c in conversations for qa in c.qa})
+    return cache[key]
+
+
+def _number(value: float | None) -> float | None:
+    """None for a missing or NaN score (JSON has no NaN)."""
+    return None if value is None or value != value else value
+
+
+def _f100(value: float | None, digits: int = 2) -> float | None:
+    value = _number(value)
+    return None if value is None else round(100 * value, digits)
+
+
+def page_data(runs: RunPaths) -> dict:
+    """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring)."""
     from memeval.records import load_answers, load_judgments
 
-    run = Path(run)
-    if not RunDir(run).answers.is_file():
-        raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
-    if RunDir(run).manifest.is_file():
-        from memeval.invocation import load_manifest
+    paths = _run_paths(runs)
+    labels = run_labels(paths)
+    tables = _Tables()
+    data_cache: dict = {}
+    notes: list[str] = []
+    systems: list[dict] = []
+    protocols: list[dict] = []
+    header: list[dict] = []
+    columns: dict[str, list] = {name: [] for name in ("q", "s", "pred", "f1", "tok", "ms", "rec", "mem", "err", "j",
+                                                      "prompt", "scores")}
+    for r, (run, label) in enumerate(zip(paths, labels, strict=True)):
+        if not RunDir(run).answers.is_file():
+            raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
+        manifest = _load_manifest(run)
+        answers = load_answers(RunDir(run).answers)
+        judgments = load_judgments(RunDir(run).judgments) if RunDir(run).judgments.is_file() else []
+        data_path = _data_path(manifest)
+        texts, locomo_questions = _loaded_data(data_path, data_cache)
+        if data_path is None:
+            notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
+                         "adversarial questions lack the answer their premise invites")
+        judge_info = _judges(manifest)
+        protocol_index = {}
+        for name in sorted({j.protocol for j in judgments} | set(judge_info)):
+            protocol_index[name] = len(protocols)
+            entry = {"run": r, "name": name, **judge_info.get(name, {})}
+            if not entry.get("model"):  # a manifest that does not name the judge: the models its rows name
+                entry["model"] = ", ".join(sorted({j.judge_model for j in judgments
+                                                   if j.protocol == name and j.judge_model})) or None
+            protocols.append(entry)
+        system_index = {}
+        params = {e.get("label"): e.get("params") for e in manifest.get("systems") or [] if isinstance(e, dict)}
+        for name in _system_order(manifest, answers):
+            system_index[name] = len(systems)
+            systems.append({"run": r, "name": name, "label": name if len(paths) == 1 else f"{label} · {name}",
+                            "params": params.get(name) or {}})
+        judged: dict[tuple[str, str], list] = {}
+        for j in judgments:
+            judged.setdefault((j.system, j.sample_id), []).append(
+                [protocol_index[j.protocol], _number(j.mean), [_number(x) for x in j.scores], j.explanations or []])
+        for a in answers:
+            c = tables.conversation(a.conversation_id)
+            qa = locomo_questions.get(a.sample_id)
+            key = (a.sample_id, a.question)
+            if key not in tables.questions:
+                tables.questions[key] = len(tables.question_rows)
+                tables.question_rows.append({
+                    "id": a.sample_id, "conv": c, "cat": a.category, "text": a.question,
+                    "gold": None if a.gold is None else str(a.gold),
+                    "trap": qa.adversarial_answer if qa is not None and a.category == ADVERSARIAL else None,
+                    "ev": [tables.turn(c, i, texts, a.conversation_id) for i in a.evidence_ids]})
+            columns["q"].append(tables.questions[key])
+            columns["s"].append(system_index[a.system])
+            columns["pred"].append(a.prediction)
+            columns["f1"].append(_f100(a.f1))
+            columns["tok"].append(a.context_tokens)
+            columns["ms"].append(None if a.latency_total_s is None else round(1000 * a.latency_total_s, 1))
+            columns["rec"].append(_f100(a.evidence_recall, 1))
+            columns["mem"].append(tables.memory_set(a.conversation_id, a.retrieved_ids, texts))
+            columns["err"].append(a.error)
+            columns["j"].append(judged.get((a.system, a.sample_id), []))
+            columns["prompt"].append(getattr(a, "prompt", None))  # rows that store the prompt sent (none yet)
+            columns["scores"].append(getattr(a, "retrieval_scores", None))
+        header.append(_run_header(run, label, manifest, answers, judgments, system_index, protocol_index,
+                                  len({a.sample_id for a in answers})))
+    for optional in ("prompt", "scores"):
+        if all(v is None for v in columns[optional]):
+            del columns[optional]
+    items = [list(key) for key in tables.items]
+    return {
+        "runs": header, "systems": systems, "protocols": protocols, "notes": notes,
+        "categories": {str(c): n for c, n in CATEGORY_NAMES.items()},
+        "conversations": list(tables.conversations),
+        "turns": {"conv": [c for c, _ in tables.turns], "id": [i for _, i in tables.turns], "text": tables.turn_text},
+        "items": items, "sets": [list(key) for key in tables.sets],
+        "questions": {name: [q[name] for q in tables.question_rows]
+                      for name in ("id", "conv", "cat", "text", "gold", "trap", "ev")},
+        "rows": columns,
+    }
 
-        kind = load_manifest(RunDir(run).manifest).get("command")
-        if kind not in (None, "locomo run"):  # None: a hand-made or older manifest; its rows are checked below
-            raise InputError(RunDir(run).manifest, "command", f"{kind!r}: the viewer reads `locomo run` directories "
-                             "only (its report.md and answers.jsonl hold this run's results)")
-    texts, note = _turn_texts(run)
-    judged: dict[tuple[str, str], list[dict]] = {}
-    for j in load_judgments(RunDir(run).judgments):
-        judged.setdefault((j.system, j.sample_id), []).append(
-            {"protocol": j.protocol, "mean": j.mean, "scores": j.scores, "explanations": j.explanations or []})
-    rows, memory_sets, set_index = [], [], {}
-    for a in load_answers(RunDir(run).answers):
-        # identical memory lists (full context: every question of a conversation) are stored once
-        memories = (a.conversation_id, tuple(tuple(item) for item in a.retrieved_ids))
-        if memories not in set_index:
-            set_index[memories] = len(memory_sets)
-            memory_sets.append([[f"{a.conversation_id}|{i}" for i in item] for item in memories[1]])
-        rows.append({
-            "sample_id": a.sample_id, "conversation_id": a.conversation_id, "system": a.system,
-            "category": a.category,
-            "category_name": CATEGORY_NAMES.get(a.category, str(a.category)), "question": a.question,
-            "gold": "" if a.gold is None else str(a.gold), "prediction": a.prediction, "f1": a.f1,
-            "error": a.error, "latency_ms": None if a.latency_total_s is None else 1000 * a.latency_total_s,
-            "context_tokens": a.context_tokens, "evidence_ids": a.evidence_ids,
-            "evidence_recall": a.evidence_recall,
-            "memories": set_index[memories],
-            "judgments": judged.get((a.system, a.sample_id), []),
-        })
-    used = {i for items in memory_sets for item in items for i in item}
-    return {"run": str(run), "rows": rows, "note": note, "memory_sets": memory_sets,
-            "turns": {i: t for i, t in texts.items() if i in used},
-            "systems": sorted({r["system"] for r in rows}), "categories": sorted({r["category"] for r in rows})}
+
+def _run_header(run: Path, label: str, manifest: dict, answers: list, judgments: list, system_index: dict,
+                protocol_index: dict, questions: int) -> dict:
+    """One run's header: what produced it and the headline scores (F1 ×100 and J over categories 1–4)."""
+    from memeval.invocation import recorded_commands
+    from memeval.rundir import status
+
+    scores = []
+    for name in system_index:
+        scored = [a for a in answers if a.system == name and a.category in QA_CATEGORIES
+                  and _number(a.f1) is not None]
+        entry = {"system": system_index[name],
+                 "f1": _interval([100 * a.f1 for a in scored], [a.conversation_id for a in scored]),
+                 "errors": sum(1 for a in answers if a.system == name and a.error is not None), "j": {}}
+        for protocol, p in protocol_index.items():
+            means = [j for j in judgments if j.system == name and j.protocol == protocol
+                     and j.category in QA_CATEGORIES and _number(j.mean) is not None]
+            entry["j"][str(p)] = _interval([j.mean for j in means], [j.conversation_id for j in means])
+        scores.append(entry)
+    commands = recorded_commands(run)
+    return {"label": label, "commit": _commit(manifest), "created": manifest.get("created_utc"),
+            "status": status(run, manifest) if manifest else "no manifest",
+            "command": _without_absolute_paths(commands[-1]) if commands else None,
+            "reader": _reader(manifest), "answers": len(answers), "questions": questions,
+            "conversations": len({a.conversation_id for a in answers}), "scores": scores,
+            "protocols": list(protocol_index.values())}
 
 
-# Inside <script>, `<!--`, `<script` and `</script` change how the browser reads the block (an imported prediction
-# holding `<!--<script>` swallowed the page's own script); with `<`, `>` and `&` escaped none can occur, and JSON
-# reads the same. U+2028/U+2029 are escaped for engines that predate JSON ⊂ ECMAScript.
-_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+def page_json(data: dict) -> bytes:
+    """The page's data as compact JSON (UTF-8)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def script_json(data) -> str:
-    """`data` as JSON safe to embed in a <script> block, whatever its strings hold."""
-    return re.sub("[<>&\u2028\u2029]", lambda m: _SCRIPT_ESCAPES[m.group()], json.dumps(data, ensure_ascii=False))
+def embedded(data: dict) -> str:
+    """The data as the page carries it: gzip (level 5, no timestamp, so a page is byte-for-byte reproducible)
+    in base64. A graded judge's ten explanations per answer make the JSON of a 20,000-answer run ~30 MB; gzip
+    brings it to a few MB, and base64 holds no character that could end or open a <script> block, whatever the
+    run's strings hold."""
+    import base64
+    import gzip
+
+    return base64.b64encode(gzip.compress(page_json(data), compresslevel=5, mtime=0)).decode("ascii")
+
+
+def read_embedded(page: str) -> dict:
+    """The data block of a written page, decoded (what the page's script reads)."""
+    import base64
+    import gzip
+
+    block = page.split('<script id="data" type="application/gzip+base64">', 1)[1].split("</script>", 1)[0]
+    return json.loads(gzip.decompress(base64.b64decode(block)))
 
 
 def render(data: dict) -> str:
-    values = {"__TITLE__": f"memeval · {html.escape(Path(data['run']).name)}", "__DATA__": script_json(data)}
+    import html
+
+    from memeval.viewer_page import TEMPLATE
+
+    title = "memeval view · " + " vs ".join(run["label"] for run in data["runs"])
+    values = {"__TITLE__": html.escape(title), "__DATA__": embedded(data)}
     # one pass: a run named __DATA__ (or data holding __TITLE__) is never substituted twice
-    return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], _TEMPLATE)
+    return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
 
 
-def write_viewer(run: str | Path, output: str | Path | None = None) -> Path:
+def write_viewer(runs: RunPaths, output: str | Path | None = None) -> Path:
+    """The page for one run (default RUN/view.html) or several (`output` required: no run owns the page)."""
     from memeval.atomic import write_text_atomic
 
-    run = Path(run)
-    return write_text_atomic(Path(output) if output else run / "view.html", render(page_data(run)))
-
-
-_TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
-<style>
-body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222}
-h1{font-size:16px;margin:0 0 8px} .note{color:#a15c00}
-#controls{display:flex;gap:12px;flex-wrap:wrap;align-items:center;margin:8px 0}
-table{border-collapse:collapse;width:100%} th,td{border-bottom:1px solid #ddd;padding:4px 6px;vertical-align:top;
-text-align:left} th{cursor:pointer;background:#f4f4f4;position:sticky;top:0} tr.row:hover{background:#f7fbff}
-td.num{text-align:right;font-variant-numeric:tabular-nums} .detail td{background:#fafafa}
-.ev{background:#fff3bf} .mem{margin:2px 0} .id{color:#666;font-family:monospace} .err{color:#b00020}
-</style></head><body>
-<h1>__TITLE__</h1>
-<div id="summary"></div>
-<div id="controls">
- <label>system <select id="system"><option value="">all</option></select></label>
- <label>category <select id="category"><option value="">all</option></select></label>
- <label>F1 from <input id="fmin" type="number" min="0" max="1" step="0.05" value="0" style="width:5em"></label>
- <label>to <input id="fmax" type="number" min="0" max="1" step="0.05" value="1" style="width:5em"></label>
- <label>search <input id="q" type="search" placeholder="question, gold, prediction"></label>
- <span id="count"></span>
-</div>
-<table><thead><tr><th data-key="sample_id">sample</th><th data-key="system">system</th>
-<th data-key="category">category</th><th data-key="question">question</th><th data-key="gold">gold</th>
-<th data-key="prediction">prediction</th><th data-key="f1">F1</th><th data-key="judge">J</th>
-<th data-key="latency_ms">latency (ms)</th><th data-key="context_tokens">tokens</th></tr></thead>
-<tbody id="rows"></tbody></table>
-<script id="data" type="application/json">__DATA__</script>
-<script>
-const DATA = JSON.parse(document.getElementById("data").textContent);
-const $ = id => document.getElementById(id);
-let sortKey = "sample_id", sortDir = 1, open = new Set();
-const esc = s => String(s ?? "").replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;","\\"":"&quot;"}[c]));
-const fmt = (v, d) => v === null || v === undefined ? "–" : Number(v).toFixed(d);
-const judge = r => r.judgments.length ? r.judgments.map(j => j.mean).find(m => m !== null) ?? null : null;
-for (const s of DATA.systems) $("system").add(new Option(s, s));
-for (const c of DATA.categories) $("category").add(new Option(c + " " + (DATA.rows.find(r => r.category === c) || {}).category_name, c));
-if (DATA.note) $("summary").innerHTML = '<p class="note">' + esc(DATA.note) + "</p>";
-function visible() {
-  const sys = $("system").value, cat = $("category").value, q = $("q").value.toLowerCase();
-  const lo = parseFloat($("fmin").value), hi = parseFloat($("fmax").value);
-  return DATA.rows.filter(r => (!sys || r.system === sys) && (!cat || String(r.category) === cat)
-    && (r.f1 === null ? lo <= 0 : r.f1 >= lo && r.f1 <= hi)
-    && (!q || (r.question + " " + r.gold + " " + r.prediction).toLowerCase().includes(q)));
-}
-function value(r, key) { return key === "judge" ? judge(r) : r[key]; }
-function detail(r) {
-  const evidence = new Set(r.evidence_ids.map(id => r.conversation_id + "|" + id));
-  const mems = DATA.memory_sets[r.memories].map((item, i) => '<div class="mem">' + (i + 1) + ". " + item.map(key =>
-    '<span class="' + (evidence.has(key) ? "ev" : "") + '"><span class="id">' + esc(key.slice(key.indexOf("|") + 1)) +
-    "</span> " + esc(DATA.turns[key] || "") + "</span>").join(" · ") + "</div>").join("") ||
-    "<i>no memories given to the reader</i>";
-  const js = r.judgments.map(j => "<div><b>" + esc(j.protocol) + "</b> mean " + fmt(j.mean, 1) + ": " +
-    j.scores.map((s, i) => fmt(s, 0) + (j.explanations[i] ? " — " + esc(j.explanations[i]) : "")).join("; ") +
-    "</div>").join("") || "<i>not judged</i>";
-  return '<tr class="detail"><td colspan="10"><div><b>evidence</b> ' + esc(r.evidence_ids.join(", ") || "none") +
-    " (recall " + fmt(r.evidence_recall, 2) + ")</div><div><b>memories given</b> (evidence turns marked)" +
-    mems + "</div><div><b>judge runs</b>" + js + "</div>" + (r.error ? '<div class="err">' + esc(r.error) +
-    "</div>" : "") + "</td></tr>";
-}
-function draw() {
-  const rows = visible().sort((a, b) => {
-    const x = value(a, sortKey), y = value(b, sortKey);
-    if (x === y) return a.sample_id < b.sample_id ? -1 : 1;
-    if (x === null || x === undefined) return 1; if (y === null || y === undefined) return -1;
-    return (x < y ? -1 : 1) * sortDir;
-  });
-  $("count").textContent = rows.length + " of " + DATA.rows.length + " rows";
-  $("rows").innerHTML = rows.map(r => {
-    const key = r.system + "|" + r.sample_id;
-    return '<tr class="row" data-key="' + esc(key) + '"><td class="id">' + esc(r.sample_id) + "</td><td>" +
-      esc(r.system) + "</td><td>" + esc(r.category + " " + r.category_name) + "</td><td>" + esc(r.question) +
-      "</td><td>" + esc(r.gold) + "</td><td>" + esc(r.prediction) + '</td><td class="num">' + fmt(r.f1, 3) +
-      '</td><td class="num">' + fmt(judge(r), 1) + '</td><td class="num">' + fmt(r.latency_ms, 1) +
-      '</td><td class="num">' + fmt(r.context_tokens, 0) + "</td></tr>" + (open.has(key) ? detail(r) : "");
-  }).join("");
-}
-$("rows").addEventListener("click", e => {
-  const tr = e.target.closest("tr.row"); if (!tr) return;
-  const key = tr.dataset.key; open.has(key) ? open.delete(key) : open.add(key); draw();
-});
-document.querySelectorAll("th").forEach(th => th.addEventListener("click", () => {
-  sortDir = sortKey === th.dataset.key ? -sortDir : 1; sortKey = th.dataset.key; draw();
-}));
-for (const id of ["system", "category", "fmin", "fmax", "q"]) $(id).addEventListener("input", draw);
-draw();
-</script></body></html>
-"""
+    paths = _run_paths(runs)
+    if output is None:
+        if len(paths) > 1:
+            raise InputError("--output", "(not given)", f"{len(paths)} runs make one page: name it, e.g. "
+                             "--output compare.html")
+        output = paths[0] / "view.html"
+    return write_text_atomic(Path(output), render(page_data(paths)))

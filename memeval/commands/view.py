@@ -1,4 +1,4 @@
-"""`memeval view RUN_DIR`: the per-sample viewer of a LoCoMo run, one static HTML page."""
+"""`memeval view RUN_DIR [RUN_DIR...]`: the per-question viewer of LoCoMo runs, one static HTML page."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ from memeval.commands.arguments import add_output_file, command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    view = command(subparsers, "view", "write a static HTML page to browse a run's questions by system, category "
-                   "and score (no server needed)", "memeval view reports/artifacts/02_full_run/run")
-    view.add_argument("run", help="a `locomo run` directory (other tasks: their report.md)")
-    add_output_file(view, "the page to write (default RUN/view.html)", required=False)
+    view = command(subparsers, "view", "write a static HTML page to browse runs question by question: a header per "
+                   "run with its scores, every system's answer side by side, filters by system, category, text and "
+                   "F1 (no server needed)", "memeval view reports/artifacts/02_full_run/run\n"
+                   "  memeval view runs/claude runs/gpt --output compare.html")
+    view.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                      help="one or more `locomo run` directories (other tasks: their report.md)")
+    add_output_file(view, "the page to write (default RUN_DIR/view.html for one run; required for several)",
+                    required=False)
     view.set_defaults(handler=_view)
 
 
 def _view(args: argparse.Namespace) -> int:
     from memeval.viewer import write_viewer
 
-    path = write_viewer(args.run, args.output)
+    path = write_viewer(args.runs, args.output)
     print(f"viewer: {path} (open it in a browser)")
     return 0
