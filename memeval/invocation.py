@@ -8,6 +8,8 @@ and `memeval ls` lists every manifest under a directory with its commit and comm
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, field, fields
@@ -88,7 +90,10 @@ def recorded_commands(directory: str | Path) -> list[str]:
     path = RunDir(directory).manifest
     if not path.is_file():
         return []
-    manifest = load_manifest(path)
+    return _commands_of(load_manifest(path))
+
+
+def _commands_of(manifest: dict) -> list[str]:
     invocations = manifest.get("invocations")
     lines = [i.get("command_line") for i in invocations if isinstance(i, dict)] \
         if isinstance(invocations, list) else []
@@ -116,7 +121,7 @@ def list_results(roots: Iterable[str | Path], problems: list[str] | None = None)
                 continue
             sha = manifest.get("git_sha")
             sha = sha if isinstance(sha, str) and sha else None
-            commands = recorded_commands(path.parent)
+            commands = _commands_of(manifest)
             rows, failed = latest_row_counts(path.parent, manifest.get("command"))
             out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
                         "status": directory_status(path.parent, manifest), "rows": rows, "failed": failed,
@@ -129,46 +134,148 @@ def list_results(roots: Iterable[str | Path], problems: list[str] | None = None)
 ROW_FILES = (ANSWERS, JUDGMENTS, "raw_results.jsonl", "rows.jsonl")
 
 
-def row_counts(directory: Path) -> dict[str, int]:
-    """Lines per results file (a torn last line not counted)."""
-    counts = {}
-    for name in ROW_FILES:
-        path = directory / name
-        if path.is_file():
-            with open(path, "rb") as handle:
-                counts[name.split(".")[0]] = sum(1 for line in handle if line.endswith(b"\n"))
-    return counts
+def _newlines(handle, block: int = 1 << 22) -> int:
+    """Newline-terminated lines, counted a block at a time."""
+    n = 0
+    while chunk := handle.read(block):
+        n += chunk.count(b"\n")
+    return n
+
+
+# The records of each task's answers and judgments (the task classes' `answer_record` and `judgment_record`,
+# which tests/test_results_cli.py checks), named here so that counting rows does not import the task: loading
+# a benchmark's module pulls in its data loaders and systems, most of `memeval ls`'s time.
+ROW_RECORDS = {"locomo run": ("AnswerRow", "JudgmentRow"),
+               "longmemeval run": ("LMEAnswerRow", "LMEJudgmentRow"),
+               "graph80 run": ("Graph80AnswerRow", "Graph80JudgmentRow")}
 
 
 def latest_row_counts(directory: Path, kind: str | None) -> tuple[dict[str, int], dict[str, int]]:
     """(rows, failed) per results file. A run's files are append-only and a rerun's row supersedes the one it
     retried, so a run counts its latest row per key and, of those, the answers that still carry an error; other
     files (and a run file that cannot be read) count their lines."""
-    from memeval.engine.registry import task_class
+    from memeval import records
+    from memeval.engine.registry import ALIASES
     from memeval.errors import InputError
-    from memeval.records import latest, read_records
 
-    counts, failed = row_counts(directory), {}
-    try:
-        task = task_class(kind) if isinstance(kind, str) else None
-    except KeyError:
-        task = None
-    if task is None:
-        return counts, failed
-    for name, record in ((ANSWERS, task.answer_record), (JUDGMENTS, task.judgment_record)):
-        path = directory / name
-        if record is None or not path.is_file():
+    names = ROW_RECORDS.get(ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    records_of = dict(zip((ANSWERS, JUDGMENTS), (getattr(records, n) for n in names), strict=True)) if names else {}
+    counts, failed = {}, {}
+    for name in ROW_FILES:
+        path, label = directory / name, name.split(".")[0]
+        if not path.is_file():
+            continue
+        if name in records_of:
+            try:
+                counts[label], errors = count_latest(path, records_of[name])
+            except InputError:
+                pass
+            else:
+                if errors:
+                    failed[label] = errors
+                continue
+        with open(path, "rb") as handle:  # newline-terminated lines: a torn last line is not counted
+            counts[label] = _newlines(handle)
+    return counts, failed
+
+
+class _FieldNames:
+    """Stands in for a record to learn which fields its `key` reads."""
+
+    def __init__(self):
+        self.names: list[str] = []
+
+    def __getattr__(self, name: str) -> str:
+        self.names.append(name)
+        return name
+
+
+def key_fields(record: type) -> tuple[str, ...]:
+    probe = _FieldNames()
+    record.key.fget(probe)
+    return tuple(probe.names)
+
+
+_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|[^,}\]\s]+')
+
+
+def count_latest(path: Path, record: type) -> tuple[int, int]:
+    """(rows left when a later row of the same key supersedes an earlier one, how many of them carry an error),
+    from each line's key fields and `error` found as JSON tokens in the mapped file, without copying, parsing or
+    validating rows: `ls` over a tree of full runs in a fraction of a second. A line lacking a key field (a blank
+    line, a file that is not what its manifest says) sends the file to `read_light_records`, which skips blank
+    lines and refuses a bad file with one line."""
+    import mmap
+
+    from memeval.records import latest
+
+    fields = [(f'"{name}": '.encode(), len(name) + 4) for name in key_fields(record)]
+    keys: dict[tuple, bool] = {}
+    with open(path, "rb") as handle:
+        if not os.fstat(handle.fileno()).st_size:
+            return 0, 0
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            start, stop = 0, data.rfind(b"\n") + 1  # a torn last line is not a row yet
+            while start < stop:
+                end = data.find(b"\n", start)
+                key = []
+                for prefix, size in fields:  # written with sorted keys, these are near the end of a long row
+                    at = data.rfind(prefix, start, end)
+                    token = _VALUE.match(data, at + size, end) if at >= 0 else None
+                    if token is None:
+                        rows = list(latest(read_light_records(path, record), lambda r: r.key).values())
+                        return len(rows), sum(1 for r in rows if getattr(r, "error", None))
+                    key.append(token.group())
+                at = data.find(b'"error": ', start, end)
+                keys[tuple(key)] = at >= 0 and data[at + 9:at + 10] == b'"'
+                start = end + 1
+    return len(keys), sum(keys.values())
+
+
+# The two large fields of an answer row, never used by `ls` or `results`: every memory id a system returned for a
+# question (list[list[str]], most of a full-context run's bytes) and its evidence recall at each depth
+# (list[float]). In valid JSON these byte strings cannot occur inside a string value (their quotes would be
+# escaped), so a key's first match is the key and the end's first match after it closes its value.
+_LIGHT = ((b'"recall_curve": [', b'], "'), (b'"retrieved_ids": [[', b']], "'))
+
+
+def read_light_records(path: str | Path, record: type) -> list:
+    """`memeval.records.read_records` with `recall_curve` and `retrieved_ids` read as [] (fields `memeval ls` and
+    `memeval results` never use, and not checked here): a 24 MB run is read in a fraction of a second instead of
+    seconds. Every other field is validated by `record` as usual; a line the cuts do not fit is parsed whole, and
+    a line that is not a JSON object sends the file to `read_records`, so a bad file is refused with the same one
+    line (FILE:LINE, or file, row and field)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from memeval.errors import InputError
+    from memeval.records import read_records
+
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    rows = []
+    for line in data[:data.rfind(b"\n") + 1].split(b"\n")[:-1]:
+        for key, end in _LIGHT:
+            start = line.find(key)
+            if start >= 0 and (stop := line.find(end, start + len(key))) >= 0:
+                line = line[:start + key.index(b"[") + 1] + line[stop + end.rindex(b"]"):]
+        if not line.strip():
             continue
         try:
-            rows = list(latest(read_records(path, record), lambda r: r.key).values())
-        except InputError:
-            continue
-        label = name.split(".")[0]
-        counts[label] = len(rows)
-        errors = sum(1 for r in rows if getattr(r, "error", None))
-        if errors:
-            failed[label] = errors
-    return counts, failed
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict):
+            return read_records(path, record)
+        rows.append(row)
+    try:
+        return TypeAdapter(list[record]).validate_python(rows)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        number, *loc = error["loc"]
+        raise InputError(f"{path} line {number + 1}", ".".join(map(str, loc)) or record.__name__,
+                         error["msg"]) from None
 
 
 def directory_status(directory: Path, manifest: dict) -> str:

@@ -66,7 +66,7 @@ def test_ls_lists_results_with_their_recorded_commands(tmp_path, cli):
     listed = json.loads(cli("ls", tmp_path / "sweeps", "--json", check=True).stdout)
     assert [r["directory"] for r in listed] == [str(tmp_path / "sweeps" / "one")]
     assert listed[0]["kind"] == "memaudit sweep" and listed[0]["command_line"].startswith("memeval memaudit sweep small")
-    assert "memeval memaudit sweep small" in cli("ls", tmp_path / "sweeps", check=True).stdout
+    assert "memeval memaudit sweep small" in cli("ls", tmp_path / "sweeps", "--long", check=True).stdout
     (tmp_path / "empty").mkdir()  # a missing directory is an error (tests/test_operational_errors.py)
     assert "no results" in cli("ls", tmp_path / "empty", check=True).stdout
 
@@ -124,7 +124,11 @@ def test_results_puts_runs_and_sweeps_side_by_side(locomo_dir, tmp_path, cli):
     summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
     assert density.value == next(r["mean_ratio"] for r in summary["rows"] if r["method"] == "density_only")
     assert density.group == "base, B = 4" and density.kind == "memaudit sweep"
-    assert "| rag_turns | overall (1–4) | F1 ×100 (official scorer) |" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.startswith("| rag_turns ") and "| F1 ×100 " in line)
+    value, low, high = row.split("|")[3].replace("[", " ").replace("]", " ").replace(",", " ").split()
+    places = len(value.partition(".")[2])  # printed to the precision the interval justifies
+    for text, exact in ((value, rag.value), (low, rag.ci_low), (high, rag.ci_high)):
+        assert abs(float(text) - exact) <= 0.5 * 10 ** -places + 1e-12 and len(text.partition(".")[2]) == places
     assert (tmp_path / "cmp" / "results.md").read_text() == result.stdout.split("written: ")[0].rstrip("\n") + "\n"
     missing = cli("results", tmp_path / "nothing")
     assert missing.returncode == 2 and "manifest.json: not found" in missing.stderr

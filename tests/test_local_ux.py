@@ -104,7 +104,7 @@ def test_ls_counts_the_latest_row_per_question(server, tmp_path, locomo_dir):
     [listed] = json.loads(_memeval(server, tmp_path, "ls", tmp_path / "runs", "--json").stdout)
     assert (listed["status"], listed["rows"], listed["failed"]) == ("complete", {"answers": 3}, {})
     table = _memeval(server, tmp_path, "ls", tmp_path / "runs").stdout
-    assert "| 3 answers |" in table and "failed" not in table
+    assert "  3 answers  " in table.splitlines()[1] and "failed" not in table
 
 
 def test_the_advice_counts_only_cut_replies_and_leaves_other_failures_to_a_rerun():

@@ -67,7 +67,7 @@ def test_ls_lists_the_tree_and_reports_what_it_skipped(tmp_path, cli):
     for name, (text, _) in zip(("torn", "listed", "text"), BAD_MANIFESTS, strict=True):
         (tmp_path / "tree" / name).mkdir()
         (tmp_path / "tree" / name / "manifest.json").write_text(text)
-    for extra in ((), ("--json",)):
+    for extra in (("--long",), ("--json",)):  # --long: the whole path and the command under each line
         result = cli("ls", tmp_path / "tree", *extra)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
         assert str(good) in result.stdout and "memeval memaudit sweep small" in result.stdout

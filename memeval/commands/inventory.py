@@ -11,10 +11,12 @@ from memeval.commands.cache import register_batches
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    ls = command(subparsers, "ls", "list the runs, sweeps and builds under a directory: status (complete, "
-                 "incomplete, running, replaced), row counts, commit and command", "memeval ls reports/artifacts")
+    ls = command(subparsers, "ls", "list the runs, sweeps and builds under a directory, one line each: kind, status "
+                 "(complete, incomplete, running, replaced), rows, commit, age and path", "memeval ls reports/artifacts")
     ls.add_argument("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
-    ls.add_argument("--json", action="store_true", help="print the list as JSON")
+    ls.add_argument("--json", action="store_true", help="print the list as JSON (full paths, every recorded command)")
+    ls.add_argument("-l", "--long", action="store_true", help="also print each directory's last recorded command "
+                    "(and its whole path when the line shortens it)")
     ls.set_defaults(handler=_ls)
 
     cache = subparsers.add_parser("cache", help="the LLM response cache: stats, pruning, saved batches")
@@ -40,7 +42,6 @@ def _ls(args: argparse.Namespace) -> int:
     from memeval.artifacts import artifacts_root
     from memeval.errors import InputError
     from memeval.invocation import list_results
-    from memeval.reports.tables import markdown_table
 
     for root in args.roots:  # a directory named on the command line must exist; the default one may not yet
         if not Path(root).is_dir():
@@ -56,17 +57,88 @@ def _ls(args: argparse.Namespace) -> int:
     if not found:
         print(f"no results (no manifest.json) under {', '.join(roots)}")
         return 0
-    print(markdown_table(["directory", "what", "status", "rows", "commit", "last written (UTC)", "command"],
-                         [[r["directory"], r["kind"], r["status"],
-                           _rows(r["rows"], r["failed"]), r["commit"] or "–",
-                           r["created_utc"] or "–", r["command_line"] or "–"] for r in found]))
+    print("\n".join(listing(found, long=args.long)))
     return 0
+
+
+WIDTH = 100
+HEADERS = ("KIND", "STATUS", "ROWS", "COMMIT", "AGE", "PATH")
+ROW_NAMES = {"raw_results": "rows", "rows": "rows"}
+
+
+def listing(found: list[dict], long: bool = False, now: float | None = None) -> list[str]:
+    """One line per directory, columns as wide as their longest cell and the path last, its leading directories
+    left out ("…/02_full_run/run") when the line would pass WIDTH columns; `long` adds the recorded command (and
+    the whole path, when shortened) under each line."""
+    import time
+
+    from memeval.reports.results import short_commit
+
+    now = time.time() if now is None else now
+    cells = [[r["kind"], r["status"], _rows(r["rows"], r["failed"]), short_commit(r["commit"]) if r["commit"] else "–",
+              _age(now - _last_written(r["directory"])), _shown_path(r["directory"])] for r in found]
+    widths = [max(len(row[i]) for row in [HEADERS, *cells]) for i in range(len(HEADERS) - 1)]
+    room = max(WIDTH - sum(widths) - 2 * len(widths), 12)
+    lines = []
+    for n, row in enumerate([HEADERS, *cells]):
+        path = _fit(row[-1], room)
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)) + "  " + path)
+        if long and n:
+            if path != row[-1]:
+                lines.append(f"    path: {row[-1]}")
+            lines.append(f"    command: {found[n - 1]['command_line'] or '(none recorded)'}")
+    if any(r["commit"] and r["commit"].endswith("-dirty") for r in found):
+        lines.append("+: the commit had uncommitted changes when the directory was written")
+    return lines
+
+
+def _fit(path: str, room: int) -> str:
+    """`path` in `room` characters: whole, else its last parts after "…/", else its tail after "…"."""
+    if len(path) <= room:
+        return path
+    parts = path.split("/")
+    for n in range(1, len(parts)):
+        tail = "…/" + "/".join(parts[n:])
+        if len(tail) <= room:
+            return tail
+    return "…" + path[-(room - 1):]
 
 
 def _rows(rows: dict[str, int], failed: dict[str, int]) -> str:
     """"1,986 answers (12 failed), 1,974 judgments": the latest row per sample, so a failure a rerun fixed is gone."""
-    return ", ".join(f"{n:,} {k}" + (f" ({failed[k]:,} failed)" if failed.get(k) else "")
+    return ", ".join(f"{n:,} {ROW_NAMES.get(k, k)}" + (f" ({failed[k]:,} failed)" if failed.get(k) else "")
                      for k, n in rows.items()) or "–"
+
+
+def _last_written(directory: str) -> float:
+    """The newest modification time of the manifest and the row files: when the directory last changed."""
+    import os
+
+    from memeval.invocation import ROW_FILES
+    from memeval.rundir import MANIFEST
+
+    times = []
+    for name in (MANIFEST, *ROW_FILES):
+        try:
+            times.append(os.stat(os.path.join(directory, name)).st_mtime)
+        except OSError:
+            pass
+    return max(times, default=0.0)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{max(int(seconds), 0)} s"
+
+
+def _shown_path(directory: str) -> str:
+    """Relative to the working directory when inside it, else as found."""
+    import os
+
+    path = os.path.relpath(directory)
+    return directory if path.startswith("..") else path
 
 
 def _cache_stats(args: argparse.Namespace) -> int:

@@ -1,29 +1,55 @@
-"""`memeval results DIR...`: several runs and sweeps in one table (Markdown; with --out also CSV and Parquet)."""
+"""`memeval results DIR...`: runs and sweeps in columns, one row per system and metric, paired differences between
+runs that share questions (Markdown, CSV, Parquet or HTML)."""
 
 from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import add_out_dir, command
+from memeval.commands.arguments import add_out_dir, add_progress, command
+
+FORMATS = ("md", "csv", "parquet", "html")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    results = command(subparsers, "results", "put runs and sweeps side by side: metric ± 95% CI per system and "
-                      "group, with each directory's commit and command",
-                      "memeval results reports/artifacts/02_full_run/run runs/claude --out comparison")
+    results = command(subparsers, "results", "put runs and sweeps side by side: one column per directory, one row "
+                      "per system and metric (estimate and 95% CI), and between runs that share questions the "
+                      "paired difference with its interval",
+                      "memeval results reports/artifacts/02_full_run/*/run runs/claude --format html --output cmp.html")
     results.add_argument("directories", nargs="+", help="`locomo run` and `memaudit sweep` output directories")
+    results.add_argument("--format", choices=FORMATS, default="md",
+                         help="md (default), csv (one line per cell), parquet (needs --output) or html")
+    results.add_argument("--output", metavar="FILE", default=None, help="write the --format output here instead of "
+                         "printing it")
+    results.add_argument("--by-category", action="store_true", help="also F1 per LoCoMo category (1–5)")
     add_out_dir(results, "also write results.md, results.csv and results.parquet here", required=False)
+    add_progress(results)
     results.set_defaults(handler=_results)
 
 
 def _results(args: argparse.Namespace) -> int:
+    import sys
     from pathlib import Path
 
-    from memeval.reports.results import collect, markdown, write
+    from memeval.errors import InputError
+    from memeval.reports import results as report
 
-    rows = collect(args.directories)
-    print(markdown(rows))
+    if args.format == "parquet" and not args.output:
+        raise InputError("results", "--format", "parquet is binary and is not printed: add --output FILE.parquet")
+    comparison = report.compare(args.directories, by_category=args.by_category, progress=not args.no_progress)
+    written: list[Path] = []
+    if args.format == "parquet":
+        written.append(report.write_parquet(comparison.rows, Path(args.output)))
+    else:
+        text = {"md": report.markdown, "html": report.html}.get(args.format, lambda c: report.csv_text(c.rows))(
+            comparison)
+        if args.output:
+            from memeval.atomic import write_text_atomic
+
+            written.append(write_text_atomic(args.output, text))
+        else:
+            sys.stdout.write(text)
     if args.out:
-        paths = write(rows, Path(args.out))
-        print("written: " + ", ".join(str(p) for p in paths))
+        written += report.write(comparison, Path(args.out))
+    if written:
+        print("written: " + ", ".join(str(p) for p in written))
     return 0

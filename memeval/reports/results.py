@@ -1,32 +1,221 @@
-"""Several stored runs and sweeps in one long table: one `ResultRow` per (directory, system or writer, group,
-metric), with its 95% interval, count, and the commit and command recorded in the directory's manifest.
+"""`memeval results`: stored runs and sweeps side by side, one column per directory, one row per system (or
+writer) and metric, each cell an estimate with its 95% interval; between LoCoMo runs that share questions, the
+paired difference and its interval.
 
-LoCoMo runs give F1 ×100 per system and category plus overall (1–4) and (1–5), with conversation-clustered
-intervals (item-level when one conversation), and J per judge protocol; sweeps give each writer's mean ratio to
-OPT per distribution and budget, with the bootstrap interval their summary already holds. An interval over fewer
-than two resampled units (one question, one package) has no bounds and prints "n/a (1 package)"; the notes under
-the table name the methods the rows used, and each system's n when systems were measured on different question
-sets.
+LoCoMo runs give, per system and over categories 1–4 (the published convention), F1 ×100 (official scorer),
+BLEU-1 ×100 (Mem0's B1), J per judge protocol when judged, and evidence recall ×100 when recorded, with
+conversation-clustered intervals (item-level when one conversation); `by_category` adds F1 per category. Sweeps
+give each writer's mean ratio to OPT per budget with the bootstrap interval their summary already holds.
+
+What a run's answers give these tables is kept in the cache directory, keyed by the answers file's path, size and
+modification time: BLEU-1 needs nltk's tokenizer on every answer (seconds for a full run), and a full-context
+run's answers file is tens of MB; the second `memeval results` on the same run reads a few hundred kB.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import math
+import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
-from memeval.invocation import load_manifest, recorded_commands
-from memeval.records import AnswerRow, ResultRow
+from memeval.invocation import directory_status, load_manifest, recorded_commands
+from memeval.records import ResultRow
 from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
+LOCOMO_KINDS = ("locomo run", "memeval locomo run")
+SWEEP_KINDS = ("memaudit sweep", "sweep")
+PAIRED = "paired difference"
+OVERALL = "overall (1–4)"
+F1_METRIC = "F1 ×100 (official scorer)"
+B1_METRIC = "BLEU-1 ×100 (Mem0's B1)"
+RECALL_METRIC = "evidence recall ×100 (at the run's k)"
+RATIO = "ratio to OPT"
+
+
+# ---- what a run's files give the tables, cached -----------------------------------------------------------------
+
+class AnswerColumns(BaseModel):
+    """The final (latest, error-free) answers of one answers.jsonl, one list per field, as the cache holds them;
+    `b1` is None outside categories 1–4 and for an answer without a prediction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    source: str
+    size: int
+    mtime_ns: int
+    b1_mode: str
+    b1_tables: str  # where the English Punkt tables were found when B1 was computed ("" nowhere)
+    system: list[str]
+    sample_id: list[str]
+    conversation_id: list[str]
+    category: list[int]
+    f1: list[float | None]
+    evidence_recall: list[float | None]
+    b1: list[float | None]
+
+
+class JudgmentColumns(BaseModel):
+    """The latest judgments of one judgments.jsonl that have a mean, one list per field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    source: str
+    size: int
+    mtime_ns: int
+    system: list[str]
+    protocol: list[str]
+    sample_id: list[str]
+    conversation_id: list[str]
+    category: list[int]
+    mean: list[float]
+
+
+def _cache_path(source: Path, what: str) -> Path:
+    from memeval.llm.cache import default_cache_dir
+
+    digest = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:20]
+    return default_cache_dir() / "results" / f"{digest}-{what}.json"
+
+
+def _cached(model: type[BaseModel], source: Path, what: str, **expected) -> BaseModel | None:
+    """The cache entry of `source` when it was made from the file as it is now (same size and modification
+    time, and `expected` fields equal); None otherwise, also for an entry that cannot be read."""
+    stat = source.stat()
+    path = _cache_path(source, what)
+    try:
+        entry = model.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+    wanted = {"source": str(source.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, **expected}
+    return entry if all(getattr(entry, k) == v for k, v in wanted.items()) else None
+
+
+def _keep(entry: BaseModel, source: Path, what: str) -> None:
+    """Write a cache entry; a cache that cannot be written (read-only, full) only costs the next call time."""
+    from memeval.atomic import write_text_atomic
+
+    try:
+        write_text_atomic(_cache_path(source, what), entry.model_dump_json())
+    except OSError:
+        pass
+
+
+def punkt_tables() -> str:
+    """The places among nltk's usual search path (NLTK_DATA, ~/nltk_data, the interpreter's prefix, /usr and
+    /usr/local, and `memeval data fetch nltk`'s data/nltk) that hold the English Punkt tables, so that cached
+    BLEU-1 scores are recomputed once the tables are fetched, without importing nltk to ask."""
+    import sys
+
+    from memeval.data.paths import project_root
+
+    roots = [*filter(None, os.environ.get("NLTK_DATA", "").split(os.pathsep)), os.path.expanduser("~/nltk_data"),
+             *(os.path.join(sys.prefix, d) for d in ("nltk_data", "share/nltk_data", "lib/nltk_data")),
+             "/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data", "/usr/local/lib/nltk_data",
+             str(project_root() / "data" / "nltk")]
+    return os.pathsep.join(r for r in roots if os.path.exists(os.path.join(r, "tokenizers", "punkt_tab", "english"))
+                           or os.path.exists(os.path.join(r, "tokenizers", "punkt_tab.zip")))
+
+
+def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
+    """`path`'s final answers and their B1, from the cache when it holds them for the file as it is now."""
+    if not path.exists():
+        raise InputError(path, "file", "not found: the run has written no answers yet (see `memeval ls`)")
+    tables = punkt_tables()
+    hit = _cached(AnswerColumns, path, "answers", b1_tables=tables)
+    if hit is not None:
+        return hit
+    from memeval.invocation import read_light_records
+    from memeval.progress import ProgressBar
+    from memeval.records import AnswerRow, latest
+    from memeval.scoring.f1 import bleu1, bleu1_mode
+
+    stat = path.stat()
+    rows = [r for r in latest(read_light_records(path, AnswerRow), lambda r: r.key).values() if r.final]
+    pairs = {(r.prediction, str(r.gold)): r.gold for r in rows if r.category in QA_CATEGORIES
+             and r.prediction is not None}
+    scores = {}
+    with ProgressBar(len(pairs), f"BLEU-1 of {path.parent.name} (once: cached)", "answer", progress) as bar:
+        for (prediction, text), gold in pairs.items():
+            scores[prediction, text] = bleu1(prediction or "", gold)
+            bar.update()
+    entry = AnswerColumns(
+        source=str(path.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns,
+        b1_mode=bleu1_mode() if pairs else "", b1_tables=tables, system=[r.system for r in rows],
+        sample_id=[r.sample_id for r in rows], conversation_id=[r.conversation_id for r in rows],
+        category=[r.category for r in rows], f1=[r.f1 for r in rows], evidence_recall=[r.evidence_recall for r in rows],
+        b1=[scores.get((r.prediction, str(r.gold))) if r.category in QA_CATEGORIES else None for r in rows])
+    _keep(entry, path, "answers")
+    return entry
+
+
+def judgment_columns(path: Path) -> JudgmentColumns | None:
+    if not path.is_file():
+        return None
+    hit = _cached(JudgmentColumns, path, "judgments")
+    if hit is not None:
+        return hit
+    from memeval.invocation import read_light_records
+    from memeval.records import JudgmentRow, latest
+
+    stat = path.stat()
+    rows = [j for j in latest(read_light_records(path, JudgmentRow), lambda r: r.key).values() if j.mean is not None]
+    entry = JudgmentColumns(source=str(path.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns,
+                            system=[j.system for j in rows], protocol=[j.protocol for j in rows],
+                            sample_id=[j.sample_id for j in rows], conversation_id=[j.conversation_id for j in rows],
+                            category=[j.category for j in rows], mean=[float(j.mean) for j in rows])
+    _keep(entry, path, "judgments")
+    return entry
+
+
+# ---- cells ------------------------------------------------------------------------------------------------------
+
+class Scored(NamedTuple):
+    """One question's score in one cell: what `paired_difference` pairs by sample id."""
+
+    sample_id: str
+    conversation_id: str
+    value: float
+
+
+@dataclass
+class Column:
+    """One directory of the comparison."""
+
+    directory: str  # as given on the command line
+    kind: str
+    manifest: dict
+    name: str = ""  # short and unique among the columns: the last path parts that tell them apart
+    command: str | None = None
+    status: str = "complete"  # `memeval ls`'s: complete, incomplete, running or replaced
+    samples: dict[tuple[str, str, str], list[Scored]] = field(default_factory=dict)  # (system, group, metric)
+    b1_mode: str = ""
+
+    @property
+    def commit(self) -> str | None:
+        return _commit(self.manifest)
+
+    @property
+    def header(self) -> str:
+        return f"{self.name} @ {short_commit(self.commit)}"
 
 
 def _commit(manifest: dict) -> str | None:
     sha = manifest.get("git_sha")
-    return sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None
+    if not isinstance(sha, str) or not sha:
+        return None
+    return sha[:10] + ("-dirty" if sha.endswith("-dirty") else "")
+
+
+def short_commit(commit: str | None) -> str:
+    """Seven hex digits, "+" when the working tree had uncommitted changes."""
+    return commit[:7] + ("+" if commit.endswith("-dirty") else "") if commit else "no commit"
 
 
 def _interval(values: Sequence[float], clusters: Sequence[str]):
@@ -42,86 +231,354 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
     return interval.estimate, interval.low, interval.high, unit
 
 
-def locomo_rows(run: Path, manifest: dict) -> list[ResultRow]:
-    from memeval.records import load_answers, load_judgments
-
-    base = {"directory": str(run), "kind": "locomo run", "commit": _commit(manifest),
-            "command": (recorded_commands(run) or [None])[-1]}
-    by_system: dict[str, list[AnswerRow]] = {}
-    for row in load_answers(RunDir(run).answers):
-        if row.final:
-            by_system.setdefault(row.system, []).append(row)
-    out = []
-    for system, rows in by_system.items():
-        groups = [(f"{CATEGORY_NAMES[c]} ({c})", [r for r in rows if r.category == c]) for c in CATEGORY_NAMES]
-        groups += [("overall (1–4)", [r for r in rows if r.category in QA_CATEGORIES]),
-                   ("overall (1–5)", rows if any(r.category == ADVERSARIAL for r in rows) else [])]
-        for group, members in groups:
-            scored = [r for r in members if r.f1 is not None]
-            if not scored:
+def _locomo_samples(run: Path, by_category: bool, progress: bool) -> tuple[dict, str]:
+    """(system, group, metric) → the scored questions of that cell, and the B1 mode."""
+    answers = answer_columns(RunDir(run).answers, progress)
+    out: dict[tuple[str, str, str], list[Scored]] = {}
+    columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, answers.f1,
+                  answers.b1, answers.evidence_recall, strict=True)
+    for system, sample, conversation, category, f1, b1, recall in columns:
+        for metric, value, scale in ((F1_METRIC, f1, 100), (B1_METRIC, b1, 100), (RECALL_METRIC, recall, 100)):
+            if value is None:
                 continue
-            value, low, high, unit = _interval([100 * r.f1 for r in scored], [r.conversation_id for r in scored])
-            out.append(ResultRow(**base, system=system, group=group, metric="F1 ×100 (official scorer)",
-                                 value=value, ci_low=low, ci_high=high, n=len(scored), resampled=unit))
-    judged: dict[tuple[str, str], list] = {}
-    for j in load_judgments(RunDir(run).judgments):
-        if j.mean is not None and j.category in QA_CATEGORIES:
-            judged.setdefault((j.system, j.protocol), []).append(j)
-    for (system, protocol), rows in sorted(judged.items()):
-        value, low, high, unit = _interval([j.mean for j in rows], [j.conversation_id for j in rows])
-        out.append(ResultRow(**base, system=system, group="overall (1–4)", metric=f"J ({protocol} judge)",
-                             value=value, ci_low=low, ci_high=high, n=len(rows), resampled=unit))
+            if category in QA_CATEGORIES:
+                out.setdefault((system, OVERALL, metric), []).append(Scored(sample, conversation, scale * value))
+            if by_category and metric == F1_METRIC:
+                group = f"{CATEGORY_NAMES[category]} ({category})"
+                out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
+    judged = judgment_columns(RunDir(run).judgments)
+    if judged is not None:
+        for system, protocol, sample, conversation, category, mean in zip(
+                judged.system, judged.protocol, judged.sample_id, judged.conversation_id, judged.category,
+                judged.mean, strict=True):
+            if category in QA_CATEGORIES:
+                out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
+                    Scored(sample, conversation, mean))
+    systems = list(dict.fromkeys(k[0] for k in out))
+    return dict(sorted(out.items(), key=lambda kv: _order(kv[0], systems))), answers.b1_mode
+
+
+def _order(key: tuple[str, str, str], systems: list[str]) -> tuple:
+    """Systems in the order given; per system F1, F1 by category, B1, J, evidence recall."""
+    system, group, metric = key
+    rank = (0 if metric == F1_METRIC and group == OVERALL else 1 if metric == F1_METRIC else
+            2 if metric == B1_METRIC else 4 if metric == RECALL_METRIC else 3)
+    category = next((c for c, name in CATEGORY_NAMES.items() if group.startswith(name)), 0)
+    return systems.index(system), rank, category, metric
+
+
+def locomo_rows(column: Column) -> list[ResultRow]:
+    base = {"directory": column.directory, "kind": "locomo run", "commit": column.commit, "command": column.command}
+    out = []
+    for (system, group, metric), scored in column.samples.items():
+        value, low, high, unit = _interval([s.value for s in scored], [s.conversation_id for s in scored])
+        out.append(ResultRow(**base, system=system, group=group, metric=metric, value=value, ci_low=low,
+                             ci_high=high, n=len(scored), resampled=unit))
     return out
 
 
 def sweep_rows(sweep: Path, manifest: dict) -> list[ResultRow]:
+    """Each writer's mean ratio to OPT per distribution and budget, from the sweep's summary.json."""
     if not (sweep / "summary.json").is_file():
-        from memeval.errors import InputError
-
         raise InputError(sweep, "summary.json", "not written yet: the sweep did not finish (see `memeval ls`); rerun "
                          "its command to resume it")
-    summary = json.loads((sweep / "summary.json").read_text())
+    from memeval.safe_json import load_json_file
+
+    summary = load_json_file(sweep / "summary.json", "summary")
+    if not isinstance(summary, dict) or not isinstance(summary.get("rows"), list):
+        raise InputError(sweep / "summary.json", "rows", "expected a JSON object with a list of rows")
     base = {"directory": str(sweep), "kind": "memaudit sweep", "commit": _commit(manifest),
             "command": (recorded_commands(sweep) or [None])[-1]}
     out = []
-    for r in summary["rows"]:
-        if r.get("mean_ratio") is None:
+    for number, r in enumerate(summary["rows"], start=1):
+        if not isinstance(r, dict) or r.get("mean_ratio") is None:
             continue
-        one = r["n"] < 2  # a bootstrap over one package repeats its ratio: no interval
-        out.append(ResultRow(**base, system=r["method"], group=f"{r['distribution']}, B = {r['budget']:g}",
-                             metric="ratio to OPT", value=r["mean_ratio"], ci_low=None if one else r["ci_low"],
-                             ci_high=None if one else r["ci_high"], n=r["n"], resampled="packages"))
+        try:
+            one = r["n"] < 2  # a bootstrap over one package repeats its ratio: no interval
+            out.append(ResultRow(**base, system=r["method"], group=f"{r['distribution']}, B = {r['budget']:g}",
+                                 metric=RATIO, value=r["mean_ratio"], ci_low=None if one else r["ci_low"],
+                                 ci_high=None if one else r["ci_high"], n=r["n"], resampled="packages"))
+        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+            name = exc.args[0] if isinstance(exc, KeyError) else type(exc).__name__
+            raise InputError(f"{sweep / 'summary.json'} row {number}", str(name), "missing or not a number") \
+                from None
     return out
 
 
-def collect(directories: Iterable[str | Path]) -> list[ResultRow]:
-    """Every result row of the given run and sweep directories (each must hold a manifest.json)."""
+def _paired_rows(first: Column, other: Column) -> list[ResultRow]:
+    """`other` minus `first` for every cell both have on shared questions (the intersection of their sample
+    ids), clustered by conversation: no interval when they share one conversation's questions only."""
+    from operator import attrgetter
+
+    from memeval.scoring.aggregate import paired_difference
+
     out = []
-    for directory in map(Path, directories):
+    for key, rows in other.samples.items():
+        base = first.samples.get(key)
+        if not base:
+            continue
+        d = paired_difference(rows, base, attrgetter("value"), other.name, first.name, n_boot=N_BOOT, seed=0)
+        if d.n == 0:
+            continue
+        system, group, metric = key
+        out.append(ResultRow(directory=f"{other.directory} − {first.directory}", kind=PAIRED, system=system,
+                             group=group, metric=metric, value=d.mean_difference,
+                             ci_low=d.low if d.defined else None, ci_high=d.high if d.defined else None, n=d.n,
+                             resampled="conversations", commit=None, command=None))
+    return out
+
+
+# ---- the comparison -----------------------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    columns: list[Column]
+    rows: list[ResultRow]  # every cell, paired differences included (kind "paired difference")
+    by_category: bool = False
+    pairs: list[tuple[Column, Column]] = field(default_factory=list)  # (run, the earlier run it is paired with)
+
+    @property
+    def runs(self) -> list[Column]:
+        return [c for c in self.columns if c.kind == "locomo run"]
+
+    @property
+    def sweeps(self) -> list[Column]:
+        return [c for c in self.columns if c.kind == "memaudit sweep"]
+
+
+def _short_names(directories: Sequence[str]) -> list[str]:
+    """The fewest trailing path parts that tell the directories apart (`run`, `paper-1f0c/run`)."""
+    parts = [Path(shown_path(d)).parts or (d,) for d in directories]
+    depth = [1] * len(parts)
+    while True:
+        names = ["/".join(p[-k:]) for p, k in zip(parts, depth, strict=True)]
+        clashes = {n for n in names if names.count(n) > 1}
+        grow = [i for i, n in enumerate(names) if n in clashes and depth[i] < len(parts[i])]
+        if not grow:
+            return names
+        for i in grow:
+            depth[i] += 1
+
+
+def shown_path(directory: str | Path) -> str:
+    """Relative to the working directory when inside it (no absolute paths in what a person reads)."""
+    relative = os.path.relpath(directory)
+    return str(directory) if relative.startswith("..") else relative
+
+
+def shown_command(command: str | None) -> str | None:
+    """A recorded command with the working directory's absolute prefix taken off its paths."""
+    if not command:
+        return command
+    return command.replace(os.getcwd().rstrip(os.sep) + os.sep, "")
+
+
+def compare(directories: Iterable[str | Path], by_category: bool = False, progress: bool = False) -> Comparison:
+    """Every cell of the given run and sweep directories (each must hold a manifest.json), and the paired
+    difference of each later LoCoMo run from the first on the questions they share."""
+    columns: list[Column] = []
+    given: dict[Path, str] = {}
+    for d in directories:  # one column per directory, however it is spelled
+        given.setdefault(Path(d).resolve(), str(d))
+    for directory in given.values():
         path = RunDir(directory).manifest
         if not path.is_file():
             raise InputError(directory, MANIFEST, "not found: expected a `locomo run` or `memaudit sweep` "
                              "directory")
         manifest = load_manifest(path)
         kind = manifest.get("command")
-        if kind in ("locomo run", "memeval locomo run"):
-            out += locomo_rows(directory, manifest)
-        elif kind in ("memaudit sweep", "sweep"):
-            out += sweep_rows(directory, manifest)
-        else:
+        if kind not in LOCOMO_KINDS + SWEEP_KINDS:
             raise InputError(path, "command", f"{kind!r} results are not tabled here (locomo run and memaudit "
                              "sweep are)")
-    return out
+        columns.append(Column(directory, "locomo run" if kind in LOCOMO_KINDS else "memaudit sweep", manifest,
+                              command=(recorded_commands(directory) or [None])[-1],
+                              status=directory_status(Path(directory), manifest)))
+    for column, name in zip(columns, _short_names([c.directory for c in columns]), strict=True):
+        column.name = name
+    rows: list[ResultRow] = []
+    for column in columns:
+        if column.kind == "locomo run":
+            column.samples, column.b1_mode = _locomo_samples(Path(column.directory), by_category, progress)
+            rows += locomo_rows(column)
+        else:
+            rows += sweep_rows(Path(column.directory), column.manifest)
+    runs = [c for c in columns if c.kind == "locomo run"]
+    pairs = []
+    for n, other in enumerate(runs[1:], start=1):
+        base = next((c for c in runs[:n] if _share(c, other)), None)
+        if base is not None:
+            pairs.append((other, base))
+            rows += _paired_rows(base, other)
+    return Comparison(columns, rows, by_category, pairs)
 
 
-def _number(value: float | None, metric: str) -> str:
-    """×100 scores to 2 decimals, ratios to 3; "–" for a missing value."""
-    if value is None or value != value:
+def _share(a: Column, b: Column) -> bool:
+    """Whether two runs answered a question in common with a system of the same name."""
+    return any(not {s.sample_id for s in rows}.isdisjoint(s.sample_id for s in b.samples.get(key, ()))
+               for key, rows in a.samples.items() if key in b.samples)
+
+
+def collect(directories: Iterable[str | Path], by_category: bool = False) -> list[ResultRow]:
+    """Every result row of the given run and sweep directories, paired differences included."""
+    return compare(directories, by_category).rows
+
+
+# ---- numbers at the precision their interval justifies -----------------------------------------------------------
+
+def decimals(low: float | None, high: float | None, default: int) -> int:
+    """Decimal places that show the interval's half-width to two significant digits when they start with 1 or
+    2, else one (±0.85 → 1 place, ±0.15 → 2); `default` without an interval (or a zero-width one)."""
+    if low is None or high is None or not math.isfinite(low) or not math.isfinite(high) or high <= low:
+        return default
+    half = (high - low) / 2
+    exponent = math.floor(math.log10(half))
+    places = -exponent + (1 if half / 10 ** exponent < 3 else 0)
+    return min(max(places, 0), 4)
+
+
+def _default_places(metric: str) -> int:
+    return 3 if metric == RATIO else 1
+
+
+def number(value: float | None, places: int, signed: bool = False) -> str:
+    """`value` to `places` decimals; `signed` writes "+" before a positive difference (a zero has no sign)."""
+    if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:.3f}" if metric == "ratio to OPT" else f"{value:.2f}"
+    value = round(value, places) + 0.0  # -0.0 prints as 0
+    return f"{value:+.{places}f}" if signed and value != 0 else f"{value:.{places}f}"
 
 
 UNITS = {"conversations": "conversation", "questions": "question", "packages": "package"}
+
+
+def cell(r: ResultRow) -> str:
+    """"6.6 [5.7, 7.4]", or the estimate and "n/a (1 conversation)" when fewer than two units were resampled."""
+    signed = r.kind == PAIRED
+    places = decimals(r.ci_low, r.ci_high, _default_places(r.metric))
+    value = number(r.value, places, signed)
+    if r.ci_low is None or r.ci_high is None:
+        units = r.n if r.resampled in ("questions", "packages") else 1
+        unit = UNITS.get(r.resampled, r.resampled)
+        return f"{value} n/a ({units} {unit}{'' if units == 1 else 's'})"
+    return f"{value} [{number(r.ci_low, places, signed)}, {number(r.ci_high, places, signed)}]"
+
+
+# ---- the wide tables ------------------------------------------------------------------------------------------------
+
+@dataclass
+class WideTable:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    notes: list[str]
+
+
+def _sweep_label(group: str, single: bool) -> str:
+    return f"{RATIO}, {group.split(', ', 1)[1]}" if single else f"{RATIO}, {group}"
+
+
+def wide_tables(comparison: Comparison) -> list[WideTable]:
+    """A table of the LoCoMo runs (with paired-difference columns) and one of the sweeps, each directory a column."""
+    out = []
+    cells = {(r.directory, r.kind, r.system, r.group, r.metric): r for r in comparison.rows}
+    runs, sweeps = comparison.runs, comparison.sweeps
+    if runs:
+        keys = list(dict.fromkeys(k for c in runs for k in c.samples))
+        systems = list(dict.fromkeys(k[0] for k in keys))
+        keys.sort(key=lambda k: _order(k, systems))
+        pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs]
+        scope = "metric (categories 1–4" + (" unless named)" if comparison.by_category else ")")
+        headers = ["system", scope, *[c.header for c in runs], *[name for name, _ in pairs]]
+        body = []
+        for system, group, metric in keys:
+            label = _metric_label(group, metric)
+            row = [system, label]
+            row += [cell(r) if (r := cells.get((c.directory, "locomo run", system, group, metric))) else "–"
+                    for c in runs]
+            row += [cell(r) if (r := cells.get((d, PAIRED, system, group, metric))) else "–" for _, d in pairs]
+            body.append(row)
+        out.append(WideTable("LoCoMo runs", headers, body, _run_notes(comparison, runs, pairs)))
+    if sweeps:
+        groups = {c.directory: {r.group.split(", ")[0] for r in comparison.rows if r.directory == c.directory
+                                and r.kind == "memaudit sweep"} for c in sweeps}
+        single = all(len(g) <= 1 for g in groups.values())
+        sweep_cells = [r for r in comparison.rows if r.kind == "memaudit sweep" and r.system != "opt"]
+        configured = [m for c in sweeps for m in (c.manifest.get("config") or {}).get("methods") or []]
+        writers = list(dict.fromkeys([*configured, *(r.system for r in sweep_cells)]))
+        budgets = {(r.system, _sweep_label(r.group, single)): (writers.index(r.system), r.group.split(", B = ")[0],
+                                                                  float(r.group.rsplit("= ", 1)[1]))
+                   for r in sweep_cells}
+        keys = sorted(budgets, key=budgets.get)
+        by_key = {(r.directory, r.system, _sweep_label(r.group, single)): r for r in sweep_cells}
+        headers = ["writer", "metric", *[c.header for c in sweeps]]
+        body = [[writer, label, *[cell(r) if (r := by_key.get((c.directory, writer, label))) else "–"
+                                  for c in sweeps]] for writer, label in keys]
+        out.append(WideTable("MEMAUDIT sweeps", headers, body, _sweep_notes(comparison, sweeps, groups)))
+    return out
+
+
+def _metric_label(group: str, metric: str) -> str:
+    """The row's label under the "metric (categories 1–4)" header: "F1 ×100", "J (graded)", "F1 ×100, temporal (2)"."""
+    if metric == F1_METRIC:
+        return "F1 ×100" + ("" if group == OVERALL else f", {group}")
+    if metric == B1_METRIC:
+        return "BLEU-1 ×100"
+    if metric == RECALL_METRIC:
+        return "evidence recall ×100"
+    return metric.removesuffix(" judge)") + ")"
+
+
+def _column_line(c: Column, extra: str = "") -> str:
+    command = shown_command(c.command)
+    commit = (f"commit {c.commit.removesuffix('-dirty')} with uncommitted changes (+)"
+              if c.commit and c.commit.endswith("-dirty") else f"commit {c.commit or 'not recorded'}")
+    status = "" if c.status == "complete" else f", {c.status.upper()}: rows may be missing"
+    return (f"{c.name}: {shown_path(c.directory)} ({c.kind}{status}, {commit}{extra})"
+            + (f": `{command}`" if command else ": no command recorded"))
+
+
+def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[str]:
+    notes = [_column_line(c) for c in runs]
+    if pairs:
+        paired = [r for r in comparison.rows if r.kind == PAIRED]
+        sizes = sorted({r.n for r in paired})
+        notes.append(f"{', '.join(name for name, _ in pairs)}: paired difference (each run minus the first "
+                     "earlier run it shares questions with) on the questions both answered for the system (the "
+                     "intersection of their sample ids; "
+                     f"n = {_sizes(sizes)}), 95% CI resampling whole conversations, so a difference whose "
+                     "interval excludes 0 holds across conversations.")
+    elif len(runs) > 1:
+        notes.append("No paired differences: the runs share no questions for any system.")
+    note = "Categories 1–4 as the published tables average them (adversarial 5 is scored by a refusal rule)"
+    notes.append(note + ("; F1 rows per category also show 5." if comparison.by_category else "."))
+    modes = sorted({c.b1_mode for c in runs if c.b1_mode})
+    metrics = {key[2] for c in runs for key in c.samples}
+    meanings = [f"BLEU-1: Mem0's B1, mode {', '.join(modes)}." if modes else "",
+                "J: the judge's mean score (0–100) per question." if any(m.startswith("J (") for m in metrics) else "",
+                "Evidence recall: the share of a question's gold evidence turns among the memories the reader was "
+                "given." if RECALL_METRIC in metrics else ""]
+    if any(meanings):
+        notes.append(" ".join(m for m in meanings if m))
+    notes += _interval_notes([r for r in comparison.rows if r.kind != "memaudit sweep"])
+    different = _different_sets(runs)
+    return notes + ([different] if different else [])
+
+
+def _sizes(sizes: list[int]) -> str:
+    return f"{sizes[0]:,}" if len(sizes) == 1 else f"{sizes[0]:,} to {sizes[-1]:,} by row"
+
+
+def _sweep_notes(comparison: Comparison, sweeps: list[Column], groups: dict) -> list[str]:
+    notes = []
+    for c in sweeps:
+        n = sorted({r.n for r in comparison.rows if r.directory == c.directory and r.kind == "memaudit sweep"})
+        notes.append(_column_line(c, f", distribution {', '.join(sorted(groups[c.directory])) or '–'}, "
+                                     f"n = {_sizes(n) if n else '0'} packages"))
+    notes.append("Each writer's mean ratio to OPT (1 = optimal) at budget B; OPT itself is left out. Sweeps are "
+                 "not paired here.")
+    return notes + _interval_notes([r for r in comparison.rows if r.kind == "memaudit sweep"])
+
+
 METHODS = {"conversations": "percentile bootstrap ({boot}) resampling whole conversations (groups spanning two or "
                             "more conversations)",
            "questions": "percentile bootstrap ({boot}) over questions, item level (groups from one conversation, "
@@ -129,76 +586,166 @@ METHODS = {"conversations": "percentile bootstrap ({boot}) resampling whole conv
            "packages": "percentile bootstrap over packages, as the sweep's summary.json holds it"}
 
 
-def _ci(r: ResultRow) -> str:
-    from memeval.reports.tables import ci_cell
-
-    unit = UNITS.get(r.resampled, r.resampled)
-    if r.ci_low is None or r.ci_high is None:  # too few units to resample: one question, package or conversation
-        return ci_cell(None, None, str, r.n if r.resampled in ("questions", "packages") else 1, unit)
-    return f"[{_number(r.ci_low, r.metric)}, {_number(r.ci_high, r.metric)}]"
-
-
-def question_sets(rows: Sequence[ResultRow]) -> dict[str, frozenset]:
-    """The sample ids each LoCoMo system of `rows` was measured on, read back from its run directory; labelled by
-    system, or "directory · system" when the rows come from several directories."""
-    from memeval.records import load_answers
-
-    runs = list(dict.fromkeys(r.directory for r in rows if r.kind == "locomo run"))
-    sets: dict[str, frozenset] = {}
-    for run in runs:
-        ids: dict[str, set] = {}
-        for row in load_answers(RunDir(run).answers):
-            if row.final:
-                ids.setdefault(row.system, set()).add(row.sample_id)
-        for system, members in ids.items():
-            sets[system if len(runs) == 1 else f"{run} · {system}"] = frozenset(members)
-    return sets
-
-
-def notes(rows: Sequence[ResultRow]) -> list[str]:
-    """What the 95% CI column's numbers actually are, and the question sets when they differ."""
-    from memeval.reports.tables import different_sets_note
-
+def _interval_notes(rows: Sequence[ResultRow], precision: bool = True) -> list[str]:
     boot = f"{N_BOOT:,} resamples"
     out = [f"95% CI, rows resampling {unit}: {METHODS[unit].format(boot=boot)}."
            for unit in METHODS if any(r.resampled == unit for r in rows)]
     if any(r.ci_low is None for r in rows):
         out.append("n/a: fewer than two units to resample (one question, package or conversation), so there is no "
                    "interval; a bootstrap would only repeat the value.")
-    different = different_sets_note(question_sets(rows))
-    return out + ([different] if different else [])
+    if rows and precision:
+        out.append("Each value is printed to the decimal place its interval justifies (the half-width to two "
+                   "significant digits when they start with 1 or 2, else one).")
+    return out
 
 
-def markdown(rows: Sequence[ResultRow], compact: bool = False) -> str:
-    """The comparison table and its notes; `compact` (one directory, as `memaudit sweep` prints it) leaves out the
-    directory, commit and command columns."""
-    from memeval.reports.tables import markdown_table
+def _different_sets(runs: list[Column]) -> str | None:
+    """The note naming each column's systems' n when they were measured on different question sets."""
+    sets = {}
+    for c in runs:
+        for (system, group, metric), scored in c.samples.items():
+            if group == OVERALL and metric == F1_METRIC:
+                label = system if len(runs) == 1 else f"{c.name} · {system}"
+                sets[label] = frozenset(s.sample_id for s in scored)
+    if len(set(sets.values())) <= 1:
+        return None
+    from memeval.reports.tables import different_sets_note
 
-    def cells(r: ResultRow) -> list:
-        return [r.system, r.group, r.metric, _number(r.value, r.metric), _ci(r), r.n, r.resampled]
+    return different_sets_note(sets)
 
-    headers = ["system / writer", "group", "metric", "value", "95% CI", "n", "resampled"]
-    below = "\n".join(f"- {n}" for n in notes(rows))
+
+# ---- output formats ---------------------------------------------------------------------------------------------
+
+def _aligned(headers: Sequence[str], body: Sequence[Sequence[str]], left: int = 2) -> str:
+    """A Markdown table padded so that it also reads as a table in a terminal: labels left, numbers right."""
+    def esc(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    rows = [[esc(h) for h in headers], *[[esc(c) for c in row] for row in body]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
+
+    def line(row):
+        return "| " + " | ".join(c.ljust(w) if i < left else c.rjust(w)
+                                 for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 2)) if i < left else ("-" * (w + 1) + ":") for i, w in enumerate(widths)) + "|"
+    return "\n".join([line(rows[0]), rule, *map(line, rows[1:])])
+
+
+def markdown(rows_or_comparison, compact: bool = False) -> str:
+    """The comparison as Markdown: a table per kind (runs, sweeps), directories in columns, notes under each.
+    `compact` (a list of one sweep's rows, as `memaudit sweep` prints it): one row per writer and budget."""
     if compact:
-        return markdown_table(headers, [cells(r) for r in rows]) + (f"\n\n{below}" if below else "")
-    table = markdown_table(["directory", *headers, "commit"],
-                           [[r.directory, *cells(r), r.commit or "–"] for r in rows])
-    commands = dict.fromkeys((r.directory, r.command) for r in rows)
-    lines = "\n".join(f"- `{d}`: `{c}`" if c else f"- `{d}`: (no command recorded)" for d, c in commands)
-    parts = [table, *([below] if below else []), f"Commands recorded in each directory's manifest:\n\n{lines}\n"]
-    return "\n\n".join(parts)
+        return _compact(rows_or_comparison)
+    parts = []
+    tables = wide_tables(rows_or_comparison)
+    for table in tables:
+        title = [f"## {table.title}", ""] if len(tables) > 1 else []
+        notes = "\n".join(f"- {n}" for n in table.notes)
+        parts.append("\n".join([*title, _aligned(table.headers, table.rows), "", notes]))
+    return "\n\n".join(parts) + "\n"
 
 
-def write(rows: Sequence[ResultRow], out: Path) -> list[Path]:
-    """results.md, results.csv and results.parquet in `out`."""
+def _compact(rows: Sequence[ResultRow]) -> str:
+    from memeval.reports.tables import ci_cell, markdown_table
+
+    def ci(r: ResultRow) -> str:
+        unit = UNITS.get(r.resampled, r.resampled)
+        if r.ci_low is None or r.ci_high is None:
+            return ci_cell(None, None, str, r.n if r.resampled in ("questions", "packages") else 1, unit)
+        return f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if r.metric == RATIO else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
+
+    def value(r: ResultRow) -> str:
+        return f"{r.value:.3f}" if r.metric == RATIO else f"{r.value:.2f}"
+
+    table = markdown_table(["system / writer", "group", "metric", "value", "95% CI", "n", "resampled"],
+                           [[r.system, r.group, r.metric, value(r), ci(r), r.n, r.resampled] for r in rows])
+    below = "\n".join(f"- {n}" for n in _interval_notes(rows, precision=False))
+    return table + (f"\n\n{below}" if below else "")
+
+
+def html(comparison: Comparison) -> str:
+    """A standalone page of the same tables and notes (no scripts, no external files)."""
+    from html import escape
+
+    def code(text: str) -> str:
+        parts = escape(text).split("`")
+        return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+    def td(text: str, i: int, paired: bool) -> str:
+        kind = "l" if i < 2 else "n" + (" na" if text == "–" else "") + (" sig" if paired and _excludes_zero(text)
+                                                                          else "")
+        return f'<td class="{kind}">{escape(text)}</td>'
+
+    sections = []
+    for table in wide_tables(comparison):
+        paired_from = next((i for i, h in enumerate(table.headers) if " − " in h), len(table.headers))
+        head = "".join(f'<th class="{"l" if i < 2 else "n"}">{escape(h)}</th>' for i, h in enumerate(table.headers))
+        body, last = [], None
+        for row in table.rows:
+            first = row[0] != last  # a system's rows are one group: its name once, a rule above
+            shown = [row[0] if first else "", *row[1:]]
+            body.append(f'<tr class="{"first" if first else ""}">'
+                        + "".join(td(c, i, i >= paired_from) for i, c in enumerate(shown)) + "</tr>")
+            last = row[0]
+        notes = "".join(f"<li>{code(n)}</li>" for n in table.notes)
+        if paired_from < len(table.headers):
+            notes += "<li>Bold: a paired difference whose 95% interval excludes 0.</li>"
+        sections.append(f"<section><h2>{escape(table.title)}</h2><table><thead><tr>{head}</tr></thead>"
+                        f"<tbody>{''.join(body)}</tbody></table><ul>{notes}</ul></section>")
+    title = "memeval results: " + ", ".join(c.name for c in comparison.columns)
+    style = ("body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}"
+             "h1{font-size:18px}h2{font-size:16px;margin-top:28px}"
+             "table{border-collapse:collapse;margin:8px 0}th,td{padding:4px 10px;border-bottom:1px solid #ddd}"
+             "th{background:#f4f4f4;border-bottom:2px solid #bbb}.l{text-align:left}"
+             ".n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.na{color:#999}"
+             "tr.first td{border-top:2px solid #bbb}.sig{font-weight:600}"
+             "tbody tr:hover{background:#fafafa}li{margin:3px 0}code{font-size:12px;background:#f4f4f4;"
+             "padding:1px 3px;word-break:break-all}")
+    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(title)}</title>"
+            f"<style>{style}</style></head><body><h1>{escape(title)}</h1>{''.join(sections)}</body></html>\n")
+
+
+def _excludes_zero(text: str) -> bool:
+    """Whether a printed cell's interval "[low, high]" lies wholly on one side of 0."""
+    if "[" not in text:
+        return False
+    low, high = (float(x) for x in text.split("[", 1)[1].rstrip("]").split(", "))
+    return low > 0 or high < 0
+
+
+def csv_text(rows: Sequence[ResultRow]) -> str:
+    """One line per cell (`ResultRow`'s fields; paired differences have kind "paired difference" and directory
+    "B − A"): the tidy form pandas and spreadsheets read."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    names = list(ResultRow.model_fields)
+    writer.writerow(names)
+    for r in rows:
+        writer.writerow(["" if (v := getattr(r, n)) is None else repr(v) if isinstance(v, float) else v
+                         for n in names])
+    return out.getvalue()
+
+
+def write_parquet(rows: Sequence[ResultRow], path: Path) -> Path:
     import pandas as pd
 
-    from memeval.atomic import atomic_open, write_text_atomic
+    from memeval.atomic import atomic_open
+
+    frame = pd.DataFrame([r.to_row() for r in rows], columns=list(ResultRow.model_fields))
+    with atomic_open(path, "wb") as fh:
+        frame.to_parquet(fh, index=False)
+    return path
+
+
+def write(comparison: Comparison, out: Path) -> list[Path]:
+    """results.md, results.csv and results.parquet in `out`."""
+    from memeval.atomic import write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame([r.to_row() for r in rows], columns=list(ResultRow.model_fields))
-    paths = [write_text_atomic(out / "results.md", markdown(rows)), out / "results.csv", out / "results.parquet"]
-    write_text_atomic(paths[1], frame.to_csv(index=False))
-    with atomic_open(paths[2], "wb") as fh:
-        frame.to_parquet(fh, index=False)
-    return paths
+    return [write_text_atomic(out / "results.md", markdown(comparison)),
+            write_text_atomic(out / "results.csv", csv_text(comparison.rows)),
+            write_parquet(comparison.rows, out / "results.parquet")]
