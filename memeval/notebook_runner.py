@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -75,15 +76,74 @@ def execute_notebook(
             kernel_name="python3",
             execution_timeout=timeout,
             # the kernel app's own start-up warnings (a local kernel "running over TCP without encryption") are
-            # noise in a reproduce log; the notebook's warnings still land in its outputs
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            # noise in a reproduce log; the notebook's warnings still land in its outputs. The inline backend is
+            # activated at start-up: activated lazily, by a notebook's first figure, inside a `style()` block, the
+            # block's exit would turn interactive mode off again and every later figure would be left out.
+            extra_arguments=["--IPKernelApp.log_level=ERROR", "--IPKernelApp.matplotlib=inline"],
         )
     return output
 
 
+# Reports read as tables of results: text columns left-aligned and numbers right-aligned (set per column by
+# `aligned_tables`) and never broken across lines, tables at the left edge, rows aligned at their top so a long
+# question does not float.
+REPORT_CSS = """<style>
+.jp-Notebook .jp-Cell .jp-RenderedHTMLCommon table { margin-left: 0; margin-right: auto; }
+.jp-Notebook .jp-Cell .jp-RenderedHTMLCommon td, .jp-Notebook .jp-Cell .jp-RenderedHTMLCommon th {
+  text-align: left; vertical-align: top; font-variant-numeric: tabular-nums; }
+.jp-RenderedHTMLCommon td[style*="text-align:right"], .jp-RenderedHTMLCommon th[style*="text-align:right"],
+.jp-RenderedHTMLCommon td.memeval-token { white-space: nowrap; }
+</style>
+"""
+
+_SEPARATOR = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+\s*$")
+_NUMBER = re.compile(r"^(?:[<>≈~±+−-]\s?)?\d[\d,]*(?:\.\d+)?(?:–\d[\d.]*)?(?:%| ±.*| \(.*\)| \[.*\])?$"
+                     r"|^\[-?\d.*\]$|^\d{4}-\d{2}-\d{2}$")  # a number, its interval or ± std, or a date
+_EMPTY = {"", "–", "-", "n/a"}
+# a table cell holding one short token (a question id such as conv-26:q0139): kept on one line
+_TOKEN_CELL = re.compile(r'<td( style="text-align:left")?>(?=[^<\s]{1,32}</td>)')
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def _numeric(cell: str) -> bool | None:
+    """True for a number (with its interval or ± std), None for an empty mark, False for text."""
+    if cell in _EMPTY or cell.startswith("n/a"):
+        return None
+    return bool(_NUMBER.match(cell))
+
+
+def aligned_tables(markdown: str) -> str:
+    """Markdown tables with an alignment per column: right where every filled cell is a number, left otherwise."""
+    lines = markdown.split("\n")
+    for i, line in enumerate(lines):
+        if i == 0 or not _SEPARATOR.match(line) or not lines[i - 1].lstrip().startswith("|"):
+            continue
+        body = []
+        for row in lines[i + 1:]:
+            if not row.lstrip().startswith("|"):
+                break
+            body.append(_cells(row))
+        width = len(_cells(line))
+        marks = []
+        for column in range(width):
+            kinds = [_numeric(row[column]) for row in body if column < len(row)]
+            filled = [k for k in kinds if k is not None]
+            marks.append("---:" if filled and all(filled) else ":---")
+        lines[i] = "|" + "|".join(marks) + "|"
+    return "\n".join(lines)
+
+
 def render_html(executed: str | Path, no_input: bool = False) -> Path:
+    """The executed notebook as an HTML report: table columns aligned by content, and every absolute path under
+    the reports directory, the repository or the home directory (printed, in a traceback or a warning) shown
+    relative, since the report is read elsewhere."""
     import nbformat
     from nbconvert import HTMLExporter
+
+    from memeval.reports.summary import relative_paths
 
     executed = Path(executed)
     exporter = HTMLExporter()
@@ -91,7 +151,15 @@ def render_html(executed: str | Path, no_input: bool = False) -> Path:
         exporter.exclude_input = True
         exporter.exclude_input_prompt = True
         exporter.exclude_output_prompt = True
-    body, _ = exporter.from_notebook_node(nbformat.read(str(executed), as_version=4))
+    nb = nbformat.read(str(executed), as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "text/markdown" in data:
+                data["text/markdown"] = aligned_tables(data["text/markdown"])
+    body, _ = exporter.from_notebook_node(nb)
+    body = _TOKEN_CELL.sub(r'<td\1 class="memeval-token">', body)
+    body = relative_paths(body.replace("</head>", REPORT_CSS + "</head>", 1), executed.parent)
     target = executed.with_name(executed.stem + (".no-input.html" if no_input else ".html"))
     write_text_atomic(target, body)
     return target

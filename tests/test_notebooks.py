@@ -311,7 +311,7 @@ def test_publish_command_writes_what_the_notebook_writes(workspace, tmp_path, ca
             assert mine.exists() == theirs.exists(), (name, suffix)
             if mine.exists():
                 assert mine.read_bytes() == theirs.read_bytes(), (name, suffix)
-    assert {p.name for p in out.glob("fig_*")} == {f"{n}.{e}" for n in metrics["figures"] for e in ("pdf", "png")}
+    assert {p.name for p in out.glob("fig_*")} == {f"{n}.{e}" for n in metrics["figures"] for e in ("pdf", "png", "json")}
 
 
 @pytest.mark.notebook
@@ -628,3 +628,56 @@ def test_a_chosen_answer_model_is_the_one_called_and_names_its_own_configuration
     assert metrics["questions"] == {"rag_turns": 20} and metrics["answer_counts"]["errors"] == 0
     manifest = json.loads((config / "run" / "manifest.json").read_text())
     assert manifest["llm"]["roles"]["answer"]["model"] == "claude-haiku-4-5"
+
+def test_report_helpers_align_by_content_and_print_no_absolute_path(tmp_path):
+    from memeval.notebook_runner import aligned_tables
+    from memeval.reports.summary import metrics_summary, relative_paths, with_x100
+
+    table = aligned_tables("| System | F1 ×100 | 95% CI | note |\n|---|---|---|---|\n"
+                           "| rag_turns | 7.7 | [6.9, 8.5] | ok |\n| b | – | n/a (1 conversation) | 2 |")
+    assert table.splitlines()[1] == "|:---|---:|---:|:---|"
+    report = tmp_path / "reports"
+    assert relative_paths(f"see {report}/figures/a.png, {report}/artifacts and {report}x", report) \
+        == f"see figures/a.png, artifacts and {report}x"
+    metrics = with_x100({"run_dir": str(report / "artifacts" / "run"), "mean_f1": {"a": 0.0364, "b": 0.0}},
+                        ("mean_f1",))
+    assert metrics["mean_f1"] == {"a": 0.0364, "b": 0.0} and metrics["mean_f1_x100"] == {"a": 3.64, "b": 0.0}
+    shown = metrics_summary(metrics)
+    assert "| mean_f1_x100 · a | 3.6 |" in shown and "| mean_f1_x100 · b | 0.0 |" in shown
+    assert "| mean_f1 ·" not in shown and str(tmp_path) not in shown
+
+
+def test_readable_frame_prints_counts_as_integers_and_names_columns():
+    import pandas as pd
+
+    from memeval.reports.tables import readable_frame
+
+    frame = pd.DataFrame({"candidates": [1132.0, 982.0], "total_cost": [0.1234, None]},
+                         index=pd.Index(["conv-26", "conv-30"], name="conversation"))
+    shown = readable_frame(frame, {"total_cost": "cost"}, {"cost": 2})
+    assert list(shown.columns) == ["candidates", "cost"] and shown.index.name == "conversation"
+    assert shown["candidates"].tolist() == ["1132", "982"] and shown["cost"].tolist() == ["0.12", "–"]
+
+
+@pytest.mark.notebook
+def test_rendered_reports_are_clean(workspace):
+    """What a reader gets: no absolute path, no number to six decimals, no raw field name as a header, numbers
+    right-aligned, and every figure a notebook saves shown in its HTML."""
+    import re
+
+    from memeval.notebook_runner import render_html
+
+    for name in ("00_data_tour", "01_prototype_scoring", "02_full_run", "05_memaudit_natural87",
+                 "06_memory_graph_study"):
+        _run(name, workspace)
+        html = render_html(workspace / f"{name}.ipynb", no_input=True).read_text()
+        assert str(workspace) not in html and str(NOTEBOOKS.parent) not in html, name
+        assert not re.search(r"\b\d+\.\d{6}\b", html), name
+        assert not re.search(r"<th[^>]*>(exported|fitting_budget|raw_F|turns_per_session|path_recall|f1)</th>", html)
+        assert 'style="text-align:right"' in html, name
+        executed = json.loads((workspace / f"{name}.ipynb").read_text())
+        saved = sum("".join(o.get("text", "")).count("figure:") for c in executed["cells"] if c["cell_type"] == "code"
+                    for o in c["outputs"] if o.get("output_type") == "stream")
+        shown = sum(1 for c in executed["cells"] if c["cell_type"] == "code" for o in c["outputs"]
+                    if "image/png" in o.get("data", {}))
+        assert saved and shown >= saved, f"{name}: {saved} figures saved, {shown} shown"

@@ -40,7 +40,9 @@ def test_reproduce_renders_html_with_and_without_code_and_writes_a_manifest(tmp_
     assert [n["notebook"] for n in manifest["notebooks"]] == ["00_first.ipynb", "01_second.ipynb"]
     assert manifest["judged"] is False and manifest["git_sha"]
     assert not (out / "scratch.ipynb").exists()
-    assert f"artifacts in {out / 'artifacts' / '00_first'}" in (out / "00_first.html").read_text()
+    assert f"artifacts in {out / 'artifacts' / '00_first'}" in (out / "00_first.ipynb").read_text()
+    report = (out / "00_first.html").read_text()
+    assert "artifacts in artifacts/00_first" in report and str(tmp_path) not in report, "a report's paths are relative"
     assert (out / "artifacts" / "00_first").is_dir() and os.environ.get("MEMEVAL_ARTIFACTS") == before, \
         "reproduce restores the environment it changed for its kernels"
 

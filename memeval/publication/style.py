@@ -99,8 +99,13 @@ def color(name: str) -> str:
 
 @contextmanager
 def style():
+    """The shared rcParams for one figure. Leaving an rc_context restores every rcParam, `interactive` too: a
+    notebook's first figure turns interactive mode on (pyplot's inline backend), and restoring it would stop
+    every later figure of the session from being shown, so the state reached inside is kept."""
     with mpl.rc_context(STYLE):
         yield
+        interactive = mpl.is_interactive()
+    mpl.interactive(interactive)
 
 
 def save_figure(fig, name: str, directory: str | Path) -> list[Path]:

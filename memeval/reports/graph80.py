@@ -16,10 +16,11 @@ TYPES = ["fact", "preference", "relation", "multi-hop", "all"]
 
 
 def _score(mean: float | None, std: float | None) -> str:
-    """mean ± std over repeats; a score identical in every repeat (a deterministic reader and score) once."""
+    """mean ± std over repeats; a score the same in every repeat (a deterministic reader and score, or a spread
+    below the third decimal) once, never "± 0.000"."""
     if mean is None or mean != mean:
         return "– (no scored answer)"
-    return f"{mean:.3f}" if not std else f"{mean:.3f} ± {std:.3f}"
+    return f"{mean:.3f}" if not std or round(std, 3) == 0 else f"{mean:.3f} ± {std:.3f}"
 
 
 def comparison_table(summary: dict) -> pd.DataFrame:
@@ -36,27 +37,61 @@ def published_reference() -> pd.DataFrame:
                         ).set_index("system")
 
 
+DIAGNOSTIC_LABELS = {"path_recall": "gold-path recall", "entity_recall": "entity recall",
+                     "context_tokens": "context tokens (mean)", "n": "questions"}
+
+
 def diagnostics_table(summary: dict, systems: Sequence[str] | None = None) -> pd.DataFrame:
+    """Retrieval diagnostics over all questions (the score itself is the comparison table's `all` column, printed
+    once so the two tables cannot disagree in the last digit)."""
     df = pd.DataFrame(summary["rows"])
     df = df[df["type"] == "all"]
     if systems:
         df = df[df["system"].isin(systems)]
-    table = df.set_index("system")[["path_recall", "entity_recall", "context_tokens", "score_mean", "n"]].round(3)
+    table = df.set_index("system")[["path_recall", "entity_recall", "context_tokens", "n"]].round(3)
     table["context_tokens"] = table["context_tokens"].round(0).astype("Int64")
-    return table
+    return table.rename(columns=DIAGNOSTIC_LABELS)
 
 
-def stability_table(summary: dict) -> pd.DataFrame:
+STABILITY_LABELS = {"a": "system A", "b": "system B", "type": "question type",
+                    "mean_difference": "mean score difference (A − B)", "sign_holds": "same sign in every repeat",
+                    "n": "questions", "meaningful": "meaningful (30 questions or more)"}
+
+
+def stability_table(summary: dict, types: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each pair's mean score difference per question type (`types`: only these), whether its sign holds in
+    every repeat, and whether enough questions stand behind it."""
     columns = ["a", "b", "type", "mean_difference", "sign_holds", "n", "meaningful"]
     df = pd.DataFrame(summary["stability"], columns=columns)  # empty when no two systems have scores
-    return df.set_index(["a", "b", "type"])[["mean_difference", "sign_holds", "n", "meaningful"]].round(3)
+    if types is not None:
+        df = df[df["type"].isin(list(types))]
+    for flag in ("sign_holds", "meaningful"):
+        df[flag] = df[flag].map({True: "yes", False: "no"})
+    df["mean_difference"] = df["mean_difference"].round(3)
+    return df.set_index(["a", "b", "type"])[["mean_difference", "sign_holds", "n", "meaningful"]].rename(
+        columns=STABILITY_LABELS).rename_axis([STABILITY_LABELS[k] for k in ("a", "b", "type")])
+
+
+LOWEST_LABELS = {"question_id": "question id", "type": "type", "path_recall": "gold-path recall",
+                 "entity_recall": "entity recall"}
 
 
 def lowest(rows: Sequence[dict], system: str, key: str, n: int = 5) -> pd.DataFrame:
+    """The system's `n` questions lowest on `key` (first repeat), recalls and score to two decimals."""
     mine = [r for r in rows if r["system"] == system and r["repeat"] == 0 and r[key] is not None]
     mine.sort(key=lambda r: (r[key], r["question_id"]))
     columns = ["question_id", "type", "question", "gold", "prediction", "path_recall", "entity_recall", "score"]
-    return pd.DataFrame(mine[:n], columns=columns)  # empty when nothing was scored
+    frame = pd.DataFrame(mine[:n], columns=columns)  # empty when nothing was scored
+    for column in ("path_recall", "entity_recall", "score"):
+        frame[column] = frame[column].map(lambda v: "–" if v is None or v != v else f"{float(v):.2f}")
+    return frame.rename(columns=LOWEST_LABELS)
+
+
+def extraction_table(extraction: dict) -> pd.DataFrame:
+    """An LLM extractor's counts and its precision and recall against the gold triples, one row per memory-graph
+    system (or the error that stopped it)."""
+    frame = pd.DataFrame.from_dict(extraction, orient="index").rename_axis("system")
+    return frame.rename(columns=lambda c: str(c).replace("_", " "))
 
 
 def profile_figure(graph, person: str):

@@ -131,3 +131,18 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
         "sessions (`answer_session_ids`) or `has_answer` turns (assistant turns included) among the first k "
         "memories, averaged over questions with evidence."]
     return "\n".join(parts) + "\n"
+
+
+def data_summary(stats: dict) -> str:
+    """memeval.data.longmemeval.stats as bullets a reader can scan: counts with thousands separators, the mean to
+    one decimal, the question types one per line."""
+    lines = []
+    for key, value in stats.items():
+        name = key.replace("_", " ").replace(" mean", " (mean)")
+        if isinstance(value, dict):
+            lines.append(f"- **{name}**: " + ", ".join(f"{k} {v:,}" for k, v in value.items()))
+        elif isinstance(value, float):
+            lines.append(f"- **{name}**: {value:,.1f}")
+        else:
+            lines.append(f"- **{name}**: {value:,}" if isinstance(value, int) else f"- **{name}**: {value}")
+    return "\n".join(lines)

@@ -17,15 +17,22 @@ PAPER_SOURCE = "MEMAUDIT paper, LongMemEval Natural-87 (model-adjudicated) — a
 
 
 def reliability_table(manifest: dict) -> pd.DataFrame:
-    rows = [{"": "examined", "questions": manifest["examined"]},
-            {"": "accepted", "questions": manifest["accepted"]},
-            {"": "rejected", "questions": manifest["rejected"]}]
-    rows += [{"": f"  rejected: {reason.replace('_', ' ')}", "questions": n}
-             for reason, n in manifest["rejected_by_reason"].items()]
-    rows += [{"": f"  accepted: category {cat}", "questions": n}
-             for cat, n in manifest.get("accepted_by_category", {}).items()]
-    rows += [{"": f"  accepted: {kind}", "questions": n} for kind, n in manifest.get("accepted_by_type", {}).items()]
-    return pd.DataFrame(rows).set_index("")
+    """How many questions the build examined, accepted and rejected, each rejection reason and what was accepted
+    (by category, named with its id, and by type)."""
+    rows = [("examined", manifest["examined"]), ("accepted", manifest["accepted"]), ("rejected", manifest["rejected"])]
+    rows += [(f"rejected: {reason.replace('_', ' ')}", n) for reason, n in manifest["rejected_by_reason"].items()]
+    rows += [(f"accepted: {_category(cat)}", n) for cat, n in manifest.get("accepted_by_category", {}).items()]
+    rows += [(f"accepted: {kind}", n) for kind, n in manifest.get("accepted_by_type", {}).items()]
+    return pd.DataFrame(rows, columns=["questions", "count"]).set_index("questions")
+
+
+def _category(value: object) -> str:
+    from memeval.categories import CATEGORY_NAMES, category_label
+
+    try:
+        return category_label(int(value)) if int(value) in CATEGORY_NAMES else f"category {value}"
+    except (TypeError, ValueError):
+        return f"category {value}"
 
 
 def writer_table(summary: dict, methods: Sequence[str]) -> pd.DataFrame:
@@ -44,18 +51,34 @@ def paper_comparison(summary: dict, source: str = "LoCoMo, rule-adjudicated") ->
     return pd.DataFrame(rows).set_index("budget")
 
 
+# store_table's columns, named for a reader (the sweep rows' field names are raw_F, exported_fitting, ...)
+RAW_F, PACKAGE_RATIO, UNION_RATIO = "F (mean)", "F / OPT(package)", "F / OPT(package ∪ store)"
+EXPORTED, FITTING = "memories in store (mean)", "memories within B (mean)"
+
+
 def store_table(raw_rows: Sequence[SweepRow]) -> pd.DataFrame:
-    """Per exported store, pruning and budget: mean raw F(Y), package ratio (may exceed 1), union ratio."""
+    """Per exported store, pruning and budget: mean F of the pruned store, its ratio to the package-only OPT (may
+    exceed 1) and to the OPT over package ∪ store, and the store's size and how many of its memories fit the
+    budget one at a time."""
     rows = [r for r in raw_rows if r.is_union and r.certified]
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame([{"system": r.system, "pruning": r.pruning, "budget": r.budget,
                         "raw_F": r.value, "package_ratio": r.package_ratio, "union_ratio": r.ratio,
                         "exported": r.exported, "fitting": r.exported_fitting} for r in rows])
-    return df.groupby(["system", "pruning", "budget"]).agg(
+    table = df.groupby(["system", "pruning", "budget"]).agg(
         packages=("raw_F", "size"), raw_F=("raw_F", "mean"), package_ratio=("package_ratio", "mean"),
-        union_ratio=("union_ratio", "mean"), exported=("exported", "mean"),
-        fitting_budget=("fitting", "mean")).round(3)
+        union_ratio=("union_ratio", "mean"), exported=("exported", "mean"), fitting=("fitting", "mean"))
+    return table.rename(columns={"raw_F": RAW_F, "package_ratio": PACKAGE_RATIO, "union_ratio": UNION_RATIO,
+                                 "exported": EXPORTED, "fitting": FITTING})
+
+
+def store_display(stores: pd.DataFrame) -> pd.DataFrame:
+    """`store_table` as a report prints it: F and ratios to three decimals, mean counts of memories to two (so
+    0.03 of a memory is not printed as 0)."""
+    from memeval.reports.tables import readable_frame
+
+    return readable_frame(stores, digits={RAW_F: 3, PACKAGE_RATIO: 3, UNION_RATIO: 3, EXPORTED: 2, FITTING: 2})
 
 
 def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
@@ -64,12 +87,12 @@ def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
     if stores.empty:
         return out
     for (system, budget), group in stores.reset_index().groupby(["system", "budget"]):
-        by = group.set_index("pruning")["union_ratio"]
+        by = group.set_index("pruning")[UNION_RATIO]
         upper, salience = float(by.get("upper", np.nan)), float(by.get("salience", np.nan))
-        fitting = group["fitting_budget"].mean() if "fitting_budget" in group else np.nan
+        fitting = group[FITTING].mean()  # memories of the store that fit the budget on their own, per package
         if fitting == fitting and fitting < 1:
-            verdict = (f"granularity: on average {fitting:.2f} of its memories fit the budget at all, so "
-                       "neither extraction nor selection can be judged here")
+            verdict = (f"granularity: on average {fitting:.2f} of its memories fit the budget at all (fewer than "
+                       "one), so neither extraction nor selection can be judged here")
         elif upper - salience > gap:
             verdict = "selection is the bottleneck (its own memories could reach more)"
         elif upper < 0.5:
@@ -81,13 +104,13 @@ def bottleneck_statements(stores: pd.DataFrame, gap: float = 0.1) -> list[str]:
 
 
 def sensitivity_table(k1: dict, k2: dict, bytes_: dict) -> pd.DataFrame:
-    rows = []
-    for (budget, method), value in k1.items():
-        rows.append({"method": method, "budget": budget, "k=1 (words)": round(value, 3),
-                     "k=2": round(k2.get((budget, method), np.nan), 3),
-                     "byte-overhead costs": round(bytes_.get((budget, method), np.nan), 3)})
-    return pd.DataFrame(rows).pivot_table(index="method", columns="budget",
-                                          values=["k=1 (words)", "k=2", "byte-overhead costs"])
+    """Each writer's mean ratio to OPT per budget under the three cost and coverage variants side by side, one row
+    per writer and budget, so a change of variant reads along a row."""
+    keys = sorted(k1, key=lambda key: (key[1], float(key[0])))  # (budget, method) by writer, then budget
+    return pd.DataFrame(
+        {"k = 1 (words)": [k1[key] for key in keys], "k = 2": [k2.get(key, np.nan) for key in keys],
+         "byte-overhead costs": [bytes_.get(key, np.nan) for key in keys]},
+        index=pd.MultiIndex.from_tuples([(method, budget) for budget, method in keys], names=["writer", "budget"]))
 
 
 def noise_table(noise: dict) -> pd.DataFrame:
@@ -100,6 +123,30 @@ def noise_table(noise: dict) -> pd.DataFrame:
         kendall_tau_mean=("kendall_tau", "mean"), seeds=("seed", "size")).round(3)
 
 
+NOISE_LABELS = {"mean_abs_ratio_change": "mean |change of ratio|", "kendall_tau_min": "Kendall τ (min)",
+                "kendall_tau_mean": "Kendall τ (mean)", "seeds": "seeds"}
+
+
+def noise_display(noise: dict) -> pd.DataFrame:
+    """`noise_table` (whose field names metrics.json keeps) with headers for a reader."""
+    from memeval.reports.tables import readable_frame
+
+    return readable_frame(noise_table(noise), NOISE_LABELS)
+
+
+SIZE_LABELS = {"candidates": "candidates", "units": "evidence units", "groups": "groups", "questions": "questions",
+               "total_cost": "all candidates' cost (words)"}
+
+
+def sizes_display(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Conversation-scale package sizes, one row per conversation (its id, not the package's), counts as integers."""
+    from memeval.reports.tables import readable_frame
+
+    shown = sizes.copy()
+    shown.index = pd.Index([str(i).rsplit("-conversation-", 1)[-1] for i in shown.index], name="conversation")
+    return readable_frame(shown, SIZE_LABELS, digits=2)
+
+
 BRIDGE_MIN_PAIRS = 10  # fewer questions than this give a rank correlation too loose to read
 
 
@@ -107,16 +154,26 @@ def bridge_shown(rows: Sequence[dict]) -> list[dict]:
     return [r for r in rows if r["n"] >= BRIDGE_MIN_PAIRS and r["rho"] is not None]
 
 
+OUTCOMES = {"f1": "F1", "evidence_recall": "evidence recall"}
+
+
 def bridge_frame(rows: Sequence[dict]) -> pd.DataFrame:
-    """Spearman rho per store, pruning, budget and QA outcome (bootstrap 95% CI over questions), for the groups
-    with at least BRIDGE_MIN_PAIRS pairs and a defined rho; `bridge_note` says what was dropped."""
+    """Spearman ρ of each store, pruning and budget with each QA outcome, with its bootstrap 95% CI over questions
+    (two decimals: on about 90 pairs the interval is some 0.4 wide), for the groups with at least
+    BRIDGE_MIN_PAIRS pairs and a defined ρ; `bridge_note` says what was dropped."""
     shown = bridge_shown(rows)
     if not shown:
         return pd.DataFrame({"note": ["no group has enough pairs for a rank correlation"]}).set_index("note")
-    frame = pd.DataFrame([{"system": r["system"], "pruning": r["pruning"], "budget": f"{r['budget']:g}",
-                           "outcome": r["outcome"], "rho": round(r["rho"], 3),
-                           "95% CI": f"[{r['low']:.3f}, {r['high']:.3f}]", "pairs": r["n"]} for r in shown])
-    return frame.set_index(["system", "pruning", "budget", "outcome"])
+    cells: dict[tuple, dict] = {}
+    for r in shown:
+        key = (r["system"], r["pruning"], f"{r['budget']:g}")
+        outcome = OUTCOMES.get(r["outcome"], str(r["outcome"]).replace("_", " "))
+        cells.setdefault(key, {})[f"ρ with {outcome} [95% CI]"] = f"{r['rho']:.2f} [{r['low']:.2f}, {r['high']:.2f}]"
+        cells[key]["pairs"] = max(cells[key].get("pairs", 0), r["n"])
+    frame = pd.DataFrame.from_dict(cells, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["system", "pruning", "budget"])
+    ordered = [c for c in frame.columns if c != "pairs"] + ["pairs"]
+    return frame[ordered].fillna("–")
 
 
 def bridge_note(rows: Sequence[dict]) -> str:
@@ -124,7 +181,7 @@ def bridge_note(rows: Sequence[dict]) -> str:
     few = sum(1 for r in rows if r["n"] < BRIDGE_MIN_PAIRS)
     constant = sum(1 for r in rows if r["n"] >= BRIDGE_MIN_PAIRS and r["rho"] is None)
     return (f"{len(shown)} of {len(rows)} groups shown; dropped {few} with fewer than {BRIDGE_MIN_PAIRS} pairs and "
-            f"{constant} where one side is constant (rho undefined). {len(shown)} correlations are reported side "
+            f"{constant} where one side is constant (ρ undefined). {len(shown)} correlations are reported side "
             "by side with no correction for multiple comparisons: at 95% each, about one in twenty would exclude 0 "
             "by chance alone, so read them as exploratory.")
 

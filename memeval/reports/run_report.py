@@ -7,6 +7,7 @@ interval from fewer than two conversations prints "n/a (1 conversation)", and ea
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from operator import attrgetter
@@ -14,8 +15,18 @@ from operator import attrgetter
 import numpy as np
 
 from memeval.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
-from memeval.categories import QA_CATEGORIES, category_label
-from memeval.reports.tables import Judgments, Rows, ci_cell, full_report, markdown_table, question_set_note
+from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES, category_label
+from memeval.records import AnswerRow
+from memeval.reports.tables import (
+    Judgments,
+    Rows,
+    ci_cell,
+    extremes,
+    full_report,
+    markdown_table,
+    present_categories,
+    question_set_note,
+)
 from memeval.scoring.aggregate import F1, Value, bootstrap_mean, cluster_bootstrap, paired_difference
 from memeval.scoring.f1 import score_f1
 
@@ -31,9 +42,27 @@ def _fmt(value: float | None, scale: float = 100.0, digits: int = 2) -> str:
     return "–" if value is None or value != value else f"{scale * value:.{digits}f}"
 
 
-def evidence_recall_table(systems: Mapping[str, Rows]) -> str:
-    """Recall of evidence dia_ids in what the reader was given (k of the run), ×100, per category."""
+def category_counts(systems: Mapping[str, Rows]) -> str:
+    """Which categories the systems' questions hold, counted from the rows (each question once), and which of the
+    five they do not: a selection's text is derived from its data, never assumed."""
+    category_of = {r.sample_id: int(r.category) for rows in systems.values() for r in rows
+                   if r.category is not None}
+    counts = Counter(category_of.values())
+    held = ", ".join(f"{counts[c]} {category_label(c)}" for c in sorted(counts))
+    missing = [category_label(c) for c in CATEGORY_NAMES if c not in counts]
+    line = f"These {len(category_of)} questions are {held or 'of no category'}"
+    if not missing:
+        return line + "."
+    named = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " or " + missing[-1]
+    return line + f"; none is {named}, so no table below has a column for {'it' if len(missing) == 1 else 'them'}."
+
+
+def evidence_recall_table(systems: Mapping[str, Rows], present_only: bool = False) -> str:
+    """Recall of evidence dia_ids in what the reader was given (k of the run), ×100, per category (`present_only`:
+    only the categories the questions hold)."""
     categories = (*QA_CATEGORIES, 5)
+    if present_only:
+        categories = tuple(c for c in categories if c in present_categories(systems))
     headers = ["System", "k", *[category_label(c) for c in categories], "all", "n with evidence"]
     body = []
     for name, rows in systems.items():
@@ -153,6 +182,32 @@ def prototype_table(systems: Mapping[str, Rows]) -> str:
         body.append([name, _fmt(seed), _fmt(_mean(r.f1 for r in scored)), len(scored)])
     body.append([f"{CLAUDE_MEM} (published)", f"≈{100 * PROTOTYPE_BASELINE_F1:.0f}", "–", 20])
     return markdown_table(headers, body)
+
+
+def per_question_table(systems: Mapping[str, Rows]) -> str:
+    """One row per question (its id, category, question and gold) and each system's F1 ×100 on it, one decimal
+    (a single question's F1 has no interval to justify more)."""
+    names = list(systems)
+    questions: dict[str, AnswerRow] = {}
+    scores: dict[tuple[str, str], float | None] = {}
+    for name, rows in systems.items():
+        for r in rows:
+            questions.setdefault(r.sample_id, r)
+            scores[(r.sample_id, name)] = r.f1
+    body = [[sample, category_label(int(r.category)), r.question, r.gold,
+             *[_fmt(scores.get((sample, name)), digits=1) for name in names]]
+            for sample, r in sorted(questions.items())]
+    return (markdown_table(["question id", "category", "question", "gold", *names], body)
+            + "\n\n- F1 ×100 (official LoCoMo token F1) of each system's answer; – where it has no scored answer.")
+
+
+def extremes_table(rows: Rows) -> str:
+    """A system's top and bottom five questions by F1 (`extremes`), F1 ×100 to one decimal."""
+    top, bottom = extremes(rows)
+    body = [[where, r.sample_id, category_label(int(r.category)), r.question, r.gold, r.prediction,
+             _fmt(r.f1, digits=1)]
+            for where, group in (("top", top), ("bottom", bottom)) for r in group]
+    return markdown_table(["", "question id", "category", "question", "gold", "prediction", "F1 ×100"], body)
 
 
 def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Judgments]] | None = None,

@@ -38,6 +38,39 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     return "\n".join(lines)
 
 
+def readable_frame(frame, labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 3):
+    """A DataFrame as a report prints it: column and index names renamed by `labels` (never a raw field name),
+    a float column holding only whole numbers as integers (a count that went through a transpose or a mean), other
+    floats to `digits` decimals (one number, or per column label after renaming, default 3), missing as "–"."""
+    import pandas as pd
+
+    labels = dict(labels or {})
+    out = frame.rename(columns=labels)
+    if isinstance(out.index, pd.MultiIndex):
+        out.index = out.index.set_names([labels.get(n, n) for n in out.index.names])
+    else:
+        out.index = out.index.rename(labels.get(out.index.name, out.index.name))
+    if isinstance(out.columns, pd.Index) and out.columns.name in labels:
+        out.columns = out.columns.rename(labels[out.columns.name])
+
+    def places(column) -> int:
+        if isinstance(digits, Mapping):
+            return digits.get(column, 3)
+        return digits
+
+    shown = {}
+    for column in out.columns:
+        values = out[column]
+        if not pd.api.types.is_float_dtype(values):
+            shown[column] = values.map(lambda v: "–" if v is None or (isinstance(v, float) and v != v) else v)
+            continue
+        filled = values.dropna()
+        whole = bool(len(filled)) and bool((filled == filled.round()).all())
+        n = places(column)
+        shown[column] = values.map(lambda v, whole=whole, n=n: "–" if v != v else f"{v:.0f}" if whole else f"{v:.{n}f}")
+    return pd.DataFrame(shown, index=out.index, columns=out.columns)
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None or value != value else f"{100 * value:.2f}"
 
@@ -82,14 +115,29 @@ def _with_notes(table: str, notes: Sequence[str | None]) -> str:
     return table + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
 
 
-def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F1) -> str:
+def present_categories(systems: Mapping[str, Rows]) -> tuple[int, ...]:
+    """The categories the systems' questions hold, in id order (a selection such as the prototype's 20 need not
+    hold all five)."""
+    return tuple(sorted({int(r.category) for rows in systems.values() for r in rows if r.category is not None}))
+
+
+def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F1, present_only: bool = False) -> str:
     """Per-category F1 ×100 for each system beside the published rows computed in the same F1 mode, each overall
     in the column of what it averages: the Mem0 paper's over categories 1–4, the LoCoMo paper's over all five
     (a micro-average with the official category-5 rule). Modes that do not score category 5 (mem0) have no
-    1–5 column. `value`: a row's F1 in `mode` (its stored `f1`, the official scorer's, by default)."""
+    1–5 column. `value`: a row's F1 in `mode` (its stored `f1`, the official scorer's, by default).
+    `present_only`: a column only for the categories the questions hold (a note names the absent ones)."""
     five = mode != "mem0"
     categories = (*QA_CATEGORIES, ADVERSARIAL) if five else QA_CATEGORIES
-    headers = ["System", *[category_label(c) for c in categories], "overall (1–4)",
+    absent: tuple[int, ...] = ()
+    if present_only:
+        held = present_categories(systems)
+        absent = tuple(c for c in categories if c not in held)
+        categories = tuple(c for c in categories if c in held)
+    held_qa = [c for c in categories if c in QA_CATEGORIES]
+    overall_qa = "overall (1–4)" if len(held_qa) == len(QA_CATEGORIES) else \
+        f"overall ({', '.join(map(str, held_qa))})"
+    headers = ["System", *[category_label(c) for c in categories], overall_qa,
                *(["overall (1–5)"] if five else []), "n"]
     body = []
     covered = {name: [r for r in rows if r.category in categories] for name, rows in systems.items()}
@@ -116,6 +164,9 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F
     if mode == "locomo":
         notes.append(f"Published rows: {LOCOMO_PAPER}. Their overall averages all five categories, so it sits "
                      "in the overall (1–5) column beside ours.")
+    if absent:
+        notes.append("No question of " + ", ".join(category_label(c) for c in absent) + " in this selection: no "
+                     f"column for them, and our {overall_qa} averages only the categories present.")
     return _with_notes(markdown_table(headers, body), [*notes, question_set_note(covered)])
 
 
