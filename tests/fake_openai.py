@@ -34,14 +34,48 @@ rejects. Each rule and where it was read (2026-12-03):
   `prompt_tokens_details.cached_tokens`: nothing is cached below 1,024 prompt tokens (OpenAI's "Prompt Caching
   201" cookbook, as distilled at skills.sh/archive228/lab-skills/prompt-cache-optimization); the 128-token steps
   follow the prompt-caching guide as remembered, not re-read here. Tokens here are characters/4.
+
+`POST /v1/embeddings` (read 2026-12-05):
+- Known fields are the keyword arguments of the SDK's `embeddings.create` (model, input, dimensions,
+  encoding_format, user: openai 3.63 `resources/embeddings.py`); another is 400 "Unrecognized request argument
+  supplied: X", as for chat.
+- Models and their vector lengths: text-embedding-3-small 1536, text-embedding-3-large 3072, text-embedding-ada-002
+  1536 (docs.praison.ai/docs/embeddings/providers/openai; llamaindex ALL_OPENAI_EMBEDDING_MODELS); any other id is
+  404 `model_not_found` with the chat message above (the text for an embeddings request was not read; a chat
+  model named here is treated the same). With `local=True` any id, 256-dimensional vectors.
+- `input` is a string or an array of strings (token arrays are not served here). An empty string, alone or in an
+  array, is 400 invalid_request_error "'$.input' is invalid. Please check the API reference:
+  https://platform.openai.com/docs/api-reference.", param and code null (body quoted in aryn-ai/sycamore#943;
+  openai/openai-python#576 for one inside an array; the API reference: input "cannot be an empty string"). An
+  empty array gets the same 400 here: its own body was not found.
+- At most 2,048 inputs, 8,192 tokens an input, 300,000 tokens summed over a request (the SDK 3.63 docstring of
+  `input`, quoting the API reference). Past 8,192: 400 invalid_request_error "This model's maximum context length
+  is 8192 tokens, however you requested N tokens (N in your prompt; 0 for the completion). Please reduce your
+  prompt; or completion length." (text-embedding-3-small, pingcap/autoflow#265; sbintuitions/JMTEB#15). Past
+  300,000: 400 with type and code `max_tokens_per_request`, "Requested N tokens, max 300000 tokens per request"
+  (OpenDataBox/CrackSQL#27). Past 2,048 inputs: 400 invalid_request_error with the `'$.input' is invalid` text (the
+  limit is sourced, this body is not: none was found).
+- `dimensions` on text-embedding-ada-002 is 400 "This model does not support specifying dimensions." (body in
+  SciPhi-AI/R2R#768 and sbintuitions/JMTEB#14; the SDK: "Only supported in text-embedding-3 and later models").
+- `encoding_format` is "float" (JSON numbers) or "base64" (little-endian float32 bytes: the SDK's own decoder,
+  openai/lib/_parsing/_embeddings.py, reads them with dtype float32); the reply is a `list` of `embedding`
+  objects with `index`, the model id, and usage {prompt_tokens, total_tokens}.
+Vectors are a hashed bag of words (each word of three or more letters, a few dozen function words left out, adds ±1
+at a hashed position, then unit length): deterministic, and texts sharing words are near, so retrieval over them
+means something (conv-26, chunks of 128 tokens, top 2: evidence recall 0.29 at 256 dimensions, 0.33 at 1536).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import inspect
+import re
 import time
 
+import numpy as np
 from openai.resources.chat.completions import Completions
+from openai.resources.embeddings import Embeddings
 
 from tests.loopback import JsonHandler, LoopbackServer
 
@@ -58,6 +92,16 @@ REASONING = ("o1", "o3", "o4", "gpt-5")
 FIELDS = frozenset(p for p in inspect.signature(Completions.create).parameters  # the API's request fields
                    if p not in ("self", "extra_headers", "extra_query", "extra_body", "timeout"))
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+EMBEDDING_FIELDS = frozenset(p for p in inspect.signature(Embeddings.create).parameters
+                             if p not in ("self", "extra_headers", "extra_query", "extra_body", "timeout"))
+EMBEDDING_MODELS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+NO_DIMENSIONS = ("text-embedding-ada-002",)
+LOCAL_DIMENSIONS = 256
+MAX_INPUTS, MAX_INPUT_TOKENS, MAX_REQUEST_TOKENS = 2048, 8192, 300_000
+INVALID_INPUT = "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference."
+_WORD = re.compile(r"[a-z0-9]{3,}")
+_STOP = frozenset("the and you what did does for are was were that this with have has had how when who where which why "
+                  "your about from they them their she her his him its been not but can will would".split())
 CACHE_MIN, CACHE_STEP = 1024, 128
 
 
@@ -88,6 +132,7 @@ class FakeOpenAI(LoopbackServer):
         self.headers: list[dict] = []
         self.rejected: list[tuple[int, str]] = []
         self.prefixes: set[str] = set()
+        self.embedded: list[dict] = []  # bodies of /v1/embeddings requests (rejected ones too)
         fake = self
 
         class Handler(JsonHandler):
@@ -96,6 +141,8 @@ class FakeOpenAI(LoopbackServer):
                 body = self.read_json()
                 with fake._lock:
                     fake.headers.append(dict(self.headers))
+                if self.path.split("?")[0].rstrip("/") == "/v1/embeddings":
+                    return fake._embeddings_call(self, body, request_id)
                 if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
                     return self.send_json(Rejection(404, f"Invalid URL (POST {self.path})").body(), 404,
                                           {"x-request-id": request_id})
@@ -115,6 +162,68 @@ class FakeOpenAI(LoopbackServer):
                 self.send_json(fake._completion(body, snapshot, request_id), headers={"x-request-id": request_id})
 
         self.serve(Handler, "/v1")
+
+    def _embeddings_call(self, handler, body: dict, request_id: str) -> None:
+        with self._lock:
+            self.embedded.append(body)
+            fault = self.faults.pop(0) if self.faults else None
+        if fault:
+            status, headers, payload = fault
+            return handler.send_json(payload, status, {**headers, "x-request-id": request_id})
+        try:
+            self._check_key(handler.headers)
+            reply = self._embeddings(body)
+        except Rejection as r:
+            with self._lock:
+                self.rejected.append((r.status, r.message))
+            return handler.send_json(r.body(), r.status, {"x-request-id": request_id})
+        handler.send_json(reply, headers={"x-request-id": request_id})
+
+    def _embeddings(self, body: dict) -> dict:
+        for name in body:
+            if name not in EMBEDDING_FIELDS:
+                raise Rejection(400, f"Unrecognized request argument supplied: {name}")
+        model = body.get("model")
+        if not model:
+            raise Rejection(400, "you must provide a model parameter")
+        width = LOCAL_DIMENSIONS if self.local else EMBEDDING_MODELS.get(model)
+        if width is None:
+            raise Rejection(404, f"The model `{model}` does not exist or you do not have access to it.",
+                            code="model_not_found")
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not texts or len(texts) > MAX_INPUTS or not all(
+                isinstance(t, str) and t for t in texts):
+            raise Rejection(400, INVALID_INPUT)
+        counts = [_tokens(t) for t in texts]
+        if max(counts) > MAX_INPUT_TOKENS:
+            n = max(counts)
+            raise Rejection(400, f"This model's maximum context length is {MAX_INPUT_TOKENS} tokens, however you "
+                                 f"requested {n} tokens ({n} in your prompt; 0 for the completion). Please reduce "
+                                 "your prompt; or completion length.")
+        if sum(counts) > MAX_REQUEST_TOKENS:
+            raise Rejection(400, f"Requested {sum(counts)} tokens, max {MAX_REQUEST_TOKENS} tokens per request",
+                            kind="max_tokens_per_request", code="max_tokens_per_request")
+        dimensions = body.get("dimensions")
+        if dimensions is not None:
+            if not self.local and model in NO_DIMENSIONS:
+                raise Rejection(400, "This model does not support specifying dimensions.")
+            if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+                raise Rejection(400, f"Invalid 'dimensions': expected a positive integer, got {dimensions!r}.",
+                                param="dimensions")
+            width = dimensions
+        fmt = body.get("encoding_format", "float")
+        if fmt not in ("float", "base64"):
+            raise Rejection(400, f"Invalid value: '{fmt}'. Supported values are: 'float' and 'base64'.",
+                            param="encoding_format", code="invalid_value")
+        data = []
+        for i, text in enumerate(texts):
+            vector = bag_of_words(text, width)
+            shown = base64.b64encode(vector.astype("<f4").tobytes()).decode() if fmt == "base64" else \
+                [float(v) for v in vector]
+            data.append({"object": "embedding", "index": i, "embedding": shown})
+        return {"object": "list", "data": data, "model": model,
+                "usage": {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}}
 
     def _request_id(self) -> str:
         return f"req_{self.next_number():032x}"
@@ -218,3 +327,19 @@ def server_error(status: int = 500) -> tuple:
 
 def user_text(body: dict) -> str:
     return "".join(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def bag_of_words(text: str, width: int) -> np.ndarray:
+    """The fake's embedding: ±1 per content word (three letters or more) at a hashed position, unit length; a text
+    without such a word gets the first axis."""
+    vector = np.zeros(width, dtype=np.float32)
+    for word in _WORD.findall(text.lower()):
+        if word in _STOP:
+            continue
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        vector[int.from_bytes(digest[:4], "little") % width] += 1.0 if digest[4] & 1 else -1.0
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        vector[0] = 1.0
+        return vector
+    return vector / norm

@@ -10,11 +10,14 @@ from memeval.errors import InputError
 from memeval.llm.prices import PriceTable, load_prices, require_local
 from memeval.llm.profiles import (
     CLOUD,
+    EMBED_ROLE,
+    EMBEDDING_PROFILES,
     PROFILES,
     ROLE_DEFAULTS,
     ROLE_FLAGS,
     SAMPLING_MODES,
     ProfileTable,
+    check_role_kind,
     role_defaults,
 )
 
@@ -47,12 +50,19 @@ class LLMOptions:
         require_local(self.prices, self.backend)
         table = self.profile_table
         for role, model in self.models.items():
-            table.profile(model, f"--{role}-model")
+            check_role_kind(role, table.profile(model, ROLE_FLAGS.get(role, f"--{role}-model")))
 
 
-def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract")) -> None:
+def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract", EMBED_ROLE)) -> None:
     known = ", ".join(sorted(PROFILES))
     for role in roles:
+        if role == EMBED_ROLE:
+            parser.add_argument("--embed-model", default=None,
+                                help=f"embeddings model of the systems that embed (rag_dense), through the same "
+                                     f"cache, budget and rate limits (default {ROLE_DEFAULTS[role]}; known: "
+                                     f"{', '.join(sorted(EMBEDDING_PROFILES))}; under --llm local your server's "
+                                     "model id, sent to its /v1/embeddings)")
+            continue
         parser.add_argument(f"--{role}-model", default=None,
                             help=f"{role} model (default {ROLE_DEFAULTS[role]}; known: {known})")
     parser.add_argument("--sampling", choices=SAMPLING_MODES, default="protocol",

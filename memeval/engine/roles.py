@@ -1,5 +1,5 @@
 """The model settings of a run, built once from the CLI flags or a notebook's parameters and never changed after:
-which backend, the model per role (answer, judge, extract), the sampling mode, the spending cap and the user's
+which backend, the model per role (answer, judge, extract, embed), the sampling mode, the spending cap and the user's
 price file for `--llm local` models. The run's client is made from them, checked against the roles the task calls
 before any call."""
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
+
 from memeval.data.paths import project_root
 from memeval.errors import InputError
 
@@ -90,6 +92,10 @@ class ResponseCache:
             conn.execute("CREATE TABLE IF NOT EXISTS batches (name TEXT PRIMARY KEY, batch_id TEXT NOT NULL, "
                          "custom_ids TEXT NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)")
             conn.execute("CREATE TABLE IF NOT EXISTS token_counts (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL)")
+            # one embedding a row: its vector as little-endian float32 bytes (never a JSON list of floats), and the
+            # key material it was asked with (provider, model, endpoint, dimensions, text)
+            conn.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, request TEXT NOT NULL, "
+                         "dims INTEGER NOT NULL, vector BLOB NOT NULL, created TEXT DEFAULT CURRENT_TIMESTAMP)")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -120,6 +126,31 @@ class ResponseCache:
     @_guarded
     def put_count(self, key: str, tokens: int) -> None:
         self._conn().execute("INSERT OR REPLACE INTO token_counts (key, tokens) VALUES (?, ?)", (key, tokens))
+
+    @_guarded
+    def get_vectors(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """The stored embeddings of `keys` (those present), each a read-only float32 vector. A row whose blob is not
+        its stated length is left out: asked again rather than read wrong."""
+        found: dict[str, np.ndarray] = {}
+        conn = self._conn()
+        for start in range(0, len(keys), 500):  # below SQLite's bound on host parameters
+            part = keys[start:start + 500]
+            rows = conn.execute(f"SELECT key, dims, vector FROM embeddings WHERE key IN ({','.join('?' * len(part))})",
+                                part).fetchall()
+            for key, dims, blob in rows:
+                if isinstance(blob, bytes) and dims > 0 and len(blob) == 4 * dims:
+                    found[key] = np.frombuffer(blob, dtype="<f4")
+        return found
+
+    @_guarded
+    def put_vectors(self, rows: list[tuple[str, dict, np.ndarray]]) -> None:
+        """(key, key material, vector) rows in one transaction: all of a reply's vectors or none."""
+        conn = self._conn()
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR REPLACE INTO embeddings (key, request, dims, vector) VALUES (?, ?, ?, ?)",
+                             [(key, json.dumps(material, sort_keys=True), int(vector.shape[0]),
+                               np.asarray(vector, dtype="<f4").tobytes()) for key, material, vector in rows])
 
     @_guarded
     def __len__(self) -> int:
@@ -169,6 +200,7 @@ class ResponseCache:
         size = sum(p.stat().st_size for p in self.directory.glob("responses.sqlite*"))
         return {"path": str(self.path), "responses": len(self),
                 "token_counts": int(conn.execute("SELECT COUNT(*) FROM token_counts").fetchone()[0]),
+                "embeddings": int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]),
                 "batches": int(conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0]),
                 "by_model": dict(sorted(by_model.items())), "bytes": size}
 
@@ -194,4 +226,5 @@ class ResponseCache:
         conn = self._conn()
         parts = [r[0] + r[1] for r in conn.execute("SELECT request, response FROM responses")]
         parts += [r[0] + r[1] for r in conn.execute("SELECT batch_id, custom_ids FROM batches")]
+        parts += [r[0] for r in conn.execute("SELECT request FROM embeddings")]
         return "\n".join(parts)

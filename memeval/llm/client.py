@@ -285,6 +285,26 @@ class LLMClient:
         self._cancel = threading.Event()  # set by an interrupt: no new attempt starts, no retry waits on
         self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see _send)
         self._probe = threading.Lock()
+        self._embedder = None
+
+    @property
+    def embedder(self):
+        """The embeddings role of this client (memeval/llm/embeddings.py), made on first use."""
+        with self._lock:
+            if self._embedder is None:
+                from memeval.llm.embeddings import Embedder
+
+                self._embedder = Embedder(self)
+            return self._embedder
+
+    def embed(self, texts: Sequence[str], dimensions: int | None = None, role: str = "embed"):
+        """`texts` as an (n, d) float32 matrix from the `embed` role's model: cache first, then batched requests
+        under this client's budget, rate limits and error policy (memeval/llm/embeddings.py)."""
+        return self.embedder.embed(texts, dimensions, role)
+
+    def estimate_embeddings(self, calls: Sequence[Sequence[str]], dimensions: int | None = None, role: str = "embed"):
+        """Dry run of the `embed` calls `calls` (each a list of texts): see memeval/llm/embeddings.py."""
+        return self.embedder.estimate(calls, dimensions, role)
 
     def profile(self, model: str, source: str = "model") -> profiles.ModelProfile:
         """The profile `model` resolves to for this client (an unknown id is an input error naming `source`)."""
@@ -325,8 +345,9 @@ class LLMClient:
     def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
         """Before any call: every role this command will use can honour its protocol temperature."""
         for role, temperature in temperatures.items():
-            self.profile_table.check_sampling(self.model_for(role), temperature, self.sampling,
-                                              profiles.ROLE_FLAGS.get(role, role))
+            flag = profiles.ROLE_FLAGS.get(role, role)
+            profiles.check_role_kind(role, self.profile(self.model_for(role), flag))
+            self.profile_table.check_sampling(self.model_for(role), temperature, self.sampling, flag)
 
     def resolve(self, request: LLMRequest) -> LLMRequest:
         """The request as it will be sent: the run's model for its role, the profile's API version, the
@@ -336,6 +357,8 @@ class LLMClient:
         model = self.model_for(request.role, request.model) if request.role else request.model
         source = profiles.ROLE_FLAGS.get(request.role, "model")
         p = self.profile(model, source)
+        if p.embedding:
+            raise InputError(source, model, "an embeddings model, not a chat model (embeddings: --embed-model)")
         other = p.provider != "anthropic"
         max_tokens = request.max_tokens
         if max_tokens is None and p.provider != "openai":

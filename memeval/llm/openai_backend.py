@@ -42,7 +42,7 @@ def sdk_version() -> str | None:
         return None
 
 
-def classify_openai_error(exc, request) -> Exception:
+def classify_openai_error(exc, request, where: str = "chat.completions") -> Exception:
     import openai
 
     if isinstance(exc, openai.APIStatusError):
@@ -53,7 +53,7 @@ def classify_openai_error(exc, request) -> Exception:
         message = body.get("message") or str(exc)
         verdict = decide(exc.status_code, headers, code or body.get("type"))
         if verdict == "fatal":
-            return APIRejected(exc.status_code, kind, message, exc.request_id, request.model, "", "chat.completions",
+            return APIRejected(exc.status_code, kind, message, exc.request_id, request.model, "", where,
                                request.endpoint)
         return TransientError(f"{exc.status_code} {kind or 'error'}: {message} (request-id {exc.request_id or '-'})",
                               retry_after_seconds(headers), exc.status_code, retry=verdict == "retry",
@@ -115,6 +115,35 @@ class OpenAIBackend:
         response = response_from_completion(completion, request, p)
         response.rate_headers = rate_limit_headers(raw.headers)
         return response
+
+
+    def embed(self, batch):
+        """One embeddings request (memeval/llm/embeddings.py batches the texts and names the format)."""
+        from memeval.llm.embeddings import EmbeddingReply, UnreadableEmbeddings, decode_vectors, unreadable
+
+        kwargs = {"model": batch.model, "input": list(batch.texts),
+                  "encoding_format": "base64" if self.name == "openai" else "float"}
+        if batch.dimensions is not None:
+            kwargs["dimensions"] = batch.dimensions
+        try:
+            raw = self.client.embeddings.with_raw_response.create(**kwargs)
+            reply = raw.parse()
+        except Exception as exc:  # noqa: BLE001 — classified, never swallowed
+            raise classify_openai_error(exc, batch, "/v1/embeddings") from None
+        request_id = getattr(reply, "_request_id", None) or raw.headers.get("x-request-id")
+        hint = f"is {self.endpoint} an OpenAI-compatible embeddings endpoint? (OPENAI_BASE_URL)"
+        data = getattr(reply, "data", None)
+        if not isinstance(data, list):
+            raise unreadable(batch, f"the reply is {type(reply).__name__}, not a list of embeddings", request_id, hint)
+        try:
+            vectors = decode_vectors(data, len(batch.texts), batch.dimensions)
+        except UnreadableEmbeddings as exc:
+            raise unreadable(batch, str(exc), request_id, hint) from None
+        usage = getattr(reply, "usage", None)
+        tokens = getattr(usage, "prompt_tokens", None)
+        return EmbeddingReply(vectors, str(getattr(reply, "model", "") or batch.model), request_id,
+                              int(tokens) if isinstance(tokens, int) and tokens >= 0 else 0,
+                              rate_limit_headers(raw.headers))
 
 
 FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}

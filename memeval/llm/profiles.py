@@ -102,6 +102,8 @@ class ModelProfile:
     thinking_sent: str = ""  # the `thinking.type` this project sends ("": none, the model's default)
     effort: str = ""  # the `output_config.effort` this project sends ("": none, the model's default)
     thinking_tokens: int = 0  # output tokens reserved for thinking above a request's answer cap, when it thinks
+    embedding: bool = False  # an embeddings model (the `embed` role, POST /v1/embeddings), never a chat model
+    dimensions: int | None = None  # an embeddings model's native vector length
 
     def thinks(self, sent: str) -> bool:
         """Whether a request sending `thinking.type` `sent` ("": none) may think, and so spend output on it."""
@@ -197,6 +199,24 @@ PROFILES.update({p.model: p for p in (
 )})
 
 
+# OpenAI's embeddings models (the `embed` role; Mem0's RAG baselines used text-embedding-3-small), priced per 1M input
+# tokens, nothing for output (read 2026-12-05): text-embedding-3-large $0.13 and, in the same page's "Quick
+# comparison", text-embedding-3-small $0.02 (developers.openai.com/api/docs/models/text-embedding-3-large);
+# text-embedding-ada-002 $0.10 (docs.praison.ai/docs/embeddings/providers/openai, which tables all three at those
+# prices). Native dimensions 1536 / 3072 / 1536 (the same praison table; llamaindex's ALL_OPENAI_EMBEDDING_MODELS).
+# Only the text-embedding-3 models take `dimensions` (the openai SDK 3.63 docstring of `embeddings.create`).
+def _embedding(model, price_in, dimensions, note=""):
+    return ModelProfile(model, "current", "", True, 0, price_in, 0.0, price_in, price_in, False, note,
+                        provider="openai", embedding=True, dimensions=dimensions)
+
+
+EMBEDDING_PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
+    _embedding("text-embedding-3-small", 0.02, 1536, "Mem0's RAG baselines' embedder"),
+    _embedding("text-embedding-3-large", 0.13, 3072),
+    _embedding("text-embedding-ada-002", 0.10, 1536, "takes no `dimensions`"),
+)}  # apart from PROFILES (the chat models): a table resolves both, a chat role refuses these (check_role_kind)
+
+
 def local_profile(model: str, prices: PriceTable | None = None, source: str = "model") -> ModelProfile:
     """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only a
     table made for `--llm local` holds one) unless the user's price file (`--prices`, memeval/llm/prices.py) prices
@@ -218,9 +238,11 @@ ROLE_DEFAULTS: dict[str, str] = {
     "answer": "claude-opus-4-6",
     "judge": "claude-sonnet-4-6",
     "extract": "claude-sonnet-4-6",
+    "embed": "text-embedding-3-small",  # Anthropic serves no embeddings: OpenAI's, as Mem0's RAG baselines
 }
 # Under `--llm openai` the roles the user did not name default to Mem0's model for reader and judge.
-OPENAI_ROLE_DEFAULTS: dict[str, str] = {"answer": "gpt-4o-mini", "judge": "gpt-4o-mini", "extract": "gpt-4o-mini"}
+OPENAI_ROLE_DEFAULTS: dict[str, str] = {"answer": "gpt-4o-mini", "judge": "gpt-4o-mini", "extract": "gpt-4o-mini",
+                                        "embed": "text-embedding-3-small"}
 
 
 def role_defaults(backend: str) -> dict[str, str]:
@@ -232,7 +254,23 @@ def role_defaults(backend: str) -> dict[str, str]:
     return dict(ROLE_DEFAULTS)
 
 
-ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "--extract-model"}
+ROLE_FLAGS = {"answer": "--answer-model", "judge": "--judge-model", "extract": "--extract-model",
+              "embed": "--embed-model"}
+CHAT_ROLES = ("answer", "judge", "extract")
+EMBED_ROLE = "embed"
+
+
+def check_role_kind(role: str, profile: ModelProfile) -> None:
+    """A chat role names a chat model and the `embed` role an embeddings model (a local server's model may be
+    either: only the server knows)."""
+    if profile.provider == "local":
+        return
+    flag = ROLE_FLAGS.get(role, role)
+    if role == EMBED_ROLE and not profile.embedding:
+        raise InputError(flag, profile.model, "not an embeddings model; known: " + ", ".join(sorted(EMBEDDING_PROFILES))
+                         + " (a model on your own server: --llm local)")
+    if role != EMBED_ROLE and profile.embedding:
+        raise InputError(flag, profile.model, "an embeddings model, not a chat model (embeddings: --embed-model)")
 
 
 @dataclass(frozen=True)
@@ -253,11 +291,12 @@ class ProfileTable:
         is a local model the given price file leaves out."""
         if model in self.local_models:
             return local_profile(model, self.prices, source)
-        try:
-            return PROFILES[model]
-        except KeyError:
-            raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(PROFILES))
-                             + " (a model on your own OpenAI-compatible server: --llm local)") from None
+        found = PROFILES.get(model) or EMBEDDING_PROFILES.get(model)
+        if found is None:
+            known = EMBEDDING_PROFILES if source == ROLE_FLAGS[EMBED_ROLE] else PROFILES
+            raise InputError(source, model, "unknown model id; known: " + ", ".join(sorted(known))
+                             + " (a model on your own OpenAI-compatible server: --llm local)")
+        return found
 
     def check_sampling(self, model: str, temperature: float | None, sampling: str, source: str) -> None:
         """Refuse, before any call, a protocol temperature the model cannot take (unless model-default)."""

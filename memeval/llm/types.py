@@ -153,10 +153,31 @@ class CostEstimate:
 
 
 @dataclass(frozen=True)
+class EmbeddingEstimate:
+    """A dry run's price of embedding some texts: each text is one input of a request, many inputs a request
+    (memeval/llm/embeddings.py batches them within the API's limits); embeddings have no output tokens."""
+
+    inputs: int  # texts asked for
+    identical: int  # texts equal to an earlier one: embedded once
+    cached: int  # distinct texts already in the cache
+    to_embed: int  # distinct texts still to embed
+    to_send: int  # requests those texts go out in
+    input_tokens_est: int  # 4 characters a token
+    input_tokens_max: int  # UTF-8 bytes (+2 a text): no tokenizer makes more tokens of a text than that
+    usd_est: float
+    usd_max: float
+    token_count: str
+    model: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class RunEstimate:
     """A dry run of a whole run: the estimate of each stage that calls a model, their total and how it was made."""
 
-    stages: dict[str, CostEstimate]  # answers, ingest, judge
+    stages: dict[str, CostEstimate | EmbeddingEstimate]  # answers, ingest, embeddings, judge
     usd_est_total: float
     note: str
 

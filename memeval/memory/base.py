@@ -124,14 +124,16 @@ class SystemConfig:
 
     @classmethod
     def parse(cls, spec: str) -> "SystemConfig":
-        """`rag_turns`, `rag_turns:chunk_tokens=256,other=x` (integers and floats are converted), or a plug-in
-        named by its factory, `my_pkg.memory:MySystem` or `my_pkg.memory:MySystem:k=3`."""
+        """`rag_turns`, `rag_turns:chunk_tokens=256,other=x` or `rag_dense:chunk_tokens=512:k=2` (parameters
+        separated by commas or colons, the colon spelling being the one that survives `--systems a,b`; integers
+        and floats are converted), or a plug-in named by its factory, `my_pkg.memory:MySystem` or
+        `my_pkg.memory:MySystem:k=3`."""
         name, _, rest = spec.strip().partition(":")
         if rest and "=" not in rest.partition(":")[0]:  # a module path, then the factory's name
             factory, _, rest = rest.partition(":")
             name = f"{name}:{factory}"
         params = {}
-        for part in filter(None, (p.strip() for p in rest.split(","))):
+        for part in filter(None, (p.strip() for p in rest.replace(":", ",").split(","))):
             key, sep, value = part.partition("=")
             if not sep:
                 raise ValueError(f"system parameter {part!r} in {spec!r}: expected key=value")

@@ -20,6 +20,7 @@ BUILTIN: dict[str, str] = {
     "full_context": "memeval.memory.context:FullContext",
     "no_memory": "memeval.memory.context:NoMemory",
     "rag_turns": "memeval.memory.lexical:RagTurns",
+    "rag_dense": "memeval.memory.dense:DenseRAG",
     "observations": "memeval.memory.lexical:Observations",
     "summaries": "memeval.memory.lexical:Summaries",
     "memory_graph": "memeval.memory.graph_system:MemoryGraphSystem",
@@ -100,7 +101,8 @@ def resolve(config: SystemConfig) -> SystemConfig:
 
 
 def build_system(config: SystemConfig | str, client=None, **params) -> MemorySystem:
-    """Systems that call an LLM (`needs_llm`) get the run's client, so their calls share its cache and budget."""
+    """Systems that call an LLM (`needs_llm`) or embed (`needs_embeddings`) get the run's client, so their calls
+    share its cache and budget."""
     if isinstance(config, str):
         config = SystemConfig(config, params)
     config = resolve(config)
@@ -113,7 +115,7 @@ def build_system(config: SystemConfig | str, client=None, **params) -> MemorySys
         if not is_plugin(config.name):  # a built-in system's failure is a programming error: its traceback helps
             raise
         raise InputError("--systems", config.label, f"building the system raised {_one_line(exc)}") from None
-    if getattr(system, "needs_llm", False) and client is not None:
+    if (getattr(system, "needs_llm", False) or getattr(system, "needs_embeddings", False)) and client is not None:
         system.client = client
     return system
 
@@ -126,3 +128,13 @@ def _one_line(exc: BaseException) -> str:
 
 def needs_llm(config: SystemConfig) -> bool:
     return bool(getattr(factory(config.name), "needs_llm", False))
+
+
+def needs_embeddings(config: SystemConfig) -> bool:
+    """The system embeds through the run's `embed` role (rag_dense)."""
+    return bool(getattr(factory(config.name), "needs_embeddings", False))
+
+
+def parse_system(spec: str) -> SystemConfig:
+    """`--systems` entry → SystemConfig (kept as the name the run code calls; `SystemConfig.parse` does the work)."""
+    return SystemConfig.parse(spec)

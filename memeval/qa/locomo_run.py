@@ -25,7 +25,14 @@ from memeval.llm.manifest import role_identity
 from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
-from memeval.memory.registry import build_system, known, needs_llm, system_names
+from memeval.memory.registry import (
+    build_system,
+    known,
+    needs_embeddings,
+    needs_llm,
+    parse_system,
+    system_names,
+)
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
@@ -82,7 +89,7 @@ class LocomoRunConfig:
     budget_usd: float | None = flag("--budget-usd", None)
     max_concurrency: int = flag("--max-concurrency", 8)
     sampling: str = flag("--sampling", "protocol")
-    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract"))  # role → model id
+    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))  # role → model
     prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
     poll_interval_s: float = 30.0
     progress: bool = True
@@ -109,7 +116,7 @@ class LocomoRunConfig:
             if spec in imported:  # answers another harness made, brought in by `memeval locomo import`
                 continue
             try:
-                config = SystemConfig.parse(spec)
+                config = parse_system(spec)
             except ValueError as exc:
                 raise InputError("--systems", spec, str(exc)) from None
             if not known(config.name):
@@ -173,6 +180,8 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
         entry = {"name": s.name, "params": dict(s.params)}
         if needs_llm(s):
             entry.update(extract=role("extract", EXTRACTION_TEMPERATURE), extract_prompt=prompt_hash("extract_triples"))
+        if needs_embeddings(s):  # model, provider and a non-default endpoint: sampling does not touch a vector
+            entry.update(embed={k: v for k, v in role("embed", None).items() if k in ("model", "provider", "endpoint")})
         system_entries[s.label] = entry
     judges = {judge.name: judge.identity(client) for judge in judges_of(config)}
     return Identity("locomo run", fixed={
@@ -199,9 +208,26 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
     if config.judge != "none":
         roles["judge"] = GRADED_TEMPERATURE if config.judge == "graded" else BINARY_TEMPERATURE
     imported = imported_systems(Path(config.out))
-    if any(needs_llm(SystemConfig.parse(s)) for s in config.systems if s not in imported):
+    native = [parse_system(s) for s in config.systems if s not in imported]
+    if any(needs_llm(s) for s in native):
         roles["extract"] = EXTRACTION_TEMPERATURE
+    if any(needs_embeddings(s) for s in native):
+        roles["embed"] = None  # no sampling: an embedding has no temperature
     return roles
+
+
+def dense_note(systems: list[SystemConfig], client: LLMClient | None) -> str:
+    """What the dense systems of a run are, beside Mem0's RAG rows: who embedded, and how the chunks differ."""
+    model = client.model_for("embed") if client is not None else "the embed role's model"
+    where = ""
+    if client is not None:
+        provider = client.profile(model).provider
+        where = f" ({provider}" + ("" if client.endpoint_is_default(provider) else f" at {client.endpoint(provider)}") \
+            + ")"
+    return (f"{', '.join(s.label for s in systems)}: dense retrieval, embeddings from {model}{where}, cosine top-k. "
+            "Chunks are whole turns packed up to chunk_tokens at 4 characters a token, with session dates; Mem0's "
+            "RAG rows cut tiktoken (cl100k) tokens mid-turn with a timestamp on every line and read them with "
+            "gpt-4o-mini under Mem0's own prompt — the same grid of sizes, not the same chunks or reader prompt.")
 
 
 def model_settings(config: LocomoRunConfig) -> ModelSettings:
@@ -242,7 +268,7 @@ class LocomoTask(Task):
         conversations = select_conversations(load_locomo(self.data_path), config.conversations)
         self.selection = [(c, select_questions(c, config.questions)) for c in conversations]
         self.imported = imported_systems(Path(config.out))
-        self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else SystemConfig.parse(s)
+        self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else parse_system(s)
                         for s in config.systems]
         self.settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
 
@@ -290,6 +316,9 @@ class LocomoTask(Task):
         if client is not None and client.sampling == "model-default":
             notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
                          "model's default sampling, not the protocols' temperatures.")
+        dense = [s for s in native if needs_embeddings(s)]
+        if dense:
+            notes.append(dense_note(dense, client))
         if config.questions == "prototype":
             notes.append(PROTOTYPE_NOTE)
         if config.answerer == "extractive" and native:
@@ -377,11 +406,12 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
     selection = [(c, select_questions(c, config.questions)) for c in conversations]
     imported = imported_systems(out)
-    systems = [SystemConfig(s, {}, spelling=s) if s in imported else SystemConfig.parse(s) for s in config.systems]
+    systems = [SystemConfig(s, {}, spelling=s) if s in imported else parse_system(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")
     settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
     stored = {r.key: r for r in load_answers(RunDir(out).answers) if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
+    embed_texts: dict[int | None, list[list[str]]] = {}  # dimensions → the systems' embed calls, each its texts
     for system in systems:
         for conversation, questions in selection:
             if system.label in imported:  # answered already: only the judge calls are still to come
@@ -391,14 +421,20 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                     judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
                                    for r in judge.requests(row)]
                 continue
-            planner = getattr(build_system(system), "planned_requests", None)
+            built = build_system(system)
+            planner = getattr(built, "planned_requests", None)
             if planner is not None:
                 ingest_reqs += planner(conversation)
-            if config.answerer in LLM_ANSWERERS:
-                todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
-                if todo:
-                    answer_reqs += answer_requests(retrieve(system, conversation, todo, settings, client)[1],
-                                                   conversation, config.answerer, config.answer_max_tokens)
+            todo = [qa for qa in questions if (system.label, qa.sample_id) not in stored]
+            embedder = getattr(built, "planned_embeddings", None)
+            if embedder is not None and todo:
+                embed_texts.setdefault(getattr(built, "dimensions", None), []).extend(embedder(conversation, todo))
+            if config.answerer in LLM_ANSWERERS and todo:
+                # a system whose embeddings are not cached yet ranks with zero vectors here: its first chunks stand
+                # in for the ones a real run retrieves (same sizes, nothing sent)
+                with client.embedder.planning():
+                    searched = retrieve(system, conversation, todo, settings, client)[1]
+                answer_reqs += answer_requests(searched, conversation, config.answerer, config.answer_max_tokens)
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id))
                         or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]
@@ -408,6 +444,9 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     stages = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
     if ingest_reqs:
         stages["ingest"] = client.estimate(ingest_reqs, expected_output_tokens=400, counter=counter)
+    for dimensions, calls in embed_texts.items():
+        stages["embeddings" if dimensions is None else f"embeddings ({dimensions} dimensions)"] = \
+            client.estimate_embeddings(calls, dimensions)
     if config.judge != "none":
         stages["judge"] = client.estimate(judge_reqs, expected_output_tokens=60, batch=config.judge_mode == "batch",
                                           counter=counter)
@@ -417,7 +456,9 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                                       else "no key: the token-counting endpoint was not used") + ")")
             + "; prices from memeval/llm/profiles.py" + (f" and --prices {config.prices}" if config.prices else "")
             + " (check them before trusting the dollars); "
-            "prompt caching priced as one cache write per shared context and reads after.")
+            "prompt caching priced as one cache write per shared context and reads after."
+            + (" Embeddings: 4 characters a token (usd_max at one token a byte); answer prompts of dense systems "
+               "whose embeddings are not cached yet use their first chunks as stand-ins." if embed_texts else ""))
     return RunEstimate(stages, sum(e.usd_est for e in stages.values()), note)
 
 
