@@ -80,6 +80,8 @@ def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
 class AnswerRow(Record):
     """One (system, question) answer of a LoCoMo run (answers.jsonl)."""
 
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"retrieval_scores"})
+
     sample_id: str
     conversation_id: str
     category: int
@@ -98,6 +100,7 @@ class AnswerRow(Record):
     latency_total_s: float | None
     context_tokens: int | None
     error: str | None
+    retrieval_scores: list[float] | None = None  # the system's score of each memory in retrieved_ids (viewer)
 
     @property
     def key(self) -> tuple[str, str]:

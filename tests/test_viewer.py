@@ -104,7 +104,9 @@ def test_page_data_stores_questions_turns_and_memory_lists_once(run, locomo_dir)
     t = next(k for k, (c, d) in enumerate(zip(data["turns"]["conv"], data["turns"]["id"], strict=True))
              if data["conversations"][c] == "conv-26" and d == "D1:3")
     assert data["turns"]["text"][t] == turn_text(d13), "turn text from the question's own conversation"
-    assert "prompt" not in rows and "scores" not in rows, "this run stored neither prompts nor retrieval scores"
+    assert "prompt" not in rows, "this run stored no prompts"
+    assert rows["scores"][i] == answer["retrieval_scores"] and len(answer["retrieval_scores"]) == 10, \
+        "each memory's retrieval score, in rank order"
     assert str(run.parent) not in json.dumps(data), "no absolute path of the run on the page"
     assert read_embedded(write_viewer(run).read_text()) == json.loads(json.dumps(data))
 
@@ -158,6 +160,8 @@ def test_one_question_shows_every_system_side_by_side(run, browser):
     rag = columns.nth(0)
     assert "right month, wrong day" in rag.locator(".judge").inner_text()
     assert rag.locator(".mems li").count() == 10 and rag.locator(".mems li.hasev .turn.ev").count() >= 1
+    assert f"{mine['rag_turns']['retrieval_scores'][0]:.3f}" in rag.locator(".mems li").first.inner_text(), \
+        "the top memory's retrieval score is shown"
     assert "The prompt sent is not stored" in page.locator("#detail .qhead").inner_text()
     full = columns.nth(1)
     assert full.locator("button", has_text="show all").count() == 1

@@ -216,6 +216,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             latency_total_s=search_s + answer_s,
             context_tokens=_context_tokens(conversation, used, settings.answerer),
             error=error,
+            retrieval_scores=[round(float(item.score), 4) for item in used] if ranked else None,
         ))
     if failed:  # the plug-in's failures, each in its question's place
         by_id = {row.sample_id: row for row in rows}
