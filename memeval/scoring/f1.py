@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 import regex
+
 _PUNCTUATION = frozenset(string.punctuation)
 _SEED_ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SEED_NON_ALNUM = regex.compile(r"[^\p{L}\p{N}\s]")
