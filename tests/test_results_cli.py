@@ -129,6 +129,22 @@ def test_runs_without_shared_questions_get_no_paired_difference(runs):
     assert [h.split(" @ ")[0] for h in header[2:]] == ["c", "a", "b", "b − a"]
 
 
+def test_runs_sharing_one_conversation_get_an_item_level_paired_interval(runs, tmp_path, locomo_dir):
+    """Two configurations on conv-41 alone: no conversation-clustered interval exists, so the paired difference
+    resamples the shared questions and says so (rather than "n/a")."""
+    d = tmp_path / "d"
+    _locomo(locomo_dir, d, "conv-41", "rag_turns", "--k", "2")
+    rows = _csv(ok("results", runs / "runs" / "c", d, "--format", "csv"))
+    paired = [r for r in rows if r["kind"] == "paired difference"]
+    assert paired and all(r["resampled"] == "questions" and r["ci_low"] != "" and r["ci_high"] != "" for r in paired)
+    recall = next(r for r in paired if r["metric"].startswith("evidence recall"))
+    assert float(recall["ci_low"]) <= float(recall["value"]) <= float(recall["ci_high"])
+    printed = ok("results", runs / "runs" / "c", d)
+    assert "item level: it holds for that conversation" in printed and "n/a (1 conversation)" not in printed
+    refused = memeval("results", runs / "runs" / "c", "--out", tmp_path / "cmp.html")
+    assert refused.returncode == 2 and "--out is the directory" in refused.stderr and not (tmp_path / "cmp.html").exists()
+
+
 def test_every_format(runs, tmp_path):
     dirs = [runs / "runs" / "a", runs / "runs" / "b", runs / "sweep"]
     rows = _csv(ok("results", *dirs, "--format", "csv"))

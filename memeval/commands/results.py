@@ -33,6 +33,10 @@ def _results(args: argparse.Namespace) -> int:
     from memeval.errors import InputError
     from memeval.reports import results as report
 
+    if args.out and Path(args.out).suffix.lower() in (".md", ".csv", ".parquet", ".html", ".htm") \
+            and not Path(args.out).is_dir():
+        raise InputError("results", "--out", f"{args.out} names a file, but --out is the directory that receives "
+                         "results.md, .csv and .parquet: for one file use --format FORMAT --output FILE")
     if args.format == "parquet" and not args.output:
         raise InputError("results", "--format", "parquet is binary and is not printed: add --output FILE.parquet")
     comparison = report.compare(args.directories, by_category=args.by_category, progress=not args.no_progress)

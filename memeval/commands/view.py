@@ -10,7 +10,7 @@ from memeval.commands.arguments import add_output_file, command
 def register(subparsers: argparse._SubParsersAction) -> None:
     view = command(subparsers, "view", "write a static HTML page to browse runs question by question: a header per "
                    "run with its scores, every system's answer side by side, filters by system, category, text and "
-                   "F1 (no server needed)", "memeval view reports/artifacts/02_full_run/run\n"
+                   "F1 (no server needed)", "memeval view reports/artifacts/02_full_run/*/run\n"
                    "  memeval view runs/claude runs/gpt --output compare.html")
     view.add_argument("runs", nargs="+", metavar="RUN_DIR",
                       help="one or more `locomo run` directories (other tasks: their report.md)")

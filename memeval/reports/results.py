@@ -307,7 +307,7 @@ def sweep_rows(sweep: Path, manifest: dict) -> list[ResultRow]:
 
 def _paired_rows(first: Column, other: Column) -> list[ResultRow]:
     """`other` minus `first` for every cell both have on shared questions (the intersection of their sample
-    ids), clustered by conversation: no interval when they share one conversation's questions only."""
+    ids), clustered by conversation; on one shared conversation, item level over its questions (labelled so)."""
     from operator import attrgetter
 
     from memeval.scoring.aggregate import paired_difference
@@ -320,11 +320,16 @@ def _paired_rows(first: Column, other: Column) -> list[ResultRow]:
         d = paired_difference(rows, base, attrgetter("value"), other.name, first.name, n_boot=N_BOOT, seed=0)
         if d.n == 0:
             continue
+        unit = "conversations"
+        if not d.defined:  # one shared conversation: resample its questions, as the cells themselves do
+            unit = "questions"
+            d = paired_difference([r._replace(conversation_id=r.sample_id) for r in rows], base,
+                                  attrgetter("value"), other.name, first.name, n_boot=N_BOOT, seed=0)
         system, group, metric = key
         out.append(ResultRow(directory=f"{other.directory} − {first.directory}", kind=PAIRED, system=system,
                              group=group, metric=metric, value=d.mean_difference,
                              ci_low=d.low if d.defined else None, ci_high=d.high if d.defined else None, n=d.n,
-                             resampled="conversations", commit=None, command=None))
+                             resampled=unit, commit=None, command=None))
     return out
 
 
@@ -545,8 +550,11 @@ def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[
         notes.append(f"{', '.join(name for name, _ in pairs)}: paired difference (each run minus the first "
                      "earlier run it shares questions with) on the questions both answered for the system (the "
                      "intersection of their sample ids; "
-                     f"n = {_sizes(sizes)}), 95% CI resampling whole conversations, so a difference whose "
-                     "interval excludes 0 holds across conversations.")
+                     f"n = {_sizes(sizes)}), "
+                     + ("95% CI resampling whole conversations, so a difference whose interval excludes 0 holds "
+                        "across conversations." if all(r.resampled == "conversations" for r in paired) else
+                        "95% CI resampling whole conversations where the runs share two or more, else their "
+                        "questions (item level: it holds for that conversation, not across conversations)."))
     elif len(runs) > 1:
         notes.append("No paired differences: the runs share no questions for any system.")
     note = "Categories 1–4 as the published tables average them (adversarial 5 is scored by a refusal rule)"
