@@ -93,17 +93,37 @@ def bridge(pairs: Sequence[dict]):
         "It does not show answer quality (J needs an LLM judge): the outcome is evidence recall."))
 
 
+class _ItemLevel(Interval):
+    """An interval over the questions of one conversation, where a clustered one is undefined."""
+
+
 def _clustered(rows: Sequence, value) -> Interval:
+    """Clustered by conversation; on one conversation, item level over its questions (as the run report does), so
+    a prototype's bars carry an interval instead of caps of zero width."""
     from memeval.scoring.aggregate import cluster_bootstrap
 
-    return cluster_bootstrap([value(r) for r in rows], [r.conversation_id for r in rows])
+    values = [value(r) for r in rows]
+    if len({r.conversation_id for r in rows}) >= 2 or len(rows) < 2:
+        return cluster_bootstrap(values, [r.conversation_id for r in rows])
+    i = cluster_bootstrap(values, [r.sample_id for r in rows])
+    return _ItemLevel(i.estimate, i.low, i.high, i.n, i.clusters)
 
 
 def _interval_text(intervals: Sequence[Interval]) -> str:
+    if any(isinstance(i, _ItemLevel) for i in intervals):
+        return ("95% percentile bootstrap over the questions of one conversation (item level: narrower than a "
+                "clustered interval would be)")
     clusters = max((i.clusters for i in intervals), default=0)
     if clusters < 2:
-        return "none: one conversation, nothing to resample (the bar is the estimate alone)"
+        return "none: one question, nothing to resample (the mark is the estimate alone)"
     return f"95% percentile bootstrap over whole conversations ({clusters} clusters)"
+
+
+def _caption_interval(rows: Sequence) -> str:
+    if len({r.conversation_id for r in rows}) >= 2:
+        return "95% intervals from a bootstrap over whole conversations"
+    return ("95% intervals from a bootstrap over the questions of the one conversation (item level, narrower than "
+            "a clustered interval would be)")
 
 
 def _scaled(interval: Interval, scale: float = 100.0) -> tuple[float | None, float | None, float | None]:
@@ -195,7 +215,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
         f"present ({present}), (b) overall F1 ×100 over {OVERALL_CATEGORIES} as the Mem0 paper and our J average, "
         "(c) evidence recall@k of the ranked systems"
         + (f", (d) J ×100 from the {protocol} judge" if judgments else "")
-        + "; 95% intervals from a bootstrap over whole conversations. A black tick at the base is a measured zero; "
+        + f"; {_caption_interval(answers)}. A black tick at the base is a measured zero; "
         f"'n/r' marks nothing measured.{adversarial} It does not show the published rows — measured with LLM readers "
         "and other judges, they are in tab_locomo_f1 with their protocol — nor LLM answer quality when the reader is "
         "extractive (a sentence-overlap baseline)."))
@@ -286,8 +306,8 @@ def locomo_pareto(systems: Mapping[str, Sequence[AnswerRow]], model: str | None 
     cost_text = (f" The top axis prices that context at {model}'s input rate without prompt caching."
                  if price else " No LLM read these contexts (the reader is extractive), so no cost axis is drawn.")
     return finish(fig, (
-        f"LoCoMo: overall F1 ×100 ({OVERALL_CATEGORIES}, 95% interval over conversations) against the context each "
-        f"system hands the reader.{front_text}{cost_text} It does not show output tokens or the reader's latency."))
+        f"LoCoMo: overall F1 ×100 ({OVERALL_CATEGORIES}; {_caption_interval([r for rows in systems.values() for r in rows])}) "
+        f"against the context each system hands the reader.{front_text}{cost_text} It does not show output tokens or the reader's latency."))
 
 
 def recall_bands(systems: Mapping[str, Sequence[AnswerRow]], n_boot: int = 2000):
@@ -315,8 +335,11 @@ def recall_bands(systems: Mapping[str, Sequence[AnswerRow]], n_boot: int = 2000)
                "without quoting the evidence." if "summaries" in curves else "")
     return finish(fig, (
         "LoCoMo evidence recall@k ×100 of the ranked systems (questions with resolvable evidence; n per system in "
-        "the legend), with 95% bands from a bootstrap over whole conversations (10 clusters at most, so the bands "
-        f"are rough).{summary} It does not show whether the reader used the evidence."))
+        "the legend), with "
+        + ("95% bands from a bootstrap over whole conversations (10 clusters at most, so the bands are rough)"
+           if len({r.conversation_id for rows in curves.values() for r in rows}) >= 2 else
+           "95% bands from a bootstrap over the questions of the one conversation (item level)")
+        + f".{summary} It does not show whether the reader used the evidence."))
 
 
 def longmemeval_recall(answers: Sequence) -> tuple:
