@@ -68,7 +68,7 @@ ROW_NAMES = {"raw_results": "rows", "rows": "rows"}
 
 def listing(found: list[dict], long: bool = False, now: float | None = None) -> list[str]:
     """One line per directory, columns as wide as their longest cell and the path last, its leading directories
-    left out ("…/02_full_run/run") when the line would pass WIDTH columns; `long` adds the recorded command (and
+    left out ("…/02_full_run/run") when the line would pass the terminal's width (COLUMNS; at least WIDTH); `long` adds the recorded command (and
     the whole path, when shortened) under each line."""
     import time
 
@@ -78,7 +78,10 @@ def listing(found: list[dict], long: bool = False, now: float | None = None) -> 
     cells = [[r["kind"], r["status"], _rows(r["rows"], r["failed"]), short_commit(r["commit"]) if r["commit"] else "–",
               _age(now - _last_written(r["directory"])), _shown_path(r["directory"])] for r in found]
     widths = [max(len(row[i]) for row in [HEADERS, *cells]) for i in range(len(HEADERS) - 1)]
-    room = max(WIDTH - sum(widths) - 2 * len(widths), 12)
+    import shutil
+
+    width = max(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)  # COLUMNS, else the terminal, else 100
+    room = max(width - sum(widths) - 2 * len(widths), 12)
     lines = []
     for n, row in enumerate([HEADERS, *cells]):
         path = _fit(row[-1], room)
