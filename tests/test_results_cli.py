@@ -21,7 +21,7 @@ MEMEVAL = Path(sys.executable).with_name("memeval")
 
 
 def memeval(*argv, cwd: Path | None = None, cache: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MEMEVAL_PROGRESS": "0"}
+    env = {**os.environ, "MEMEVAL_PROGRESS": "0", "COLUMNS": "100"}  # `ls` fits the terminal: a fixed one here
     if cache is not None:
         env["MEMEVAL_CACHE_DIR"] = str(cache)
     return subprocess.run([str(MEMEVAL), *map(str, argv)], capture_output=True, text=True, cwd=cwd, env=env,
