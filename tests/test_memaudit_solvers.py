@@ -117,3 +117,77 @@ def test_milp_certifies_the_true_optimum_when_weights_are_tiny():
             assert exact.certified and milp.certified, (seed, budget, milp.status)
             assert milp.value == pytest.approx(exact.value, rel=1e-9, abs=0), (seed, budget)
             assert milp.dual_bound == pytest.approx(exact.value, rel=1e-6, abs=0)
+
+
+@st.composite
+def tied_packages(draw, max_groups=6, max_candidates=4):
+    """Packages built from few distinct weights and coverage values, so equal gains and equal stores are common:
+    where the B&B's tie-breaking and its bounds' rounding are tested."""
+    n_units = draw(st.integers(1, 6))
+    units = {f"r{j}": draw(st.sampled_from([0.35, 1.0, 1.2, 1.4])) for j in range(n_units)}
+    groups = []
+    for _ in range(draw(st.integers(1, max_groups))):
+        cands = []
+        for c in range(draw(st.integers(1, max_candidates))):
+            cover = {f"r{j}": draw(st.sampled_from([0.0, 0.0, 0.4, 0.5, 0.7, 1.0])) for j in range(n_units)}
+            cands.append((f"c{c}", draw(st.sampled_from(["raw", "fact", "summary"])),
+                          draw(st.sampled_from([1, 2, 3, 5])), cover))
+        groups.append(cands)
+    return make_package(groups, units), draw(st.sampled_from([1, 2, 4, 6, 9, 14]))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tied_packages(), st.sampled_from([1, 1, 2]), st.booleans())
+def test_bnb_equals_exhaustive_on_tied_packages(case, k, restrict):
+    pkg, budget = case
+    cp = pkg.compiled
+    if k == 2 and len(cp.groups) > 4:
+        k = 1  # the exhaustive reference grows as (subsets per group) ** groups
+    allowed = np.array([kind != "summary" for kind in cp.kinds]) if restrict else None
+    exact = solve_exhaustive(cp, budget, k, allowed)
+    bnb = solve_bnb(cp, budget, k, allowed)
+    assert bnb.certified and bnb.status == "optimal"
+    assert bnb.value == pytest.approx(exact.value, abs=1e-9)
+    assert is_feasible(cp, bnb.selected, budget, k)
+    assert allowed is None or all(allowed[i] for i in bnb.selected)
+
+
+def _frontier_paths(monkeypatch, python: bool):
+    """Every level bounded and expanded in plain Python (python=True) or with numpy (False)."""
+    from memeval.memaudit import solvers
+
+    monkeypatch.setattr(solvers, "PY_FRONTIER", 10**9 if python else 0)
+    monkeypatch.setattr(solvers, "PY_CHILDREN", 10**9 if python else 0)
+
+
+@pytest.mark.parametrize("distribution", DISTRIBUTIONS)
+def test_the_python_and_numpy_frontiers_search_alike(distribution, monkeypatch):
+    """The two representations of the frontier open the same states and prune the same ones: the same store,
+    value and node count at every budget, k and restriction."""
+    from memeval.memaudit.writers import EXACT_WRITERS, kind_mask
+
+    cases = []
+    for seed in range(4):
+        cp = generate(distribution, seed).compiled
+        cases += [(cp, b, k, kind_mask(cp, m)) for b in (2, 5, 9, 16) for k in (1, 2) for m in EXACT_WRITERS]
+    runs = {}
+    for python in (True, False):
+        _frontier_paths(monkeypatch, python)
+        runs[python] = [solve_bnb(cp, b, k, mask) for cp, b, k, mask in cases]
+    for a, b in zip(runs[True], runs[False], strict=True):
+        assert (a.selected, a.value, a.nodes, a.status) == (b.selected, b.value, b.nodes, b.status)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tied_packages(max_groups=7, max_candidates=5), st.sampled_from([1, 2]))
+def test_greedy_incumbent_breaks_ties_as_the_numpy_rule(case, k):
+    """B&B's incumbent sums gains in Python and falls back to numpy only near a tie: the picks are those of the
+    numpy rule (every gain a matrix product), tie for tie."""
+    from memeval.memaudit import solvers
+
+    pkg, budget = case
+    cp = pkg.compiled
+    mask = np.ones(cp.n_candidates, dtype=bool)
+    tables = solvers._Tables.of(cp)
+    fast = solvers._greedy_incumbent(cp, budget, k, None, tables.eligible(None, budget))
+    assert fast == solvers._greedy_incumbent_numpy(cp, budget, k, mask)

@@ -72,6 +72,36 @@ def test_parallel_equals_serial(tmp_path):
     assert a["rows"] == b["rows"]
 
 
+def _untimed_rows(path):
+    """Every row as written, but for its timings (the solvers' runtimes), keyed by (package, budget, method)."""
+    out = {}
+    for row in read_rows(path):
+        row.pop("runtime_s")
+        if row.get("certificate"):
+            row["certificate"].pop("milp_runtime_s", None)
+        out[(row["package_id"], row["budget"], row["method"])] = json.dumps(row, sort_keys=True)
+    return out
+
+
+def test_rows_are_identical_at_any_jobs_and_chunking(tmp_path):
+    """Every writer, OPT certified by the MILP: one process and two workers (with tasks of other sizes) write the
+    same rows, field for field, but for their timings."""
+    from memeval.memaudit.writers import ALL_WRITERS
+
+    kw = dict(methods=list(ALL_WRITERS), seeds=10, budgets=[2, 8, 16], certify="milp")
+    run_sweep(_config(n_jobs=1, chunk=25, **kw), tmp_path / "serial", progress=False)
+    run_sweep(_config(n_jobs=2, chunk=3, **kw), tmp_path / "parallel", progress=False)
+    serial = _untimed_rows(tmp_path / "serial" / "raw_results.jsonl")
+    assert len(serial) == 10 * 3 * len(ALL_WRITERS)
+    assert _untimed_rows(tmp_path / "parallel" / "raw_results.jsonl") == serial
+
+
+@pytest.mark.parametrize(("packages", "workers", "cap", "size"),
+                         [(500, 2, 25, 25), (100, 2, 25, 13), (12, 2, 4, 2), (3, 8, 25, 1), (0, 2, 25, 1)])
+def test_chunks_give_each_worker_several_tasks_up_to_the_cap(packages, workers, cap, size):
+    assert sweep_mod.chunk_size(packages, workers, cap) == size
+
+
 def test_certify_milp_agrees(tmp_path):
     summary = run_sweep(_config(distribution="temporal_interval", seeds=3, budgets=[1, 2, 6], certify="milp"),
                         tmp_path, progress=False)

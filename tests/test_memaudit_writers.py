@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memeval.memaudit.generators import generate
 from memeval.memaudit.objective import is_feasible
@@ -12,6 +14,7 @@ from memeval.memaudit.writers import (
     run_writer,
 )
 from tests.memaudit_helpers import make_package
+from tests.test_memaudit_solvers import tied_packages
 
 
 @pytest.mark.parametrize("eta", [0.5, 0.1, 0.01, 0.001])
@@ -118,3 +121,41 @@ def test_estimated_gvt_never_reads_coverage():
 def test_ratio_convention():
     assert package_ratio(0.0, 0.0) == 1.0
     assert package_ratio(1.0, 2.0) == 0.5
+
+
+def _reference_random(cp, budget, k, seed=0):
+    """The random writer as a CoverageState walk (how it was written before its plain-Python loop)."""
+    import random
+    import zlib
+
+    from memeval.memaudit.objective import CoverageState
+
+    rng = random.Random(zlib.crc32(f"{cp.package_id}|{budget}|{seed}".encode()))
+    order = list(range(cp.n_candidates))
+    rng.shuffle(order)
+    state = CoverageState(cp, budget, k)
+    for u in order:
+        if state.feasible_mask(np.array([u]))[0]:
+            state.add(u)
+    return sorted(state.selected)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tied_packages(max_groups=7, max_candidates=5), st.sampled_from([1, 2]))
+def test_plain_python_writers_choose_as_the_numpy_rules(case, k):
+    """density_only, greedy and density_greedy sum gains in Python (numpy only near a tie), random and
+    estimated_gvt walk plain lists: each picks the store its numpy rule picks, tie for tie."""
+    from memeval.memaudit import writers
+
+    pkg, budget = case
+    cp = pkg.compiled
+    fast = {m: run_writer(m, cp, budget, k) for m in ("density_only", "greedy", "density_greedy")}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(writers, "_fast", lambda cp: False)
+        for method, res in fast.items():
+            reference = run_writer(method, pkg.compiled, budget, k)
+            assert (res.selected, res.value) == (reference.selected, reference.value), method
+    assert run_writer("random", cp, budget, k, seed=3).selected == _reference_random(cp, budget, k, seed=3)
+    declared = writers.declared_estimator(cp)
+    assert estimated_gvt(cp, budget, max_per_group=k).selected == \
+        estimated_gvt(cp, budget, estimator=declared, max_per_group=k).selected

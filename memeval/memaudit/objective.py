@@ -22,8 +22,19 @@ def coverage_sums(cp: CompiledPackage, selected: Iterable[int]) -> np.ndarray:
 
 
 def objective(cp: CompiledPackage, selected: Iterable[int]) -> float:
-    """F of a store given as candidate indices; summed in a canonical order, so equal stores give equal bits."""
-    return float(cp.h(coverage_sums(cp, selected)) @ cp.weights)
+    """F of a store given as candidate indices; summed in a canonical order, so equal stores give equal bits.
+    A small package remembers each store's value: the solvers, writers and a sweep's rows score the same few
+    stores over and over."""
+    key = tuple(sorted(int(i) for i in selected))
+    if cp.is_large:
+        return float(cp.h(coverage_sums(cp, key)) @ cp.weights)
+    memo = cp.memo.get("objective")
+    if memo is None:
+        memo = cp.memo["objective"] = {}
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = float(cp.h(coverage_sums(cp, key)) @ cp.weights)
+    return value
 
 
 def sparse_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -52,10 +63,18 @@ def invalidation_covered(cp: CompiledPackage, selected: Iterable[int]) -> float 
     it declares none)."""
     if not cp.invalidation_mask.any():
         return None
-    z = coverage_sums(cp, selected)
+    key = tuple(sorted(int(i) for i in selected))
+    memo = None if cp.is_large else cp.memo.setdefault("invalidation", {})
+    if memo is not None and key in memo:
+        return memo[key]
+    z = coverage_sums(cp, key)
     if cp.saturation is None:
-        return float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
-    return float((cp.h(z) / cp.h_max)[cp.invalidation_mask].mean())
+        value = float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
+    else:
+        value = float((cp.h(z) / cp.h_max)[cp.invalidation_mask].mean())
+    if memo is not None:
+        memo[key] = value
+    return value
 
 
 class CoverageState:
@@ -100,7 +119,10 @@ class CoverageState:
 
 
 def store_cost(cp: CompiledPackage, selected: Sequence[int]) -> float:
-    return float(sum(cp.costs[int(i)] for i in sorted(selected)))
+    costs = cp.memo.get("costs")
+    if costs is None:
+        costs = cp.memo["costs"] = cp.costs.tolist()
+    return float(sum(costs[int(i)] for i in sorted(selected)))
 
 
 def is_feasible(cp: CompiledPackage, selected: Sequence[int], budget: float, max_per_group: int | None = None) -> bool:

@@ -191,6 +191,12 @@ class CompiledPackage:
     def is_large(self) -> bool:
         return self.n_candidates * len(self.weights) > DENSE_CELLS
 
+    @cached_property
+    def memo(self) -> dict:
+        """Tables the solvers and writers derive from this package once and reuse across budgets, methods and
+        calls (keyed by what each depends on); the package itself never changes."""
+        return {}
+
     def index(self, candidate_ids) -> list[int]:
         lookup = {c: i for i, c in enumerate(self.candidate_ids)}
         return [lookup[c] for c in candidate_ids]

@@ -300,6 +300,17 @@ def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: Packa
     return out
 
 
+TASKS_PER_WORKER = 4
+
+
+def chunk_size(n_packages: int, workers: int, cap: int) -> int:
+    """Packages per task. A task costs a round trip and a worker's first task its start-up (imports, the MILP's
+    first build), so tasks are large: about TASKS_PER_WORKER per worker, enough that the last ones finishing
+    leave no worker idle for long, and at most `cap` (`SweepConfig.chunk`: rows reach the file, and the progress
+    bar moves, a task at a time). Rows never depend on it."""
+    return max(1, min(cap, -(-n_packages // (TASKS_PER_WORKER * max(1, workers)))))
+
+
 def summarize(rows: Sequence[SweepRow], n_boot: int = 2000) -> list[SummaryRow]:
     """Mean ratio with a bootstrap 95% CI over packages, per (distribution, budget, method); rows whose
     OPT is not certified are counted and excluded, never averaged. Union groups also name their store's
@@ -447,7 +458,8 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
     superseded = sum(1 for r in rows_on_disk if r.package_id in current and not usable(r))
     done = {r.key for r in valid}
     todo = [p.source for p in planned if not p.keys <= done]
-    chunks = [todo[i:i + config.chunk] for i in range(0, len(todo), config.chunk)]
+    size = chunk_size(len(todo), config.n_jobs, config.chunk)
+    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     written = 0
     changed: list[str] = []
     with JsonlWriter(raw_path) as writer:

@@ -15,7 +15,7 @@ import numpy as np
 from memeval.memaudit.objective import CoverageState, marginal_gains, objective, store_cost
 from memeval.memaudit.outcomes import SolveStatus
 from memeval.memaudit.package import CompiledPackage
-from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.solvers import NOISE_RTOL, _gain, _one_term, _Tables, greedy_pass, solve_exact
 from memeval.memaudit.tolerance import COST_EPS, GAIN_EPS
 
 # benchmarks/bench_memaudit.py: B&B certifies base packages of 11 groups in < 0.05 s but needs ~1e6 states at
@@ -51,7 +51,18 @@ def _result(method: str, cp: CompiledPackage, selected: list[int], start: float,
 # --- exact family ----------------------------------------------------------------------------------------
 def kind_mask(cp: CompiledPackage, method: str) -> np.ndarray | None:
     keep = KIND_FILTERS.get(method)
-    return None if keep is None else np.array([keep(k) for k in cp.kinds], dtype=bool)
+    if keep is None:
+        return None
+    masks = cp.memo.setdefault("kind_masks", {})
+    if method not in masks:
+        masks[method] = np.array([keep(k) for k in cp.kinds], dtype=bool)
+        masks[method].flags.writeable = False  # shared by every call: nobody may change it
+    return masks[method]
+
+
+def _fast(cp: CompiledPackage) -> bool:
+    """The plain-Python paths (solvers.greedy_pass and the rules below) hold for h = min(1, z) on a dense matrix."""
+    return cp.saturation is None and not cp.is_large
 
 
 def exact_writer(method: str, cp: CompiledPackage, budget: float, max_per_group: int | None = None,
@@ -64,7 +75,17 @@ def exact_writer(method: str, cp: CompiledPackage, budget: float, max_per_group:
 
 # --- online rules over the stream ------------------------------------------------------------------------
 def lambda_grid(cp: CompiledPackage, size: int = 40, span: float = 1e-3) -> np.ndarray:
-    """0 plus a geometric grid from span * d_max to d_max, d_max the best initial gain per unit cost."""
+    """0 plus a geometric grid from span * d_max to d_max, d_max the best initial gain per unit cost (made once
+    per package and size: it does not depend on the budget)."""
+    grids = cp.memo.setdefault("lambda_grid", {})
+    grid = grids.get((size, span))
+    if grid is None:
+        grid = grids[(size, span)] = _lambda_grid(cp, size, span)
+        grid.flags.writeable = False
+    return grid
+
+
+def _lambda_grid(cp: CompiledPackage, size: int, span: float) -> np.ndarray:
     initial = marginal_gains(cp, np.zeros(len(cp.weights))) / cp.costs  # h(0) = 0: each candidate's own value
     d_max = float(initial.max()) if initial.size else 0.0
     if d_max <= 0:
@@ -101,13 +122,11 @@ def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
     z = np.zeros((len(lams), len(w)))
     spent = np.zeros(len(lams))
     picks = np.full((len(lams), len(cp.groups)), -1, dtype=np.int64)
-    for g, members in enumerate(cp.groups):
+    for g, (members, cols, rows, costs, w_cols) in enumerate(_group_tables(cp)):
         if members.size == 0:
             continue
-        cols, rows = cp.touched(members)
-        costs = cp.costs[members]
         zc = z[:, cols]
-        gains = (cp.h_cols(zc[:, None, :] + rows[None, :, :], cols) - cp.h_cols(zc, cols)[:, None, :]) @ w[cols]
+        gains = (cp.h_cols(zc[:, None, :] + rows[None, :, :], cols) - cp.h_cols(zc, cols)[:, None, :]) @ w_cols
         admissible = ((costs[None, :] <= (budget - spent)[:, None] + COST_EPS) & (gains > GAIN_EPS)
                       & (gains / costs[None, :] >= lams[:, None]))
         chosen = np.argmax(np.where(admissible, gains, -np.inf), axis=1)
@@ -116,9 +135,22 @@ def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
             z[np.ix_(has, cols)] += rows[chosen[has]]
         spent[has] += costs[chosen[has]]
         picks[has, g] = members[chosen[has]]
-    values = np.array([objective(cp, p[p >= 0]) for p in picks])
+    stores: dict[tuple, float] = {}  # lambdas that pick alike are scored once (one pick per group: stream order)
+    rows_of = [tuple(i for i in p if i >= 0) for p in picks.tolist()]
+    values = np.array([stores[r] if r in stores else stores.setdefault(r, objective(cp, r)) for r in rows_of])
     best = int(np.flatnonzero(values >= values.max() - GAIN_EPS)[0])
-    return _result("gvt", cp, [int(i) for i in picks[best] if i >= 0], start, info={"lambda": float(lams[best])})
+    return _result("gvt", cp, list(rows_of[best]), start, info={"lambda": float(lams[best])})
+
+
+def _group_tables(cp: CompiledPackage) -> list:
+    """Per group: members, the units they touch, their rows over those units, costs and those units' weights."""
+    tables = cp.memo.get("gvt_groups")
+    if tables is None:
+        tables = cp.memo["gvt_groups"] = []
+        for members in cp.groups:
+            cols, rows = cp.touched(members) if members.size else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
+            tables.append((members, cols, rows, cp.costs[members], cp.weights[cols]))
+    return tables
 
 
 class Estimator(Protocol):
@@ -179,20 +211,72 @@ def estimated_gvt(cp: CompiledPackage, budget: float, estimator: Estimator | Non
     """GVT with estimated values: the threshold grid and every choice use only the estimator."""
     start = time.perf_counter()
     k = cp.max_per_group if max_per_group is None else max_per_group
-    estimator = estimator or declared_estimator(cp)
-    initial = estimator(np.arange(cp.n_candidates), []) / cp.costs
+    if estimator is None:  # the declared estimators score a candidate alone: one table per package
+        name, values, lam = _declared_scores(cp, grid_size)
+        selected = _static_threshold_pass(cp, budget, lam, k, values)
+        return _result("estimated_gvt", cp, selected, start, info={"lambda": lam, "estimator": name})
+    lam = _median_lambda(estimator(np.arange(cp.n_candidates), []) / cp.costs, grid_size)
+    selected = _threshold_pass(cp, budget, lam, k, lambda st, m: estimator(m, st.selected))
+    return _result("estimated_gvt", cp, selected, start, info={"lambda": lam, "estimator": estimator.name})
+
+
+def _median_lambda(initial: np.ndarray, grid_size: int) -> float:
     d_max = float(initial.max()) if initial.size else 0.0
     grid = np.concatenate([[0.0], np.geomspace(1e-3 * d_max, d_max, grid_size)]) if d_max > 0 else np.array([0.0])
     # without the coverage matrix the writer cannot score its own stores, so it commits to one lambda:
     # the median of the grid's positive values (declared, not tuned on the package)
-    lam = float(np.median(grid[1:])) if len(grid) > 1 else 0.0
-    selected = _threshold_pass(cp, budget, lam, k, lambda st, m: estimator(m, st.selected))
-    return _result("estimated_gvt", cp, selected, start, info={"lambda": lam, "estimator": estimator.name})
+    return float(np.median(grid[1:])) if len(grid) > 1 else 0.0
+
+
+def _declared_scores(cp: CompiledPackage, grid_size: int) -> tuple[str, list[float], float]:
+    """The declared estimator's name, its value of every candidate and its lambda, made once per package."""
+    key = ("declared_scores", grid_size)
+    if key not in cp.memo:
+        estimator = declared_estimator(cp)
+        values = estimator(np.arange(cp.n_candidates), [])
+        cp.memo[key] = (estimator.name, values.tolist(), _median_lambda(values / cp.costs, grid_size))
+    return cp.memo[key]
+
+
+def _static_threshold_pass(cp: CompiledPackage, budget: float, lam: float, k: int, values: list[float]) -> list[int]:
+    """_threshold_pass for values that do not depend on the store: in each group, of the members that fit, the
+    first of largest value among those worth more than GAIN_EPS at lam per unit cost or better."""
+    costs = _costs(cp)
+    selected, spent = [], 0.0
+    if k < 1:
+        return selected
+    for members in _members(cp):
+        limit = budget - spent + COST_EPS
+        pick, best = -1, 0.0
+        for i in members:
+            v = values[i]
+            if costs[i] <= limit and v > GAIN_EPS and v / costs[i] >= lam and (pick < 0 or v > best):
+                pick, best = i, v
+        if pick >= 0:
+            selected.append(pick)
+            spent += costs[pick]
+    return selected
+
+
+def _costs(cp: CompiledPackage) -> list[float]:
+    costs = cp.memo.get("costs")
+    if costs is None:
+        costs = cp.memo["costs"] = cp.costs.tolist()
+    return costs
+
+
+def _members(cp: CompiledPackage) -> list[list[int]]:
+    members = cp.memo.get("members")
+    if members is None:
+        members = cp.memo["members"] = [g.tolist() for g in cp.groups]
+    return members
 
 
 def density_only(cp: CompiledPackage, budget: float, max_per_group: int | None = None) -> WriterResult:
     """The paper's negative control: per group in stream order, the best positive gain per cost that fits."""
     start = time.perf_counter()
+    if _fast(cp):
+        return _result("density_only", cp, _density_only_fast(cp, budget, max_per_group), start)
     state = CoverageState(cp, budget, max_per_group)
     for members in cp.groups:
         members = members[state.feasible_mask(members)]
@@ -206,7 +290,46 @@ def density_only(cp: CompiledPackage, budget: float, max_per_group: int | None =
     return _result("density_only", cp, state.selected, start)
 
 
+def _density_only_fast(cp: CompiledPackage, budget: float, max_per_group: int | None) -> list[int]:
+    """density_only in plain Python: gains from each member's non-zero cells; a step whose best density has a
+    rival within rounding noise (and a gain of more than one term) is decided by the numpy expression."""
+    t = _Tables.of(cp)
+    k = cp.max_per_group if max_per_group is None else max_per_group
+    costs, cells = t.costs, t.cells
+    z = [0.0] * t.n_units
+    selected, spent = [], 0.0
+    if k < 1:
+        return selected
+    for members in t.members:
+        limit = budget - spent + COST_EPS
+        feasible = [i for i in members if costs[i] <= limit]
+        if not feasible:
+            continue
+        gains = [_gain(cells[i], z) for i in feasible]
+        density = [g / costs[i] if g > GAIN_EPS else -np.inf for g, i in zip(gains, feasible, strict=True)]
+        top = max(density)
+        if top == -np.inf:
+            continue
+        near = [j for j, d in enumerate(density) if d >= top - NOISE_RTOL * t.density_scale]
+        if len(near) == 1 or all(_one_term(cells[feasible[j]], z) for j in near):
+            u = feasible[near[0] if len(near) == 1 else max(near, key=lambda j: (density[j], -j))]
+        else:
+            idx = np.array(feasible)
+            exact = (cp.h(np.array(z) + cp.coverage[idx]) - cp.h(np.array(z))) @ cp.weights
+            positive = exact > GAIN_EPS
+            if not positive.any():
+                continue
+            u = int(idx[int(np.argmax(np.where(positive, exact / cp.costs[idx], -np.inf)))])
+        selected.append(u)
+        for r, a, _ in cells[u]:
+            z[r] += a
+        spent += costs[u]
+    return selected
+
+
 def _offline_greedy(cp: CompiledPackage, budget: float, max_per_group: int | None, by_density: bool) -> list[int]:
+    if _fast(cp):  # the very passes B&B's incumbent made at this budget (solvers.greedy_pass)
+        return greedy_pass(cp, budget, cp.max_per_group if max_per_group is None else max_per_group, None, by_density)
     state = CoverageState(cp, budget, max_per_group)
     everything = np.arange(cp.n_candidates)
     while True:
@@ -255,11 +378,16 @@ def random_writer(cp: CompiledPackage, budget: float, max_per_group: int | None 
     rng = random.Random(zlib.crc32(f"{cp.package_id}|{budget}|{seed}".encode()))
     order = list(range(cp.n_candidates))
     rng.shuffle(order)
-    state = CoverageState(cp, budget, max_per_group)
-    for u in order:
-        if state.feasible_mask(np.array([u]))[0]:
-            state.add(u)
-    return _result("random", cp, state.selected, start)
+    k = cp.max_per_group if max_per_group is None else max_per_group
+    costs, group_of = _costs(cp), cp.group_of.tolist()
+    counts = [0] * len(cp.groups)
+    selected, spent, budget = [], 0.0, float(budget)
+    for u in order:  # each candidate comes once, so "not yet chosen" always holds
+        if costs[u] <= budget - spent + COST_EPS and counts[group_of[u]] < k:
+            selected.append(u)
+            spent += costs[u]
+            counts[group_of[u]] += 1
+    return _result("random", cp, selected, start)
 
 
 def run_writer(method: str, cp: CompiledPackage, budget: float, max_per_group: int | None = None,
