@@ -146,38 +146,31 @@ class FakeOpenAI(LoopbackServer):
                 if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
                     return self.send_json(Rejection(404, f"Invalid URL (POST {self.path})").body(), 404,
                                           {"x-request-id": request_id})
-                with fake._lock:
-                    fake.received.append(body)
-                    fault = fake.faults.pop(0) if fake.faults else None
-                if fault:
-                    status, headers, payload = fault
-                    return self.send_json(payload, status, {**headers, "x-request-id": request_id})
-                try:
-                    fake._check_key(self.headers)
-                    snapshot = fake._validate(body)
-                except Rejection as r:
-                    with fake._lock:
-                        fake.rejected.append((r.status, r.message))
-                    return self.send_json(r.body(), r.status, {"x-request-id": request_id})
-                self.send_json(fake._completion(body, snapshot, request_id), headers={"x-request-id": request_id})
+                fake._answer(self, body, request_id, fake.received,
+                             lambda: fake._completion(body, fake._validate(body), request_id))
 
         self.serve(Handler, "/v1")
 
     def _embeddings_call(self, handler, body: dict, request_id: str) -> None:
+        self._answer(handler, body, request_id, self.embedded, lambda: self._embeddings(body))
+
+    def _answer(self, handler, body: dict, request_id: str, log: list, reply) -> None:
+        """One endpoint's call: logged, a queued fault first, then the key and the endpoint's own rules (`reply`
+        raises Rejection) — the same order for chat completions and embeddings."""
         with self._lock:
-            self.embedded.append(body)
+            log.append(body)
             fault = self.faults.pop(0) if self.faults else None
         if fault:
             status, headers, payload = fault
             return handler.send_json(payload, status, {**headers, "x-request-id": request_id})
         try:
             self._check_key(handler.headers)
-            reply = self._embeddings(body)
+            answer = reply()
         except Rejection as r:
             with self._lock:
                 self.rejected.append((r.status, r.message))
             return handler.send_json(r.body(), r.status, {"x-request-id": request_id})
-        handler.send_json(reply, headers={"x-request-id": request_id})
+        handler.send_json(answer, headers={"x-request-id": request_id})
 
     def _embeddings(self, body: dict) -> dict:
         for name in body:

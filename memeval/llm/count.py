@@ -15,8 +15,6 @@ is obeyed by the client's retries.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -27,9 +25,9 @@ COUNT_POOL = "count_tokens"
 
 
 def count_key(request) -> str:
-    blob = json.dumps({"api_version": request.api_version, "body": count_tokens_body(request)}, sort_keys=True,
-                      ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    from memeval.llm.types import material_key
+
+    return material_key({"api_version": request.api_version, "body": count_tokens_body(request)})
 
 
 class TokenCounter:

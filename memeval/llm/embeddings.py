@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -80,8 +79,9 @@ def key_material(provider: str, model: str, endpoint: str, dimensions: int | Non
 
 
 def embedding_key(material: dict) -> str:
-    blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    from memeval.llm.types import material_key
+
+    return material_key(material)
 
 
 @dataclass(frozen=True)

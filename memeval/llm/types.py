@@ -21,6 +21,12 @@ def anthropic_endpoint() -> str:
     return (os.environ.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/") or ANTHROPIC_DEFAULT_BASE_URL
 
 
+
+def material_key(material: dict) -> str:
+    """The cache key of anything sent: SHA-256 of its canonical JSON (the same bytes for the same content)."""
+    blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
 @dataclass(frozen=True)
 class LLMRequest:
     model: str
@@ -77,8 +83,7 @@ class LLMRequest:
 
     @property
     def key(self) -> str:
-        blob = json.dumps(self.key_material(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        return material_key(self.key_material())
 
     @property
     def cache_prefix(self) -> str:
