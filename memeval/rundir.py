@@ -352,6 +352,7 @@ ANSWERS = "answers.jsonl"
 JUDGMENTS = "judgments.jsonl"
 MANIFEST = "manifest.json"
 REPORT = "report.md"
+STORES = "stores"  # the memory stores library systems wrote (Mem0's get_all), one JSON file a system
 
 
 @dataclass(frozen=True)
@@ -378,6 +379,13 @@ class RunDir:
     @property
     def report(self) -> Path:
         return self.path / REPORT
+
+    def store(self, system_label: str) -> Path:
+        """The memory store a library system wrote in this run (Mem0's own `get_all()` per conversation), in the
+        shape `natural union --store` reads; the system's label is the file's name."""
+        from memeval.safe_paths import inside
+
+        return inside(self.path, f"{STORES}/{system_label}.json")
 
     def file(self, name: str) -> Path:
         """Another file of the run (a task's own summary), kept inside the directory."""

@@ -21,6 +21,11 @@ rejects. Each rule and where it was read (2026-12-03):
   not support 0.5 with this model. Only the default (1) value is supported." (body quoted in leafo/lua-openai#12,
   BeehiveInnovations/pal-mcp-server#78), and refuse `max_tokens`: 400 `unsupported_parameter` (the SDK's
   docstring: max_tokens "is not compatible with o-series models"; simonw/llm#724).
+- `top_p` (nucleus sampling; the SDK's docstring: "0.1 means only the tokens comprising the top 10% probability
+  mass") is refused here outside [0, 1] (the bound is the docstring's meaning; that 400's own text was not found,
+  so the temperature message's form is used). Reasoning models refuse it: 400 `unsupported_parameter`,
+  "Unsupported parameter: 'top_p' is not supported with this model." (bodies quoted in aandrew-me/tgpt#333 for
+  o1-preview and HIllya51/LunaTranslator#1842 for gpt-5).
 - `response_format: {"type": "json_object"}` needs the word "json" in the messages, else 400 (the API's own check,
   simonw/llm#373; the JSON-mode docs: "you must also instruct the model to produce JSON"). The message text here
   is the one widely quoted for that 400.
@@ -127,7 +132,8 @@ class FakeOpenAI(LoopbackServer):
     def __init__(self, responder=None, local: bool = False):
         self.responder = responder or (lambda body: "ok")
         self.local = local
-        self.faults: list[tuple] = []  # (status, headers, body): next chat-completion calls
+        self.faults: list[tuple] = []  # (status, headers, body): the next calls, either endpoint
+        self.chat_faults: list[tuple] = []  # the same, for chat completions only (before `faults`)
         self.received: list[dict] = []
         self.headers: list[dict] = []
         self.rejected: list[tuple[int, str]] = []
@@ -159,7 +165,9 @@ class FakeOpenAI(LoopbackServer):
         raises Rejection) — the same order for chat completions and embeddings."""
         with self._lock:
             log.append(body)
-            fault = self.faults.pop(0) if self.faults else None
+            chat = log is self.received
+            fault = self.chat_faults.pop(0) if chat and self.chat_faults else \
+                self.faults.pop(0) if self.faults else None
         if fault:
             status, headers, payload = fault
             return handler.send_json(payload, status, {**headers, "x-request-id": request_id})
@@ -262,6 +270,14 @@ class FakeOpenAI(LoopbackServer):
                 raise Rejection(400, f"Unsupported value: 'temperature' does not support {t} with this model. Only "
                                      "the default (1) value is supported.", param="temperature",
                                 code="unsupported_value")
+        if body.get("top_p") is not None:
+            p = body["top_p"]
+            if reasoning:
+                raise Rejection(400, "Unsupported parameter: 'top_p' is not supported with this model.",
+                                param="top_p", code="unsupported_parameter")
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+                raise Rejection(400, f"Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got "
+                                     f"{p} instead.", param="top_p", code="decimal_above_max_value")
         fmt = (body.get("response_format") or {}).get("type")
         if fmt == "json_object" and "json" not in _prompt(body).lower():
             raise Rejection(400, "'messages' must contain the word 'json' in some form, to use 'response_format' of "

@@ -367,11 +367,16 @@ class LLMClient:
         refusal = p.thinking_refusal(thinking)
         if refusal:
             raise InputError(source, model, refusal)
+        if not other and (request.top_p is not None or request.response_format):
+            raise ValueError(f"{model}: top_p and response_format are OpenAI-compatible wire fields; an Anthropic "
+                             "request carries neither")
+        temperature = self.sent_temperature(model, request.temperature)
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider, max_tokens=max_tokens,
+            top_p=request.top_p if temperature is not None else None,  # a model that takes no sampling takes neither
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
-            temperature=self.sent_temperature(model, request.temperature),
+            temperature=temperature,
             output_schema=request.output_schema if p.structured_outputs else "",
             thinking=thinking, effort=p.effort, thinking_tokens=p.thinking_tokens if p.thinks(thinking) else 0)
 

@@ -41,6 +41,10 @@ class LLMRequest:
     api_version: str = ""  # set by LLMClient.resolve
     cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
+    # a caller that speaks an OpenAI-compatible wire on its own terms (the Mem0 library): `top_p` and
+    # `response_format: {"type": ...}` sent as given to openai/local providers, never to Anthropic; keyed only when set
+    top_p: float | None = None
+    response_format: str = ""
     endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
     truncation_ok: bool = False  # a protocol that reads a reply cut at its cap (LongMemEval's judge); not in the key
     # extra cache breakpoints inside the cached prefix (character offsets, ascending), so a prefix larger than the
@@ -75,6 +79,8 @@ class LLMRequest:
             # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
             # caches still hit
             material["endpoint"] = self.endpoint
+        if self.top_p is not None or self.response_format:  # only such requests key them: other keys are unchanged
+            material["wire"] = {"top_p": self.top_p, "response_format": self.response_format}
         if self.thinking or self.effort or self.thinking_tokens:
             # only a request that sends thinking parameters keys them, so every other request's key is unchanged
             material["thinking"] = {"type": self.thinking, "effort": self.effort,

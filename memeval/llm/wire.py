@@ -61,6 +61,8 @@ def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dic
         body[max_tokens_field] = request.max_tokens
     if request.temperature is not None:
         body["temperature"] = request.temperature
-    if request.output_schema:
-        body["response_format"] = {"type": "json_object"}
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.output_schema or request.response_format:
+        body["response_format"] = {"type": request.response_format or "json_object"}
     return body

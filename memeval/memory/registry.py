@@ -24,6 +24,7 @@ BUILTIN: dict[str, str] = {
     "observations": "memeval.memory.lexical:Observations",
     "summaries": "memeval.memory.lexical:Summaries",
     "memory_graph": "memeval.memory.graph_system:MemoryGraphSystem",
+    "mem0": "memeval.memory.mem0_system:Mem0System",  # the mem0ai library (optional extra `memeval[mem0]`)
 }
 # Older spellings still accepted on the command line (`--systems memory_graph:max_hops=1`).
 PARAMETER_ALIASES: dict[str, dict[str, str]] = {"memory_graph": {"max_hops": "hops"}}
@@ -47,10 +48,15 @@ def known(name: str) -> bool:
     return name in BUILTIN or name in registered() or _is_factory_path(name)
 
 
+# Built-in names whose work is another library's code (mem0ai): its failures are treated as a plug-in's.
+LIBRARY_SYSTEMS = frozenset({"mem0"})
+
+
 def is_plugin(name: str) -> bool:
-    """A system from outside this package (an entry point or a named factory): its own exceptions in `ingest` or
-    `search` are recorded in the answer rows, where a built-in system's are programming errors and propagate."""
-    return name not in BUILTIN
+    """A system whose code is not this package's (an entry point, a named factory, or a built-in wrapping another
+    library): its own exceptions in `ingest` or `search` are recorded in the answer rows, where a built-in system's
+    are programming errors and propagate."""
+    return name not in BUILTIN or name in LIBRARY_SYSTEMS
 
 
 def _is_factory_path(name: str) -> bool:

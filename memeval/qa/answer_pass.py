@@ -77,7 +77,8 @@ def call_system(config: SystemConfig, stage: str, where: str, method: Callable, 
 
 
 def retrieve(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-             settings: AnswerSettings, client: LLMClient | None = None, failed: dict[str, str] | None = None
+             settings: AnswerSettings, client: LLMClient | None = None, failed: dict[str, str] | None = None,
+             on_ingested: Callable[[MemorySystem, Conversation], None] | None = None
              ) -> tuple[MemorySystem, list[tuple[QA, list[MemoryItem], list[MemoryItem], float]]]:
     """Ingest once, then search each question: (system, [(question, ranked items, items used, search s)]).
     A plug-in's failure raises PluginFailed; given `failed`, it is recorded there instead (sample id → the row's
@@ -91,6 +92,8 @@ def retrieve(system_config: SystemConfig, conversation: Conversation, questions:
             raise
         failed.update((qa.sample_id, exc.row_error) for qa in questions)
         return system, []
+    if on_ingested is not None:
+        on_ingested(system, conversation)
     ranked = is_ranked(system)
     depth = max(settings.k, settings.recall_k_max) if ranked else settings.k
     searched = []
@@ -155,15 +158,17 @@ def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answ
 
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
-                        settings: AnswerSettings, client: LLMClient | None = None, fail_fast: bool = False
+                        settings: AnswerSettings, client: LLMClient | None = None, fail_fast: bool = False,
+                        on_ingested: Callable[[MemorySystem, Conversation], None] | None = None
                         ) -> list[AnswerRow]:
     """Retrieve, then answer each question; returns rows in question order. A system that cannot ingest
     (an extractor with no LLM configured) yields error rows for every question, retried on the next run; so
     does a plug-in whose ingest raised, and one whose search raised yields an error row for that question
-    (`fail_fast`: PluginFailed is raised instead)."""
+    (`fail_fast`: PluginFailed is raised instead). `on_ingested(system, conversation)` runs once the system has
+    ingested (a run keeps a library system's own store with it)."""
     failed: dict[str, str] | None = None if fail_fast else {}
     try:
-        system, searched = retrieve(system_config, conversation, questions, settings, client, failed)
+        system, searched = retrieve(system_config, conversation, questions, settings, client, failed, on_ingested)
     except LLMError as exc:
         return [_error_row(system_config, qa, settings, f"ingest failed: {type(exc).__name__}: {exc}")
                 for qa in questions]

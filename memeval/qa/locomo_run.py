@@ -27,6 +27,8 @@ from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 from memeval.memory.registry import (
     build_system,
+    factory,
+    is_plugin,
     known,
     needs_embeddings,
     needs_llm,
@@ -179,7 +181,10 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
             continue
         entry = {"name": s.name, "params": dict(s.params)}
         if needs_llm(s):
-            entry.update(extract=role("extract", EXTRACTION_TEMPERATURE), extract_prompt=prompt_hash("extract_triples"))
+            library = getattr(factory(s.name), "library_identity", None)  # Mem0: its version, prompt and signals
+            entry.update(extract=role("extract", getattr(factory(s.name), "extract_temperature",
+                                                         EXTRACTION_TEMPERATURE)),
+                         extract_prompt=prompt_hash("extract_triples") if library is None else library())
         if needs_embeddings(s):  # model, provider and a non-default endpoint: sampling does not touch a vector
             entry.update(embed={k: v for k, v in role("embed", None).items() if k in ("model", "provider", "endpoint")})
         system_entries[s.label] = entry
@@ -301,7 +306,23 @@ class LocomoTask(Task):
         system, conversation, questions = unit.payload
         wanted = set(todo)
         return answer_conversation(system, conversation, [qa for qa in questions if (system.label, qa.sample_id)
-                                                          in wanted], self.settings, client, self.config.fail_fast)
+                                                          in wanted], self.settings, client, self.config.fail_fast,
+                                   lambda built, conv: self.keep_store(system, built, conv))
+
+    def keep_store(self, config: SystemConfig, system, conversation) -> None:
+        """A library system's own store (Mem0's `get_all()`) into stores/<label>.json, keyed by conversation id —
+        the file `memeval natural union --store ... --format mem0` audits."""
+        native = getattr(system, "native_store", None)
+        if native is None:
+            return
+        from memeval.atomic import write_json_atomic
+        from memeval.safe_json import load_json_file
+
+        path = RunDir(self.config.out).store(config.label)
+        stores = load_json_file(path, "json") if path.is_file() else {}
+        stores[conversation.sample_id] = native()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, stores)
 
     def owed(self, key: tuple) -> bool:
         return key[0] not in self.imported  # imported systems answer what their file held; a rerun cannot add
@@ -316,9 +337,13 @@ class LocomoTask(Task):
         if client is not None and client.sampling == "model-default":
             notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
                          "model's default sampling, not the protocols' temperatures.")
-        dense = [s for s in native if needs_embeddings(s)]
+        dense = [s for s in native if needs_embeddings(s) and not is_plugin(s.name)]
         if dense:
             notes.append(dense_note(dense, client))
+        for s in native:
+            library_note = getattr(factory(s.name), "run_note", None)
+            if library_note is not None:
+                notes.append(library_note(s.label, client))
         if config.questions == "prototype":
             notes.append(PROTOTYPE_NOTE)
         if config.answerer == "extractive" and native:
@@ -421,7 +446,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                     judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
                                    for r in judge.requests(row)]
                 continue
-            built = build_system(system)
+            built = build_system(system, client=client)  # the run's roles name the models planned
             planner = getattr(built, "planned_requests", None)
             if planner is not None:
                 ingest_reqs += planner(conversation)
@@ -432,8 +457,13 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
             if config.answerer in LLM_ANSWERERS and todo:
                 # a system whose embeddings are not cached yet ranks with zero vectors here: its first chunks stand
                 # in for the ones a real run retrieves (same sizes, nothing sent)
-                with client.embedder.planning():
-                    searched = retrieve(system, conversation, todo, settings, client)[1]
+                stand_ins = getattr(built, "planned_memories", None)
+                if stand_ins is not None:  # what it retrieves is known only once its LLM has written the store
+                    items = stand_ins(conversation)
+                    searched = [(qa, items, items, 0.0) for qa in todo]
+                else:
+                    with client.embedder.planning():
+                        searched = retrieve(system, conversation, todo, settings, client)[1]
                 answer_reqs += answer_requests(searched, conversation, config.answerer, config.answer_max_tokens)
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id))
@@ -459,6 +489,11 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
             "prompt caching priced as one cache write per shared context and reads after."
             + (" Embeddings: 4 characters a token (usd_max at one token a byte); answer prompts of dense systems "
                "whose embeddings are not cached yet use their first chunks as stand-ins." if embed_texts else ""))
+    if any(hasattr(build_system(s, client=client), "planned_memories") for s in systems if s.label not in imported):
+        note += (" Mem0: its extraction prompts are built by Mem0's own code with stand-ins for what only its LLM "
+                 "decides (the memories its search would find: the speaker's previous messages; the memories it "
+                 "writes: one per own message), and its reader prompts read the conversation's first messages in "
+                 "place of the memories a search would return.")
     return RunEstimate(stages, sum(e.usd_est for e in stages.values()), note)
 
 
