@@ -220,12 +220,8 @@ def embedding_server(tmp_path_factory):
     _need_server()
     from memeval.llm.local_server import LocalServer
 
-    class EmbeddingServer(LocalServer):
-        def command(self, model):
-            return super().command(model) + ["--embedding", "true", "--kv_overrides", "gemma3.pooling_type=int:1",
-                                             "--n_batch", str(self.n_ctx), "--n_ubatch", str(self.n_ctx)]
-
-    with EmbeddingServer(n_ctx=2048, log=tmp_path_factory.mktemp("llama") / "server.log") as running:
+    # 12,288: Mem0's extraction prompt is ~8,200 Gemma tokens and it asks for up to 2,000 more
+    with LocalServer(n_ctx=12288, log=tmp_path_factory.mktemp("llama") / "server.log") as running:
         yield running
 
 
@@ -242,26 +238,43 @@ def test_the_real_servers_embeddings_are_cached_and_replayed(embedding_server, t
     assert np.array_equal(again.embed(TEXTS), vectors) and again.stats.requests_sent == 0
 
 
-def test_rag_dense_end_to_end_against_the_real_server(embedding_server, locomo_dir, tmp_path):
-    """`memeval locomo run --systems rag_dense:chunk_tokens=512:k=2 --llm local` as typed, then again: the rerun
-    sends nothing."""
+def test_rag_dense_and_mem0_end_to_end_against_the_real_server(embedding_server, locomo_dir, tmp_path):
+    """`memeval locomo run --systems rag_dense:chunk_tokens=512:k=2,mem0 --llm local` as typed, then again: the rerun
+    sends nothing, and Mem0's own store is audited by `natural union --format mem0`. conv-26 is cut to its first 4
+    turns (4 Mem0 adds of ~8,200 prompt tokens, about a minute each on 2 CPU cores); a 270M model's memories mean
+    nothing, the point is that every path is real."""
     import subprocess
     import sys
 
     from memeval.llm.local_server import MODEL_ID
     from memeval.records import load_answers
+    from tests.small_locomo import small_locomo
 
+    data = small_locomo(tmp_path, locomo_dir, sessions=1, turns=4)
     env = {**os.environ, "OPENAI_BASE_URL": embedding_server.base_url, "MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("OPENAI_API_KEY", None)
-    args = [sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26",
-            "--questions", "3", "--systems", "rag_dense:chunk_tokens=512:k=2", "--llm", "local", "--embed-model",
+    args = [sys.executable, "-m", "memeval", "locomo", "run", "--data", str(data), "--systems",
+            "rag_dense:chunk_tokens=512:k=2,mem0", "--llm", "local", "--extract-model", MODEL_ID, "--embed-model",
             MODEL_ID, "--reader", "extractive", "--no-progress"]
     for out in ("run", "rerun"):
         done = subprocess.run([*args, "--out", str(tmp_path / out)], env=env, capture_output=True, text=True,
-                              timeout=1200)
+                              timeout=1800)
         assert done.returncode == 0, done.stderr[-2000:]
     rows = load_answers(tmp_path / "run" / "answers.jsonl")
-    assert len(rows) == 3 and all(r.error is None and r.k == 2 and len(r.retrieved_ids) == 2 for r in rows)
+    assert rows and all(r.error is None for r in rows)
+    assert {r.system for r in rows} == {"rag_dense[chunk_tokens=512,k=2]", "mem0"}
     for out, sent in (("run", None), ("rerun", 0)):
         calls = json.loads((tmp_path / out / "manifest.json").read_text())["invocations"][-1]["llm"]
-        assert calls["requests_sent"] == sent if sent is not None else calls["requests_sent"] >= 2
+        assert calls["requests_sent"] == sent if sent is not None else calls["requests_sent"] >= 4 + 2
+    store = tmp_path / "run" / "stores" / "mem0.json"
+    assert json.loads(store.read_text()) == json.loads((tmp_path / "rerun" / "stores" / "mem0.json").read_text())
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "mem0ai library" in report
+
+    from memeval.natural.build import build_directory
+
+    build_directory(tmp_path / "packages", str(locomo_dir), target=6)
+    audit = subprocess.run([sys.executable, "-m", "memeval", "natural", "union", "--packages",
+                            str(tmp_path / "packages"), "--store", str(store), "--format", "mem0", "--system", "mem0",
+                            "--out", str(tmp_path / "audit")], env=env, capture_output=True, text=True, timeout=900)
+    assert audit.returncode == 0, audit.stderr[-2000:]

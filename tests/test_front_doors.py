@@ -220,14 +220,15 @@ def _write_mem0_results(cwd: Path, inputs) -> None:
                                         for i, q in enumerate(first.qa[:6]) if q.category != 5]}))
 
 
-def _write_mem0_store(cwd: Path, inputs) -> None:
-    target = cwd / "store.json"
+def _write_mem0_store(cwd: Path, inputs, name: str = "store.json") -> None:
+    target = cwd / name
     if target.exists():
         return
     store = {}
     for conversation in inputs.conversations:
         store[conversation.sample_id] = [{"memory": turn.text, "created_at": session.date_time, "metadata": {}}
                                          for session in conversation.sessions[:3] for turn in session.turns[:6]]
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(store))
 
 
@@ -254,6 +255,8 @@ PLACEHOLDERS = {
     "results.json": ("another harness's answers in Mem0's results format (conv-26's first questions)",
                      _write_mem0_results),
     "store.json": ("a Mem0 store export: turns of conv-26's first sessions as memories", _write_mem0_store),
+    "runs/mem0/stores/mem0.json": ("the store a `--systems mem0` run keeps (Mem0's get_all shape)",
+                                   lambda cwd, inputs: _write_mem0_store(cwd, inputs, "runs/mem0/stores/mem0.json")),
     "natural87": ("a `memeval natural build` directory", lambda cwd, inputs: _copy(inputs.natural(), cwd / "natural87")),
     "DIR": ("a `memeval natural build` directory", lambda cwd, inputs: _copy(inputs.natural(), cwd / "DIR")),
     "runs/full": ("a `memeval locomo run` directory (conv-26; observations, summaries, rag_turns)",

