@@ -80,12 +80,26 @@ def test_cache_stats_and_prune(tmp_path, cli):
     stats = json.loads(cli("cache", "stats", "--dir", tmp_path / "c", "--json", check=True).stdout)
     assert stats["responses"] == 3 and stats["by_model"] == {"claude-opus-4-6": 2, "claude-sonnet-4-6": 1}
     dry = cli("cache", "prune", "--dir", tmp_path / "c", "--model", "claude-opus-4-6", "--dry-run", check=True)
-    assert "2 cached responses would be deleted" in dry.stdout and len(ResponseCache(tmp_path / "c")) == 3
+    assert "2 cached responses and 0 embeddings would be deleted" in dry.stdout
+    assert len(ResponseCache(tmp_path / "c")) == 3
     assert cli("cache", "prune", "--dir", tmp_path / "c", "--older-than", "1").stdout.startswith("0 cached")
     cli("cache", "prune", "--dir", tmp_path / "c", "--model", "claude-opus-4-6", check=True)
     assert len(ResponseCache(tmp_path / "c")) == 1
     refused = cli("cache", "prune", "--dir", tmp_path / "c")
     assert refused.returncode == 2 and "say what to prune" in refused.stderr
+
+
+def test_cache_prune_deletes_a_models_embeddings_too(tmp_path, cli):
+    import numpy as np
+
+    from memeval.llm.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path / "c")
+    cache.put_vectors([(f"e{i}", {"model": model, "text": str(i)}, np.ones(3, dtype=np.float32))
+                       for i, model in enumerate(["text-embedding-3-small", "text-embedding-3-small", "m2"])])
+    out = cli("cache", "prune", "--dir", tmp_path / "c", "--model", "text-embedding-3-small", check=True).stdout
+    assert "0 cached responses and 2 embeddings were deleted" in out
+    assert ResponseCache(tmp_path / "c").stats()["embeddings"] == 1
 
 
 @pytest.mark.parametrize("argv", [["sweep", "small", "--budgets", "x"], ["memaudit", "nope"]])

@@ -25,12 +25,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
     stats.set_defaults(handler=_cache_stats)
-    prune = command(sub, "prune", "delete cached responses by age and/or model",
+    prune = command(sub, "prune", "delete cached responses and embeddings by age and/or model",
                     "memeval cache prune --model claude-opus-4-6 --older-than 30 --dry-run")
     prune.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
     prune.add_argument("--older-than", type=non_negative_finite_float, default=None, metavar="DAYS",
                        help="only responses cached more than DAYS days ago")
-    prune.add_argument("--model", default=None, help="only this model's responses")
+    prune.add_argument("--model", default=None, help="only this model's responses and embeddings")
     prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
     prune.set_defaults(handler=_cache_prune)
     register_batches(sub)
@@ -171,6 +171,7 @@ def _cache_prune(args: argparse.Namespace) -> int:
     if args.older_than is None and args.model is None:
         raise InputError("cache prune", "--older-than/--model", "say what to prune (both may be given)")
     cache = ResponseCache(args.dir)
-    n = cache.prune(older_than_days=args.older_than, model=args.model, dry_run=args.dry_run)
-    print(f"{n} cached responses {'would be' if args.dry_run else 'were'} deleted from {cache.path}")
+    counts = cache.prune_counts(older_than_days=args.older_than, model=args.model, dry_run=args.dry_run)
+    print(f"{counts['responses']} cached responses and {counts['embeddings']} embeddings "
+          f"{'would be' if args.dry_run else 'were'} deleted from {cache.path}")
     return 0

@@ -206,7 +206,15 @@ class ResponseCache:
 
     @_guarded
     def prune(self, older_than_days: float | None = None, model: str | None = None, dry_run: bool = False) -> int:
-        """Delete responses older than `older_than_days` and/or of `model`; returns how many (would) go."""
+        """Delete responses older than `older_than_days` and/or of `model`; returns how many (would) go
+        (`prune_counts` says how many of each kind)."""
+        return sum(self.prune_counts(older_than_days, model, dry_run).values())
+
+    @_guarded
+    def prune_counts(self, older_than_days: float | None = None, model: str | None = None,
+                     dry_run: bool = False) -> dict[str, int]:
+        """{"responses": n, "embeddings": m}: chat responses and embedding vectors older than `older_than_days`
+        and/or of `model`, deleted (or, with `dry_run`, counted)."""
         where, params = [], []
         if older_than_days is not None:
             where.append("created < datetime('now', ?)")
@@ -216,10 +224,12 @@ class ResponseCache:
             params.append(model)
         clause = " AND ".join(where) or "1"
         conn = self._conn()
-        n = int(conn.execute(f"SELECT COUNT(*) FROM responses WHERE {clause}", params).fetchone()[0])
-        if not dry_run and n:
-            conn.execute(f"DELETE FROM responses WHERE {clause}", params)
-        return n
+        counts = {}
+        for table in ("responses", "embeddings"):
+            counts[table] = int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {clause}", params).fetchone()[0])
+            if not dry_run and counts[table]:
+                conn.execute(f"DELETE FROM {table} WHERE {clause}", params)
+        return counts
 
     def all_text(self) -> str:
         """Everything stored, as text (tests check no secret ever lands here)."""

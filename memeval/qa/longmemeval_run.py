@@ -51,6 +51,8 @@ UNSUPPORTED_SYSTEMS = {
     "summaries": "summaries are LoCoMo annotations, which a LongMemEval haystack does not have (recall would read "
                  "0.00 as if measured)",
     "memory_graph": "memory_graph extracts its graph with an LLM, which a LongMemEval run does not give it",
+    "rag_dense": "rag_dense embeds through a run's embed role, which a LongMemEval run does not give it yet",
+    "mem0": "mem0 calls an LLM and an embedder through a run's roles, which a LongMemEval run does not give it yet",
 }
 
 
