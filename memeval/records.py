@@ -296,6 +296,18 @@ class ResultRow(Record):
     command: str | None
 
 
+class StoreIngest(Record):
+    """What a library system (Mem0) did ingesting one conversation, kept beside the store it wrote
+    (stores/<label>.ingest.jsonl): its add calls, the memories it kept, and the warnings and errors its own logging
+    raised (counted by message) — a store of 0 memories says why."""
+
+    conversation_id: str
+    system: str
+    add_calls: int
+    memories: int
+    library_log: dict[str, int] = {}
+
+
 class RunResult(Record):
     """What `run_locomo` returns: where it wrote, the report, and the rows of this run's selection."""
 

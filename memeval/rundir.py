@@ -387,6 +387,12 @@ class RunDir:
 
         return inside(self.path, f"{STORES}/{system_label}.json")
 
+    def store_ingests(self, system_label: str) -> Path:
+        """What the library system did writing that store: one `StoreIngest` record per conversation ingested."""
+        from memeval.safe_paths import inside
+
+        return inside(self.path, f"{STORES}/{system_label}.ingest.jsonl")
+
     def file(self, name: str) -> Path:
         """Another file of the run (a task's own summary), kept inside the directory."""
         from memeval.safe_paths import inside

@@ -117,6 +117,20 @@ def test_without_a_key_nothing_is_sent_and_the_miss_names_what_is_needed(tmp_pat
         system.ingest(conversation)
 
 
+def test_replies_mem0_cannot_read_leave_no_memory_and_the_record_says_why(tmp_path, locomo_dir, monkeypatch):
+    conversation = load_locomo(small_locomo(tmp_path, locomo_dir))[0]
+    with FakeOpenAI(responder=lambda body: "Sure! Caroline likes painting.") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        system = Mem0System()
+        system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
+        system.ingest(conversation)
+        record = system.ingest_record("mem0")
+    assert system.native_store() == [] and record.memories == 0 and record.add_calls == len(add_calls(conversation))
+    parse_errors = sum(n for message, n in record.library_log.items() if "parsing extraction response" in message)
+    assert parse_errors == record.add_calls, record.library_log
+
+
 def test_parameters_are_checked_before_anything_runs():
     for bad in ({"top_k": 0}, {"threshold": 1.5}, {"batch": -1}):
         with pytest.raises(ValueError):
@@ -143,6 +157,9 @@ def test_locomo_run_with_mem0_and_dense_rag_then_audit_mem0s_own_store(extractor
     assert manifest["invocations"][-1]["llm"]["requests_sent"] > 0
     report = (tmp_path / "run" / "report.md").read_text()
     assert "mem0ai library 2.2.1" in report and "stores/mem0.json" in report
+    memories = len(store["conv-26"])
+    assert f"Mem0 made {len(add_calls(load_locomo(data)[0]))} add calls over 1 conversation(s) and kept {memories} " \
+           "memories" in report
     sent = len(extractor.received) + len(extractor.embedded)
 
     second = _run(args, env, tmp_path / "rerun")

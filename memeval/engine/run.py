@@ -97,6 +97,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     notes = [*claimed.notes(), *task.notes(client)]
     units = task.units()
     answer_counts = answer_stage(task, units, client, rundir, settings)
+    notes += task.answered_notes(client)
     wanted = [key for unit in units for key in unit.keys]
     wanted_set = set(wanted)
     answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()

@@ -70,6 +70,10 @@ class Task(ABC):
         """Answer rows for the keys `todo` of `unit` (those not yet final); a row with an `error` is retried by a
         rerun. A key left without a row is retried too."""
 
+    def answered_notes(self, client) -> list[str]:
+        """Notes that need the answer stage done (what a library system wrote while answering)."""
+        return []
+
     def judged_answer(self, judgment) -> tuple:
         """The key of the answer row a judgment row grades."""
         return judgment.key[:2]

@@ -218,6 +218,20 @@ class RoutedEmbedder:
         return [row.tolist() for row in self.client.embed(cleaned, self.dimensions)]
 
 
+def _ingest_summary(ingests: list) -> str:
+    """The run's ingestions in a sentence: add calls, memories kept, and what Mem0 logged most (a store of 0
+    memories is then explained, e.g. replies Mem0 could not parse)."""
+    calls = sum(r.add_calls for r in ingests)
+    kept = sum(r.memories for r in ingests)
+    logged: dict[str, int] = {}
+    for record in ingests:
+        for message, n in record.library_log.items():
+            logged[message] = logged.get(message, 0) + n
+    top = sorted(logged.items(), key=lambda kv: -kv[1])[:3]
+    return (f" Mem0 made {calls} add calls over {len(ingests)} conversation(s) and kept {kept} memories"
+            + ("; it logged " + "; ".join(f"{n}x \"{m}\"" for m, n in top) if top else "") + ".")
+
+
 def _unwrapped(exc: BaseException) -> BaseException:
     """The client's own error where Mem0 wrapped it ('LLM extraction failed: ...'): memeval's errors (an API
     rejection, a budget, a cache miss with no backend) keep their meaning and their one-line message."""
@@ -255,7 +269,7 @@ class Mem0System:
                 "signals": mem0_signals()}
 
     @staticmethod
-    def run_note(label: str, client) -> str:
+    def run_note(label: str, client, ingests: list | None = None) -> str:
         signals = mem0_signals()
         off = [why for name, why in (("bm25", "BM25 (needs fastembed)"),
                                      ("entities", "entity boost (needs spaCy and en_core_web_sm)")) if not signals[name]]
@@ -266,7 +280,8 @@ class Mem0System:
                 f"speaker); its LLM calls went to {extract} and its embeddings to {embed} through memeval's client, "
                 "and its clock read each session's date while that session was added. Search signals off here: "
                 f"{', '.join(off) or 'none'}. Answers come from this run's reader, not Mem0's answer prompt. Its "
-                f"store is stores/{label}.json (Mem0's own get_all, for `memeval natural union --format mem0`).")
+                f"store is stores/{label}.json (Mem0's own get_all, for `memeval natural union --format mem0`)."
+                + (_ingest_summary(ingests) if ingests else ""))
 
     def __init__(self, top_k: int = HARNESS_TOP_K, batch: int = HARNESS_BATCH,
                  threshold: float = MEM0_SEARCH_THRESHOLD, max_tokens: int = MEM0_MAX_TOKENS,
@@ -444,6 +459,13 @@ class Mem0System:
                 got = self.memory.get_all(filters={"user_id": user}, top_k=100_000)
             out += got.get("results", []) if isinstance(got, dict) else list(got)
         return out
+
+    def ingest_record(self, label: str):
+        """The typed record of this ingestion (kept beside the store: stores/<label>.ingest.jsonl)."""
+        from memeval.records import StoreIngest
+
+        return StoreIngest(conversation_id=self.conversation_id, system=label, add_calls=self.add_calls,
+                           memories=len(self.native_store()), library_log=dict(self.warnings))
 
     def export(self) -> list[MemoryItem]:
         return [self._item(hit) for hit in self.native_store()]

@@ -221,6 +221,16 @@ def role_temperatures(config: LocomoRunConfig) -> dict:
     return roles
 
 
+def store_ingests(out, label: str) -> list:
+    """The latest ingestion record per conversation a library system kept in this run directory."""
+    from memeval.records import StoreIngest, latest, read_records
+
+    path = RunDir(out).store_ingests(label)
+    if not path.is_file():
+        return []
+    return list(latest(read_records(path, StoreIngest), lambda r: r.conversation_id).values())
+
+
 def dense_note(systems: list[SystemConfig], client: LLMClient | None) -> str:
     """What the dense systems of a run are, beside Mem0's RAG rows: who embedded, and how the chunks differ."""
     model = client.model_for("embed") if client is not None else "the embed role's model"
@@ -323,6 +333,13 @@ class LocomoTask(Task):
         stores[conversation.sample_id] = native()
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, stores)
+        record = getattr(system, "ingest_record", None)
+        if record is not None:
+            from memeval.jsonl import JsonlWriter
+            from memeval.records import write_records
+
+            with JsonlWriter(RunDir(self.config.out).store_ingests(config.label)) as writer:
+                write_records(writer, [record(config.label)])
 
     def owed(self, key: tuple) -> bool:
         return key[0] not in self.imported  # imported systems answer what their file held; a rerun cannot add
@@ -340,10 +357,6 @@ class LocomoTask(Task):
         dense = [s for s in native if needs_embeddings(s) and not is_plugin(s.name)]
         if dense:
             notes.append(dense_note(dense, client))
-        for s in native:
-            library_note = getattr(factory(s.name), "run_note", None)
-            if library_note is not None:
-                notes.append(library_note(s.label, client))
         if config.questions == "prototype":
             notes.append(PROTOTYPE_NOTE)
         if config.answerer == "extractive" and native:
@@ -366,6 +379,15 @@ class LocomoTask(Task):
         if config.answer_max_tokens is not None and native:
             notes.append(f"Reader output cap: {config.answer_max_tokens} tokens (`{CAP_FLAG}`) in place of the reader "
                          f"protocol's {protocol_cap(config.answerer)}; a reply still running at the cap is no answer.")
+        return notes
+
+    def answered_notes(self, client) -> list[str]:
+        """A library system's note, with what it did in this run directory (add calls, memories, its own log)."""
+        notes = []
+        for s in self.systems:
+            library_note = None if s.label in self.imported else getattr(factory(s.name), "run_note", None)
+            if library_note is not None:
+                notes.append(library_note(s.label, client, store_ingests(self.config.out, s.label)))
         return notes
 
     def failure_advice(self, answers: list) -> str | None:
