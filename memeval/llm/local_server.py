@@ -76,7 +76,10 @@ class LocalServer:
     One server answers chat completions and embeddings: `--embedding true` with mean pooling
     (`--kv_overrides gemma3.pooling_type=int:1`: the GGUF sets no pooling, so the server would return one vector
     per token) and n_batch = n_ubatch = min(n_ctx, 2,048) (llama-cpp-python's `embed` keeps only the first n_batch
-    tokens of an input; a larger ubatch costs memory with the square of its size: at 16,384 the server held 20 GB). Chat runs through memeval.llm.local_launch's `gemma-system` format, so system prompts reach the model."""
+    tokens of an input). Chat runs through memeval.llm.local_launch's `gemma-system` format, so system prompts reach
+    the model. `--logits_all false`: the server's default keeps every prompt token's logits, n_ctx x 262,144
+    (Gemma's vocabulary) x 4 bytes — 12.9 GB at n_ctx 12,288 (13.8 GB resident was measured over Mem0's prompt);
+    memeval asks for no logprobs."""
 
     def __init__(self, port: int | None = None, n_ctx: int = 4096, threads: int = 2, log: Path | None = None,
                  startup_timeout_s: float = 180.0, embeddings: bool = True):
@@ -99,7 +102,8 @@ class LocalServer:
 
         command = [sys.executable, "-m", "memeval.llm.local_launch", "--model", str(model), "--model_alias", MODEL_ID,
                    "--chat_format", CHAT_FORMAT, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
-                   str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+                   str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+                   "--logits_all", "false"]
         if self.embeddings:
             batch = str(min(self.n_ctx, EMBED_BATCH))
             command += ["--embedding", "true", "--kv_overrides", "gemma3.pooling_type=int:1", "--n_batch", batch,
