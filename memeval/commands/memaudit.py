@@ -49,9 +49,9 @@ def _solve_parser(sub, name: str, alias: str) -> None:
                     "memeval memaudit solve package.json --budget 6 --method both --json")
     solve.add_argument("package", help="a memaudit.package/v1 JSON file")
     solve.add_argument("--budget", type=positive_finite_float, default=None, help="default: the package's own budget")
-    solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "both", *ALL_WRITERS[1:]],
+    solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "parts", "both", *ALL_WRITERS[1:]],
                        help="opt: the certified optimum by the solver that suits the package (default); bnb, milp: "
-                            "that solver; both: both, checked against each other; any other name: that writer")
+                            "that solver; parts: the exact solver over independent parts (fast where experiences share few units); both: B&B and MILP, checked against each other; any other name: that writer")
     solve.add_argument("--max-per-group", type=positive_int, default=None,
                        help="candidates kept per experience (default: the package's own, usually 1)")
     solve.add_argument("--json", action="store_true", help="print the result as one JSON object")
@@ -92,8 +92,9 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
     sweep.add_argument("--methods", type=names, default=None, help="comma-separated writers")
     sweep.add_argument("--max-per-group", type=positive_int, default=None,
                        help="candidates kept per experience (default: each package's own)")
-    sweep.add_argument("--certify", choices=["none", "milp"], default="none",
-                       help="milp: solve every OPT row by the MILP as well and stop (exit 3) if the solvers "
+    sweep.add_argument("--certify", choices=["none", "milp", "parts"], default="none",
+                       help="milp: solve every OPT row by the MILP as well; parts: by the exact solver over "
+                            "independent parts (memaudit/parts.py, faster); either stops (exit 3) if the solvers "
                             "disagree")
     sweep.add_argument("--facts", type=non_negative_int, default=3, help="small: stable facts per package (default 3)")
     sweep.add_argument("--updates", type=non_negative_int, default=2,
@@ -139,8 +140,8 @@ def _solve(args: argparse.Namespace) -> int:
     if args.max_per_group is not None and args.max_per_group < 1:
         raise InputError(args.package, "--max-per-group", "must be >= 1")
     cp = pkg.compiled
-    if args.method in ("opt", "bnb", "milp", "both"):
-        solver = {"opt": "auto", "bnb": "bnb", "milp": "milp", "both": "both"}[args.method]
+    if args.method in ("opt", "bnb", "milp", "parts", "both"):
+        solver = {"opt": "auto", "bnb": "bnb", "milp": "milp", "parts": "parts", "both": "both"}[args.method]
         res = solve_exact(cp, budget, args.max_per_group, None, solver)
         out = {"value": res.value, "certified": res.certified, "status": res.status, "selected": res.selected_ids(cp),
                "cost": res.cost, "runtime_s": res.runtime_s, "solver": res.method, "nodes": res.nodes,

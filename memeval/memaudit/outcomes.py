@@ -88,6 +88,23 @@ class MilpCheck:
 
 
 @dataclass(frozen=True)
+class PartsCheck:
+    """The parts solver's own solve of an OPT row (`--certify parts`: memaudit/parts.py)."""
+
+    value: float
+    status: SolveStatus
+    parts: int
+    runtime_s: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", SolveStatus(self.status))
+
+    @classmethod
+    def of(cls, result: SolveResult) -> PartsCheck:
+        return cls(result.value, result.status, int(result.info.get("parts", 0)), result.runtime_s)
+
+
+@dataclass(frozen=True)
 class Certificate:
     """What an OPT row of a sweep proves: the solver that found OPT, its status, nodes, gap and dual bound, the
     tolerances it was judged under, and, where a second solver checked it, whether the two agree (and, under
@@ -103,6 +120,7 @@ class Certificate:
     tolerances: Mapping[str, float] | None = None
     agree: bool | None = None  # None: no second solver checked this OPT
     milp: MilpCheck | None = None
+    parts: PartsCheck | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "opt_status", SolveStatus(self.opt_status))
@@ -118,6 +136,11 @@ class Certificate:
         return Certificate(self.opt_solver, self.opt_status, self.opt_nodes, self.opt_gap, self.opt_dual_bound,
                            self.tolerances, agree, MilpCheck.of(milp))
 
+    def checked_by_parts(self, parts: SolveResult, agree: bool) -> Certificate:
+        """This certificate with the parts solver's solve of the same OPT (`--certify parts`) and their agreement."""
+        return Certificate(self.opt_solver, self.opt_status, self.opt_nodes, self.opt_gap, self.opt_dual_bound,
+                           self.tolerances, agree, parts=PartsCheck.of(parts))
+
     @property
     def disagrees(self) -> bool:
         """The two solvers disagreed beyond tolerance (never certified, never a denominator)."""
@@ -128,8 +151,12 @@ class Certificate:
                                "opt_nodes": self.opt_nodes}
         if self.tolerances is not None:
             out.update(opt_gap=self.opt_gap, opt_dual_bound=self.opt_dual_bound, tolerances=dict(self.tolerances))
-        if self.agree is not None and self.milp is None:
+        if self.agree is not None and self.milp is None and self.parts is None:
             out["agree"] = self.agree
+        if self.parts is not None:
+            p = self.parts
+            out.update(parts_value=p.value, parts_status=p.status, parts_count=p.parts, parts_runtime_s=p.runtime_s,
+                       agree=self.agree)
         if self.milp is not None:
             m = self.milp
             out.update(milp_value=m.value, milp_status=m.status, milp_gap=m.gap, milp_dual_bound=m.dual_bound,
@@ -144,8 +171,12 @@ class Certificate:
         if "milp_value" in doc:
             milp = MilpCheck(doc["milp_value"], doc["milp_status"], doc.get("milp_gap"), doc.get("milp_dual_bound"),
                              doc.get("milp_nodes", 0), doc.get("milp_runtime_s", 0.0))
+        parts = None
+        if "parts_value" in doc:
+            parts = PartsCheck(doc["parts_value"], doc["parts_status"], doc.get("parts_count", 0),
+                               doc.get("parts_runtime_s", 0.0))
         return cls(doc["opt_solver"], doc["opt_status"], doc["opt_nodes"], doc.get("opt_gap"),
-                   doc.get("opt_dual_bound"), doc.get("tolerances"), doc.get("agree"), milp)
+                   doc.get("opt_dual_bound"), doc.get("tolerances"), doc.get("agree"), milp, parts)
 
 
 @dataclass(frozen=True)

@@ -684,9 +684,13 @@ def solve_exact(
     milp_model=None,
     max_states: int = 200_000,
 ) -> SolveResult:
-    """OPT by B&B (`bnb`), by MILP (`milp`), by both (`both`: certified only if they agree), or `auto`
-    (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to the MILP at its state limit; the MILP beyond and for
-    large packages)."""
+    """OPT by B&B (`bnb`), by MILP (`milp`), by independent parts (`parts`: memaudit/parts.py), by both B&B and
+    MILP (`both`: certified only if they agree), or `auto` (B&B up to AUTO_BNB_MAX_GROUPS groups, falling back to
+    the MILP at its state limit; the MILP beyond and for large packages)."""
+    if method == "parts":
+        from memeval.memaudit.parts import solve_parts
+
+        return solve_parts(cp, budget, max_per_group, allowed)
     if method == "auto" and (len(cp.groups) > AUTO_BNB_MAX_GROUPS or cp.is_large):
         method = "milp"  # B&B works on the dense matrix, which a large package never gets
     if method in ("bnb", "auto", "both"):

@@ -69,7 +69,7 @@ class SweepConfig:
     seed_start: int = 0
     packages_dir: str | None = None
     max_per_group: int | None = None
-    certify: str = "none"  # or "milp"
+    certify: str = "none"  # or "milp", "parts": a second exact solver checks every OPT row
     solver: str = "auto"  # B&B on small packages, MILP on large ones (solvers.AUTO_BNB_MAX_GROUPS)
     facts: int = 3
     updates: int = 2
@@ -255,6 +255,18 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
                 )
             opt_certified = opt_certified and milp.certified
             certificate = certificate.checked_by(milp, agree)
+        elif certify == "parts":
+            from memeval.memaudit.parts import solve_parts
+
+            parts = solve_parts(cp, budget, k)
+            agree = values_agree(opt.value, parts.value)
+            if not (parts.certified and agree):
+                raise CertificationError(
+                    f"{pkg.package_id} B={budget}: OPT by {opt.method} = {opt.value!r} ({opt.status}), "
+                    f"parts = {parts.value!r} ({parts.status}{', ' + parts.info['refused'] if 'refused' in parts.info else ''})"
+                )
+            opt_certified = opt_certified and parts.certified
+            certificate = certificate.checked_by_parts(parts, agree)
         for method in methods:
             if method == "opt":
                 selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified
