@@ -158,7 +158,7 @@ def _cache_stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats, indent=2))
     else:
         print(f"{stats['path']}: {stats['responses']} responses, {stats['token_counts']} token counts, "
-              f"{stats['batches']} saved batches, {stats['bytes'] / 1e6:.1f} MB")
+              f"{stats['embeddings']} embeddings, {stats['batches']} saved batches, {stats['bytes'] / 1e6:.1f} MB")
         for model, n in stats["by_model"].items():
             print(f"  {model}: {n}")
     return 0

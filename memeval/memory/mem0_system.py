@@ -273,6 +273,9 @@ class Mem0System:
         signals = mem0_signals()
         off = [why for name, why in (("bm25", "BM25 (needs fastembed)"),
                                      ("entities", "entity boost (needs spaCy and en_core_web_sm)")) if not signals[name]]
+        if not ingests:
+            return (f"{label}: the mem0ai library {SUPPORTED_MEM0}; no conversation was ingested in this run (see the "
+                    "rows' errors: without a key or a local server nothing is sent), so no store was written.")
         extract = client.model_for("extract") if client is not None else "the extract role's model"
         embed = client.model_for("embed") if client is not None else "the embed role's model"
         return (f"{label}: the mem0ai library {SUPPORTED_MEM0} (open-source Memory, Qdrant in memory) fed as Mem0's "
