@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     imp = command(sub, "import", "bring another harness's answers into a run directory, matched to LoCoMo "
                   "questions and scored; judge and table them with `locomo run --systems NAME --out DIR`",
-                  "memeval locomo import mem0_results.json --format mem0 --system mem0 --out runs/mem0")
+                  "memeval locomo import mem0_results.json --format mem0 --system mem0-harness --out runs/mem0-harness")
     imp.add_argument("source", help="the answers file")
     imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl"],
                      help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction")
