@@ -125,7 +125,7 @@ def test_replies_mem0_cannot_read_leave_no_memory_and_the_record_says_why(tmp_pa
         system = Mem0System()
         system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
         system.ingest(conversation)
-        record = system.ingest_record("mem0")
+        record = system.ingest_record("mem0", system.native_store())
     assert system.native_store() == [] and record.memories == 0 and record.add_calls == len(add_calls(conversation))
     parse_errors = sum(n for message, n in record.library_log.items() if "parsing extraction response" in message)
     assert parse_errors == record.add_calls, record.library_log

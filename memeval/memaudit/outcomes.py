@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -131,15 +131,20 @@ class Certificate:
         agree = bool(opt.info["milp"]["agree"]) if "milp" in opt.info else None
         return cls(opt.method, opt.status, opt.nodes, opt.gap, opt.dual_bound, dict(tolerances), agree)
 
-    def checked_by(self, milp: SolveResult, agree: bool) -> Certificate:
-        """This certificate with the MILP's solve of the same OPT (`--certify milp`) and their agreement."""
-        return Certificate(self.opt_solver, self.opt_status, self.opt_nodes, self.opt_gap, self.opt_dual_bound,
-                           self.tolerances, agree, MilpCheck.of(milp))
+    def checked_by(self, second: SolveResult, agree: bool) -> Certificate:
+        """This certificate with a second exact solver's solve of the same OPT (`--certify milp` or `--certify
+        parts`: the result's `method` says which) and their agreement."""
+        if second.method == "parts":
+            return replace(self, agree=agree, milp=None, parts=PartsCheck.of(second))
+        return replace(self, agree=agree, milp=MilpCheck.of(second), parts=None)
 
-    def checked_by_parts(self, parts: SolveResult, agree: bool) -> Certificate:
-        """This certificate with the parts solver's solve of the same OPT (`--certify parts`) and their agreement."""
-        return Certificate(self.opt_solver, self.opt_status, self.opt_nodes, self.opt_gap, self.opt_dual_bound,
-                           self.tolerances, agree, parts=PartsCheck.of(parts))
+    def check_line(self) -> str:
+        """The second solver's solve in words, for an error naming a disagreement."""
+        if self.parts is not None:
+            return f"parts = {self.parts.value!r} ({self.parts.status})"
+        if self.milp is not None:
+            return f"MILP = {self.milp.value!r} ({self.milp.status}, gap {self.milp.gap})"
+        return "no second solver"
 
     @property
     def disagrees(self) -> bool:

@@ -76,8 +76,8 @@ def _choices(members: list[int], k: int) -> list[tuple[int, ...]]:
 
 def _frontier(cp: CompiledPackage, part: list[int], members: list[list[int]], k: int, budget: float,
               limit: int) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]] | None:
-    """The part's Pareto frontier within the budget: (costs ascending, values strictly ascending, stores), the
-    empty store first; None when the part has more than `limit` choices."""
+    """The part's Pareto frontier within the budget: (costs ascending, gains over the empty store strictly
+    ascending, stores), a zero-cost store first; None when the part has more than `limit` choices."""
     per_group = [_choices(members[g], k) for g in part]
     if math.prod(len(c) for c in per_group) > limit:
         return None
@@ -93,6 +93,7 @@ def _frontier(cp: CompiledPackage, part: list[int], members: list[list[int]], k:
             picks[row, position[i]] = 1.0
     costs = picks @ cp.costs[local]
     values = cp.h_cols(picks @ dense, cols) @ cp.weights[cols]
+    values = values - values[0]  # stores[0] is the empty store: each part's gain over it, so gains add across parts
     order = np.lexsort((-values, costs))  # by cost, the most valuable first on a tie
     keep_cost, keep_value, keep_store, best = [], [], [], -math.inf
     for n in order.tolist():
@@ -106,15 +107,9 @@ def _frontier(cp: CompiledPackage, part: list[int], members: list[list[int]], k:
     return np.array(keep_cost), np.array(keep_value), keep_store
 
 
-def _empty_value(cp: CompiledPackage, part: list[int], members: list[list[int]]) -> float:
-    local = sorted({i for g in part for i in members[g]})
-    cols = np.unique(cp.coverage_sparse[local].indices)
-    return float(cp.h_cols(np.zeros((1, len(cols))), cols)[0] @ cp.weights[cols])
-
-
 def _all_frontiers(cp: CompiledPackage, k: int, mask: np.ndarray, limit: int):
-    """(parts, members, each part's whole frontier), built once per package, k and allowed set and kept in the
-    package's memo: every budget of a sweep reads the same frontiers, cut at its budget."""
+    """(parts, each part's whole frontier), built once per package, k and allowed set and kept in the package's
+    memo: every budget of a sweep reads the same frontiers, cut at its budget."""
     memo = cp.memo.setdefault("parts", {})
     key = (k, mask.tobytes(), limit)
     if key not in memo:
@@ -127,11 +122,11 @@ def _all_frontiers(cp: CompiledPackage, k: int, mask: np.ndarray, limit: int):
                 break
             whole.append(made)
         else:
-            memo[key] = (parts, members, whole)
+            memo[key] = (parts, whole)
     return memo[key]
 
 
-def _scale(cp: CompiledPackage, budget: float) -> int | None:
+def _scale(cp: CompiledPackage) -> int | None:
     for s in COST_SCALES:
         scaled = cp.costs * s
         if np.all(scaled == np.round(scaled)) and np.all(scaled >= 0):
@@ -206,12 +201,12 @@ def solve_parts(cp: CompiledPackage, budget: float, max_per_group: int | None = 
     if made is None:
         return SolveResult("parts", 0.0, [], 0.0, SolveStatus.NODE_LIMIT, False, time.perf_counter() - start,
                            info={"refused": f"a part has more than {max_part_choices} choices"})
-    parts, members, whole = made
+    parts, whole = made
     frontiers = []
     for costs, values, stores in whole:
         n = int(np.searchsorted(costs, budget + COST_EPS, side="right"))
         frontiers.append((costs[:n], values[:n], stores[:n]))
-    scale = _scale(cp, budget)
+    scale = _scale(cp)
     capacity = None if scale is None else int(math.floor(budget * scale + COST_EPS * scale))
     combined = _dp(frontiers, capacity, scale) if scale is not None and capacity >= 0 else None
     how = "dp"
@@ -223,9 +218,7 @@ def solve_parts(cp: CompiledPackage, budget: float, max_per_group: int | None = 
     chosen, total = combined
     selected = sorted(i for (_, _, stores), j in zip(frontiers, chosen, strict=True) for i in stores[j])
     value = objective(cp, selected)
-    # units no part touches add h(0) to every store (0 unless a unit's saturation says otherwise)
-    total += objective(cp, []) - sum(float(f[1][0]) for f in frontiers if f[2][0] == ()) - sum(
-        _empty_value(cp, part, members) for part, f in zip(parts, frontiers, strict=True) if f[2][0] != ())
+    total += objective(cp, [])  # the gains sit on the empty store's value (h(0) of every unit)
     info = {"parts": len(parts), "largest_part_groups": max((len(p) for p in parts), default=0),
             "frontier_points": int(sum(len(f[0]) for f in frontiers)), "combine": how, "dp_value": total}
     agree = values_agree(value, total)

@@ -243,30 +243,23 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
         opt = solve_exact(cp, budget, k, None, solver)
         opt_certified = bool(opt.certified)
         certificate = Certificate.of(opt, certificate_tolerances())  # with solve_exact(method="both")'s agreement
+        second = None
         if certify == "milp":
             if milp_model is None:
                 milp_model = MilpModel(cp, k)
-            milp = milp_model.solve(budget)
-            agree = values_agree(opt.value, milp.value)
-            if not (milp.certified and agree):
-                raise CertificationError(
-                    f"{pkg.package_id} B={budget}: OPT by {opt.method} = {opt.value!r} ({opt.status}), "
-                    f"MILP = {milp.value!r} ({milp.status}, gap {milp.gap})"
-                )
-            opt_certified = opt_certified and milp.certified
-            certificate = certificate.checked_by(milp, agree)
+            second = milp_model.solve(budget)
         elif certify == "parts":
             from memeval.memaudit.parts import solve_parts
 
-            parts = solve_parts(cp, budget, k)
-            agree = values_agree(opt.value, parts.value)
-            if not (parts.certified and agree):
-                raise CertificationError(
-                    f"{pkg.package_id} B={budget}: OPT by {opt.method} = {opt.value!r} ({opt.status}), "
-                    f"parts = {parts.value!r} ({parts.status}{', ' + parts.info['refused'] if 'refused' in parts.info else ''})"
-                )
-            opt_certified = opt_certified and parts.certified
-            certificate = certificate.checked_by_parts(parts, agree)
+            second = solve_parts(cp, budget, k)
+        if second is not None:
+            agree = values_agree(opt.value, second.value)
+            certificate = certificate.checked_by(second, agree)
+            if not (second.certified and agree):
+                raise CertificationError(f"{pkg.package_id} B={budget}: OPT by {opt.method} = {opt.value!r} "
+                                         f"({opt.status}), {certificate.check_line()}"
+                                         + (f", {second.info['refused']}" if "refused" in second.info else ""))
+            opt_certified = opt_certified and second.certified
         for method in methods:
             if method == "opt":
                 selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified

@@ -270,12 +270,12 @@ class Mem0System:
 
     @staticmethod
     def run_note(label: str, client, ingests: list | None = None) -> str:
-        signals = mem0_signals()
-        off = [why for name, why in (("bm25", "BM25 (needs fastembed)"),
-                                     ("entities", "entity boost (needs spaCy and en_core_web_sm)")) if not signals[name]]
         if not ingests:
             return (f"{label}: the mem0ai library {SUPPORTED_MEM0}; no conversation was ingested in this run (see the "
                     "rows' errors: without a key or a local server nothing is sent), so no store was written.")
+        signals = mem0_signals()
+        off = [why for name, why in (("bm25", "BM25 (needs fastembed)"),
+                                     ("entities", "entity boost (needs spaCy and en_core_web_sm)")) if not signals[name]]
         extract = client.model_for("extract") if client is not None else "the extract role's model"
         embed = client.model_for("embed") if client is not None else "the embed role's model"
         return (f"{label}: the mem0ai library {SUPPORTED_MEM0} (open-source Memory, Qdrant in memory) fed as Mem0's "
@@ -284,7 +284,7 @@ class Mem0System:
                 "and its clock read each session's date while that session was added. Search signals off here: "
                 f"{', '.join(off) or 'none'}. Answers come from this run's reader, not Mem0's answer prompt. Its "
                 f"store is stores/{label}.json (Mem0's own get_all, for `memeval natural union --format mem0`)."
-                + (_ingest_summary(ingests) if ingests else ""))
+                + _ingest_summary(ingests))
 
     def __init__(self, top_k: int = HARNESS_TOP_K, batch: int = HARNESS_BATCH,
                  threshold: float = MEM0_SEARCH_THRESHOLD, max_tokens: int = MEM0_MAX_TOKENS,
@@ -463,12 +463,13 @@ class Mem0System:
             out += got.get("results", []) if isinstance(got, dict) else list(got)
         return out
 
-    def ingest_record(self, label: str):
-        """The typed record of this ingestion (kept beside the store: stores/<label>.ingest.jsonl)."""
+    def ingest_record(self, label: str, store: list[dict]):
+        """The typed record of this ingestion, given the store `native_store` returned (kept beside it:
+        stores/<label>.ingest.jsonl)."""
         from memeval.records import StoreIngest
 
         return StoreIngest(conversation_id=self.conversation_id, system=label, add_calls=self.add_calls,
-                           memories=len(self.native_store()), library_log=dict(self.warnings))
+                           memories=len(store), library_log=dict(self.warnings))
 
     def export(self) -> list[MemoryItem]:
         return [self._item(hit) for hit in self.native_store()]

@@ -330,7 +330,7 @@ class LocomoTask(Task):
 
         path = RunDir(self.config.out).store(config.label)
         stores = load_json_file(path, "json") if path.is_file() else {}
-        stores[conversation.sample_id] = native()
+        store = stores[conversation.sample_id] = native()
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, stores)
         record = getattr(system, "ingest_record", None)
@@ -339,7 +339,7 @@ class LocomoTask(Task):
             from memeval.records import write_records
 
             with JsonlWriter(RunDir(self.config.out).store_ingests(config.label)) as writer:
-                write_records(writer, [record(config.label)])
+                write_records(writer, [record(config.label, store)])
 
     def owed(self, key: tuple) -> bool:
         return key[0] not in self.imported  # imported systems answer what their file held; a rerun cannot add
