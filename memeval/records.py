@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -208,6 +209,13 @@ def union_method(system: str, pruning: str) -> str:
     return f"{UNION_METHOD_PREFIX}{system}:{pruning}"
 
 
+@lru_cache(maxsize=65536)
+def _sample_id_of(package_id: str) -> str | None:
+    """The LoCoMo question a natural package id names (None for others): read once per id, not once per row (a
+    sweep reads fifty rows of each package)."""
+    return PackageId.parse(package_id).sample_id
+
+
 def _sweep_key(package_id: str, budget: float, method: str, max_per_group: int | None) -> tuple[str, float, str, int]:
     return (package_id, float(budget), method, int(max_per_group or 1))
 
@@ -260,7 +268,7 @@ class SweepRow(Record):
             data.setdefault("system", system)
             data["pruning"] = pruning
         if data.get("sample_id") is None and isinstance(data.get("package_id"), str):
-            sample_id = PackageId.parse(data["package_id"]).sample_id
+            sample_id = _sample_id_of(data["package_id"])
             if sample_id is not None:
                 data["sample_id"] = sample_id
         return data

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from memeval.scoring.aggregate import (
+    bootstrap_mean,
     by_category,
     cluster_bootstrap,
     judge_by_category,
@@ -97,3 +98,18 @@ def test_paired_difference_on_shared_questions():
     on_mean = paired_difference(judged_a, judged_b, attrgetter("mean"))
     assert (on_mean.n, on_mean.a_better, on_mean.b_better, on_mean.ties) == (3, 2, 0, 1)
     assert on_mean.mean_difference == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 10, 11, 101, 500, 1001])
+def test_item_bootstrap_is_the_cluster_bootstrap_over_one_item_clusters(n):
+    """bootstrap_mean skips the labels; it must give cluster_bootstrap's interval to the bit (sweep summaries
+    written before it are compared byte for byte)."""
+    rng = np.random.default_rng(n)
+    values = np.round(rng.random(n), 3)
+    values[::7] = -0.0
+    for level in (0.95, 0.9):
+        fast = bootstrap_mean(values, n_boot=500, seed=3, level=level)
+        labelled = cluster_bootstrap(values, [str(i) for i in range(n)], n_boot=500, seed=3, level=level)
+        assert (fast.estimate, fast.low, fast.high, fast.n, fast.clusters) == \
+            (labelled.estimate, labelled.low, labelled.high, labelled.n, labelled.clusters)
+        assert math.copysign(1, fast.low) == math.copysign(1, labelled.low)

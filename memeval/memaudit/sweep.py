@@ -371,34 +371,42 @@ def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
 @dataclass(frozen=True)
 class PlannedPackage:
     """One package of a sweep as planned in the main process: its source, id, content hash and the (package,
-    budget, method, k) keys it owes."""
+    budget, method, k) keys it owes. A generated package's hash is None: the worker that builds it hashes it
+    (its rows carry the hash), and the main process hashes it only to judge rows a resumed directory holds."""
 
     source: PackageSource
     package_id: str
-    sha256: str
+    sha256: str | None
     keys: frozenset
     generated: bool
 
 
 def plan_packages(config: SweepConfig, sources: list[PackageSource], scorer: PackageScorer) -> list[PlannedPackage]:
-    """Every package loaded once, before anything is written: its content hash and the rows it owes. Two files
-    holding one package id are refused in one line naming both."""
+    """Every package file loaded once, before anything is written: its content hash and the rows it owes. Two
+    files holding one package id are refused in one line naming both. Generated packages are not built here
+    (their settings pin them; the first is built once, so settings that cannot generate fail before the
+    directory is claimed)."""
     planned, where = [], {}
+    checked = False
     for s in sources:
-        pkg = s.load()
-        if s.path:
-            methods, k = scorer.planned(pkg, config)
-            pid = pkg.package_id
-            if pid in where:
-                raise InputError(s.path, "package_id", f"{pid!r} is also the package of {where[pid]}; a sweep "
-                                 "scores each package once: remove or rename one of the two files")
-            where[pid] = s.path
-        else:
-            methods, k = list(config.methods), config.max_per_group or 1
+        if not s.path:
+            if not checked:
+                s.load()
+                checked = True
             pid = str(PackageId.small(s.distribution, s.seed))
-        sha = content_hash(pkg)
+            keys = frozenset((pid, float(b), m, config.max_per_group or 1) for b in config.budgets
+                             for m in config.methods)
+            planned.append(PlannedPackage(s, pid, None, keys, True))
+            continue
+        pkg = s.load()
+        methods, k = scorer.planned(pkg, config)
+        pid = pkg.package_id
+        if pid in where:
+            raise InputError(s.path, "package_id", f"{pid!r} is also the package of {where[pid]}; a sweep "
+                             "scores each package once: remove or rename one of the two files")
+        where[pid] = s.path
         keys = frozenset((pid, float(b), m, k) for b in config.budgets for m in methods)
-        planned.append(PlannedPackage(s, pid, sha, keys, not s.path))
+        planned.append(PlannedPackage(s, pid, content_hash(pkg), keys, False))
     return planned
 
 
@@ -448,7 +456,7 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
 
     raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
-    current = {p.package_id: p.sha256 for p in planned}
+    current = {p.package_id: p.sha256 for p in planned if p.sha256 is not None}
     generated = {p.package_id for p in planned if p.generated}
 
     def usable(row: SweepRow) -> bool:
@@ -459,6 +467,10 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
                                               (sha is None and row.package_id in generated))
 
     rows_on_disk = read_records(raw_path, SweepRow)
+    on_disk = {r.package_id for r in rows_on_disk}
+    for p in planned:
+        if p.sha256 is None and p.package_id in on_disk:  # a resumed generated package: its rows are judged
+            current[p.package_id] = content_hash(p.source.load())
     valid = [r for r in rows_on_disk if usable(r)]
     superseded = sum(1 for r in rows_on_disk if r.package_id in current and not usable(r))
     done = {r.key for r in valid}
@@ -480,6 +492,8 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
                     fresh = [r for r in rows if SweepRow.key_of(r) not in done]
                     written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
                     for r in fresh:
+                        if r["package_id"] in generated:  # hashed by the worker unless resumed rows were judged
+                            current.setdefault(r["package_id"], r["package_sha256"])
                         if r["package_sha256"] == current.get(r["package_id"]):
                             valid.append(SweepRow.from_row(r, str(raw_path)))
                             done.add(SweepRow.key_of(r))
