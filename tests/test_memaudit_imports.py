@@ -35,6 +35,16 @@ def test_aggregation_does_not_load_the_stemmer(module):
     assert "nltk" not in _loaded_after(f"import {module}")
 
 
+def test_a_sweep_worker_scores_small_packages_without_scipy():
+    """A sweep worker builds, solves and scores small packages on numpy alone: scipy (≈0.3 s a worker) loads
+    only for the MILP or a large package."""
+    loaded = _loaded_after(
+        "from memeval.memaudit.sweep import PackageSource, SweepConfig, WriterScorer, _chunk_rows\n"
+        "config = SweepConfig(kind='small', budgets=[1, 4, 16], distribution='base', certify='parts')\n"
+        "_chunk_rows([PackageSource('base', s) for s in range(3)], config, WriterScorer())")
+    assert not loaded & {"scipy", "cvxpy", "nltk", "pandas"}, sorted(loaded & {"scipy", "cvxpy", "nltk", "pandas"})
+
+
 def test_the_milp_loads_cvxpy_on_first_solve_only():
     loaded = _loaded_after(
         "from memeval.memaudit.generators import generate\n"

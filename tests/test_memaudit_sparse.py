@@ -34,3 +34,33 @@ def test_the_sparse_path_gives_the_dense_paths_stores_and_never_densifies(distri
             assert sparse.value <= opt.value + 1e-9
     assert "coverage" not in cp.__dict__, "the dense matrix was made"
     assert np.isfinite(cp.coverage_sparse.data).all()
+
+
+def test_the_compiled_coverage_is_scipys_canonical_csr_of_the_cells():
+    """compile_package builds the CSR arrays with numpy (a sweep worker never imports scipy); they must be what
+    scipy's COO-to-CSR conversion gives for the same cells (explicit zeros and a repeated cell included), to the
+    dtype, and the dense matrix its toarray()."""
+    import scipy.sparse as sparse
+
+    import dataclasses
+
+    from memeval.memaudit.generators import generate
+
+    base = generate("base", 3)
+    cells = list(base.coverage)
+    cells.append((*cells[0][:2], 0.0))  # a repeated cell (packages built in code): the last value is kept
+    cells.insert(0, (*cells[-2][:2], 0.0))  # and an explicit zero listed first
+    pkg = dataclasses.replace(base, coverage=tuple(cells))
+    cp = pkg.compiled
+    rows = {c: i for i, c in enumerate(cp.candidate_ids)}
+    units = {u: i for i, u in enumerate(cp.unit_ids)}
+    cells = {(rows[c], units[u]): v for c, u, v in pkg.coverage}
+    reference = sparse.coo_matrix((list(cells.values()), ([r for r, _ in cells], [u for _, u in cells])),
+                                  shape=cp.coverage_csr.shape).tocsr()
+    reference.sort_indices()
+    for ours, theirs in ((cp.coverage_csr.indptr, reference.indptr), (cp.coverage_csr.indices, reference.indices),
+                         (cp.coverage_csr.data, reference.data)):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    assert 0.0 in cp.coverage_csr.data
+    assert np.array_equal(cp.coverage, reference.toarray())
+    assert (cp.coverage_sparse != reference).nnz == 0

@@ -110,10 +110,10 @@ def test_estimated_gvt_never_reads_coverage():
     cp = pkg.compiled
     import dataclasses
 
-    import scipy.sparse as sparse
+    from memeval.memaudit.package import CoverageCsr
 
     fields = {f.name: getattr(cp, f.name) for f in dataclasses.fields(cp)}
-    blind = type(cp)(**{**fields, "coverage_sparse": sparse.csr_matrix(cp.coverage_sparse.shape)})
+    blind = type(cp)(**{**fields, "coverage_csr": CoverageCsr.from_dense(np.zeros(cp.coverage.shape))})
     assert not blind.coverage.any()
     assert estimated_gvt(cp, 8).selected == estimated_gvt(blind, 8).selected
 

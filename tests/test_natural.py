@@ -112,9 +112,9 @@ def test_estimated_gvt_never_reads_coverage(examined):
     cp = pkg.compiled
     assert isinstance(cp.estimator, str) and cp.estimator == "tfidf_salience"
     rng = np.random.default_rng(0)
-    import scipy.sparse as sparse
+    from memeval.memaudit.package import CoverageCsr
 
-    scrambled = replace(cp, coverage_sparse=sparse.csr_matrix(
+    scrambled = replace(cp, coverage_csr=CoverageCsr.from_dense(
         rng.permutation(cp.coverage.ravel()).reshape(cp.coverage.shape)))
     assert not np.array_equal(scrambled.coverage, cp.coverage)
     for budget in (30, 60, 100):

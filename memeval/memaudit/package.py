@@ -103,6 +103,47 @@ class Package:
         return write_text_atomic(path, self.to_json())
 
 
+@dataclass(frozen=True)
+class CoverageCsr:
+    """Compressed sparse rows of the coverage matrix in scipy's canonical form (each row's units ascending, one
+    entry per cell, explicit zeros kept, 32-bit indices while they fit), built with numpy alone."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple[int, int]
+
+    @staticmethod
+    def from_cells(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> CoverageCsr:
+        """From distinct (row, column, value) cells in any order."""
+        index = np.int32 if max(shape[0], shape[1], len(values)) < 2**31 - 1 else np.int64
+        order = np.lexsort((cols, rows))
+        counts = np.bincount(rows, minlength=shape[0]) if len(rows) else np.zeros(shape[0], dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(index)
+        return CoverageCsr(indptr, cols[order].astype(index), values[order].astype(float),
+                           (int(shape[0]), int(shape[1])))
+
+    @staticmethod
+    def from_dense(matrix: np.ndarray) -> CoverageCsr:
+        """The non-zero cells of a dense matrix."""
+        rows, cols = np.nonzero(matrix)
+        return CoverageCsr.from_cells(rows, cols, matrix[rows, cols], matrix.shape)
+
+    def block(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        """(the units any of `rows` holds an entry for, ascending; those rows made dense over those units only),
+        read straight from the arrays: the work grows with the rows' entries, not with the matrix."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, ends = self.indptr[rows], self.indptr[rows + 1]
+        lengths = (ends - starts).astype(np.int64)
+        offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+        entries = offsets + np.arange(int(lengths.sum()))
+        units = self.indices[entries]
+        cols = np.unique(units).astype(np.int64)
+        dense = np.zeros((len(rows), len(cols)))
+        dense[np.repeat(np.arange(len(rows)), lengths), np.searchsorted(cols, units)] = self.data[entries]
+        return cols, dense
+
+
 DENSE_CELLS = 4_000_000  # above this many coverage cells the objective sums sparse rows
 
 
@@ -115,7 +156,7 @@ class CompiledPackage:
     kinds: tuple[str, ...]
     costs: np.ndarray  # (n_candidates,)
     weights: np.ndarray  # (n_units,)
-    coverage_sparse: Any  # scipy.sparse CSR (n_candidates, n_units), values in [0, 1]: the package as compiled
+    coverage_csr: CoverageCsr  # (n_candidates, n_units), values in [0, 1]: the package as compiled
     group_of: np.ndarray  # (n_candidates,) group index
     groups: tuple[np.ndarray, ...]  # candidate indices per group, in stream order
     unit_ids: tuple[str, ...]
@@ -144,17 +185,7 @@ class CompiledPackage:
         marginal gains grows with what the group touches, not with the package's size."""
         candidates = np.asarray(candidates)
         if self.is_large:  # straight from the CSR arrays: scipy's fancy indexing costs more than the arithmetic
-            csr = self.coverage_sparse
-            starts, ends = csr.indptr[candidates], csr.indptr[candidates + 1]
-            lengths = ends - starts
-            offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-            entries = offsets + np.arange(int(lengths.sum()))
-            units = csr.indices[entries]
-            cols = np.unique(units)
-            rows = np.zeros((len(candidates), len(cols)))
-            np.add.at(rows, (np.repeat(np.arange(len(candidates)), lengths), np.searchsorted(cols, units)),
-                      csr.data[entries])
-            return cols, rows
+            return self.coverage_csr.block(candidates)
         rows = self.coverage[candidates]
         cols = np.flatnonzero(rows.any(axis=0))
         return cols, rows[:, cols]
@@ -185,7 +216,19 @@ class CompiledPackage:
     def coverage(self) -> np.ndarray:
         """Dense coverage, made on first use by the code that needs it (B&B, writers); the MILP and the
         objective of a large package read `coverage_sparse` and never make it."""
-        return self.coverage_sparse.toarray()
+        csr = self.coverage_csr
+        dense = np.zeros(csr.shape)
+        dense[np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)), csr.indices] = csr.data
+        return dense
+
+    @cached_property
+    def coverage_sparse(self):
+        """The coverage as a scipy CSR matrix, made on first use (the MILP, a large package's slicing): scipy is
+        not imported by the exact search and writers on small packages, so a sweep worker never pays for it."""
+        import scipy.sparse as sparse
+
+        csr = self.coverage_csr
+        return sparse.csr_matrix((csr.data, csr.indices, csr.indptr), shape=csr.shape)
 
     @property
     def is_large(self) -> bool:
@@ -210,16 +253,13 @@ def compile_package(pkg: Package) -> CompiledPackage:
     cands = [pkg.candidates[i] for i in cand_order]
     cand_pos = {c.id: i for i, c in enumerate(cands)}
     unit_pos = {u.id: i for i, u in enumerate(pkg.units)}
-    import scipy.sparse as sparse
-
     cells: dict[tuple[int, int], float] = {}
     for cid, uid, value in pkg.coverage:
         cells[(cand_pos[cid], unit_pos[uid])] = value  # a repeated cell keeps its last value, as before
     rows = np.fromiter((r for r, _ in cells), dtype=np.int64, count=len(cells))
     cols = np.fromiter((c for _, c in cells), dtype=np.int64, count=len(cells))
-    coverage = sparse.csr_matrix((np.fromiter(cells.values(), dtype=float, count=len(cells)), (rows, cols)),
-                                 shape=(len(cands), len(pkg.units)))
-    coverage.sort_indices()
+    coverage = CoverageCsr.from_cells(rows, cols, np.fromiter(cells.values(), dtype=float, count=len(cells)),
+                                      (len(cands), len(pkg.units)))
     group_of = np.array([group_index[c.experience] for c in cands], dtype=np.int64)
     groups = tuple(np.flatnonzero(group_of == g) for g in range(len(order)))
     invalid = set(pkg.invalidation_units)
@@ -229,7 +269,7 @@ def compile_package(pkg: Package) -> CompiledPackage:
         kinds=tuple(c.kind for c in cands),
         costs=np.array([c.cost for c in cands], dtype=float),
         weights=np.array([u.weight for u in pkg.units], dtype=float),
-        coverage_sparse=coverage,
+        coverage_csr=coverage,
         group_of=group_of,
         groups=groups,
         unit_ids=tuple(u.id for u in pkg.units),

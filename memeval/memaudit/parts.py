@@ -35,7 +35,7 @@ def _parts(cp: CompiledPackage, allowed: np.ndarray) -> tuple[list[list[int]], l
     """(parts as lists of group indices, each group's allowed candidates): groups joined when their allowed
     candidates cover a common unit; groups with no allowed candidate covering anything are left out (only the
     empty choice can help there)."""
-    csr = cp.coverage_sparse
+    csr = cp.coverage_csr
     indptr, indices, data = csr.indptr, csr.indices, csr.data
     parent = list(range(len(cp.groups)))
 
@@ -83,9 +83,7 @@ def _frontier(cp: CompiledPackage, part: list[int], members: list[list[int]], k:
         return None
     local = sorted({i for g in part for i in members[g]})
     position = {i: n for n, i in enumerate(local)}
-    block = cp.coverage_sparse[local]
-    cols = np.unique(block.indices)
-    dense = block[:, cols].toarray()
+    cols, dense = cp.coverage_csr.block(local)
     stores = [tuple(i for choice in combo for i in choice) for combo in itertools.product(*per_group)]
     picks = np.zeros((len(stores), len(local)))
     for row, store in enumerate(stores):

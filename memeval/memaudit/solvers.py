@@ -44,10 +44,7 @@ class _Tables:
     group's option table and each (k, eligible members) plan."""
 
     def __init__(self, cp: CompiledPackage):
-        csr = cp.coverage_sparse  # sorted indices, one entry per cell: the dense matrix's non-zeros, in unit order
-        if not csr.has_canonical_format:
-            csr = csr.copy()
-            csr.sum_duplicates()
+        csr = cp.coverage_csr  # sorted indices, one entry per cell: the dense matrix's non-zeros, in unit order
         w = cp.weights.tolist()
         self.cp = cp
         self.n_units = len(w)

@@ -28,7 +28,7 @@ from memeval.memaudit.outcomes import Certificate, SummaryRow, SweepSummary
 from memeval.memaudit.package import Package, load_package
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import values_agree
-from memeval.memaudit.writers import ALL_WRITERS, package_ratio, run_writer
+from memeval.memaudit.writers import ALL_WRITERS, gvt_budgets, package_ratio, run_writer
 from memeval.progress import progress_bar
 from memeval.records import PackageId, SweepRow, latest, read_records
 from memeval.rundir import MANIFEST, RunDir
@@ -239,6 +239,9 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
     meta = pkg.meta or {}
     milp_model = None
     rows = []
+    every_budget = {}  # writers that score all budgets of a package in one pass, by method and budget
+    if "gvt" in methods:
+        every_budget["gvt"] = dict(zip([float(b) for b in budgets], gvt_budgets(cp, budgets), strict=True))
     for budget in budgets:
         opt = solve_exact(cp, budget, k, None, solver)
         opt_certified = bool(opt.certified)
@@ -264,7 +267,8 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
             if method == "opt":
                 selected, value, runtime, own_cert = opt.selected, opt.value, opt.runtime_s, opt.certified
             else:
-                res = run_writer(method, cp, budget, k, solver=solver)
+                res = every_budget[method][float(budget)] if method in every_budget else \
+                    run_writer(method, cp, budget, k, solver=solver)
                 selected, value, runtime, own_cert = res.selected, res.value, res.runtime_s, res.certified
             certified = opt_certified and (own_cert is None or bool(own_cert))
             rows.append(SweepRow(

@@ -110,36 +110,52 @@ def _threshold_pass(cp: CompiledPackage, budget: float, lam: float, k: int,
 
 def gvt(cp: CompiledPackage, budget: float, max_per_group: int | None = None,
         grid: np.ndarray | None = None) -> WriterResult:
-    """Grouped value threshold with exact marginals, best over the lambda grid (a calibration baseline).
+    """Grouped value threshold with exact marginals, best over the lambda grid (a calibration baseline)."""
+    return gvt_budgets(cp, [budget], grid)[0]
 
-    Every lambda of the grid runs at once: one row of state per lambda, one pass over the stream. A group's
-    gains are computed over the units its candidates touch (elsewhere a gain term is exactly 0), so a pass costs
-    the coverage's non-zeros times the grid, near-linear in the package's size.
+
+def gvt_budgets(cp: CompiledPackage, budgets, grid: np.ndarray | None = None) -> list[WriterResult]:
+    """`gvt` at each of `budgets`, in one pass over the stream (a sweep asks for every budget of a package).
+
+    Every (budget, lambda) pair is one row of state; rows never interact, so each budget's store is the one a
+    pass at that budget alone picks. A group's gains are computed over the units its candidates touch (elsewhere
+    a gain term is exactly 0), so a pass costs the coverage's non-zeros times the rows, near-linear in the
+    package's size. Each result's runtime_s is an equal share of the pass.
     """
     start = time.perf_counter()
     lams = lambda_grid(cp) if grid is None else np.asarray(grid, dtype=float)
+    n_lams = len(lams)
+    limits = np.repeat(np.asarray(budgets, dtype=float), n_lams)  # row b * n_lams + j: budget b, lambda j
+    lam_rows = np.tile(lams, len(budgets))
     w = cp.weights
-    z = np.zeros((len(lams), len(w)))
-    spent = np.zeros(len(lams))
-    picks = np.full((len(lams), len(cp.groups)), -1, dtype=np.int64)
+    z = np.zeros((len(limits), len(w)))
+    spent = np.zeros(len(limits))
+    picks = np.full((len(limits), len(cp.groups)), -1, dtype=np.int64)
     for g, (members, cols, rows, costs, w_cols) in enumerate(_group_tables(cp)):
         if members.size == 0:
             continue
         zc = z[:, cols]
         gains = (cp.h_cols(zc[:, None, :] + rows[None, :, :], cols) - cp.h_cols(zc, cols)[:, None, :]) @ w_cols
-        admissible = ((costs[None, :] <= (budget - spent)[:, None] + COST_EPS) & (gains > GAIN_EPS)
-                      & (gains / costs[None, :] >= lams[:, None]))
+        admissible = ((costs[None, :] <= (limits - spent)[:, None] + COST_EPS) & (gains > GAIN_EPS)
+                      & (gains / costs[None, :] >= lam_rows[:, None]))
         chosen = np.argmax(np.where(admissible, gains, -np.inf), axis=1)
         has = admissible.any(axis=1)
         if has.any():
             z[np.ix_(has, cols)] += rows[chosen[has]]
         spent[has] += costs[chosen[has]]
         picks[has, g] = members[chosen[has]]
-    stores: dict[tuple, float] = {}  # lambdas that pick alike are scored once (one pick per group: stream order)
-    rows_of = [tuple(i for i in p if i >= 0) for p in picks.tolist()]
+    rows_of = [tuple(i for i in p if i >= 0) for p in picks.tolist()]  # one pick per group: stream order
+    stores: dict[tuple, float] = {}  # rows that pick alike are scored once
     values = np.array([stores[r] if r in stores else stores.setdefault(r, objective(cp, r)) for r in rows_of])
-    best = int(np.flatnonzero(values >= values.max() - GAIN_EPS)[0])
-    return _result("gvt", cp, list(rows_of[best]), start, info={"lambda": float(lams[best])})
+    results = []
+    for b in range(len(budgets)):
+        block = values[b * n_lams:(b + 1) * n_lams]
+        best = int(np.flatnonzero(block >= block.max() - GAIN_EPS)[0])
+        results.append(_result("gvt", cp, list(rows_of[b * n_lams + best]), start, info={"lambda": float(lams[best])}))
+    share = (time.perf_counter() - start) / max(1, len(budgets))
+    for result in results:
+        result.runtime_s = share
+    return results
 
 
 def _group_tables(cp: CompiledPackage) -> list:
