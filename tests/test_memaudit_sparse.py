@@ -40,9 +40,9 @@ def test_the_compiled_coverage_is_scipys_canonical_csr_of_the_cells():
     """compile_package builds the CSR arrays with numpy (a sweep worker never imports scipy); they must be what
     scipy's COO-to-CSR conversion gives for the same cells (explicit zeros and a repeated cell included), to the
     dtype, and the dense matrix its toarray()."""
-    import scipy.sparse as sparse
-
     import dataclasses
+
+    import scipy.sparse as sparse
 
     from memeval.memaudit.generators import generate
 
