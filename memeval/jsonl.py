@@ -56,6 +56,11 @@ def repair_tail(path: str | Path) -> int:
     return len(data) - end
 
 
+def encode_row(row: dict) -> str:
+    """One row's line (without its newline): keys sorted, numpy scalars as plain numbers."""
+    return json.dumps(row, sort_keys=True, default=_default)
+
+
 class JsonlWriter:
     """Appends rows and fsyncs per batch, so a finished row is never lost and never half-written."""
 
@@ -66,10 +71,14 @@ class JsonlWriter:
         self._fh = open(self.path, "a", encoding="utf-8")
 
     def write(self, rows: Iterable[dict]) -> int:
+        return self.write_lines(encode_row(row) for row in rows)
+
+    def write_lines(self, lines: Iterable[str]) -> int:
+        """Rows already encoded by `encode_row` (a worker process encodes its own)."""
         n = 0
         with _naming(self.path):  # a full disk or a lost mount says which file (a torn tail is cut on resume)
-            for row in rows:
-                self._fh.write(json.dumps(row, sort_keys=True, default=_default) + "\n")
+            for line in lines:
+                self._fh.write(line + "\n")
                 n += 1
             self._fh.flush()
             os.fsync(self._fh.fileno())

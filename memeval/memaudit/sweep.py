@@ -5,6 +5,7 @@ each), so `joblib.parallel_config(backend="dask"|"ray")` moves a sweep past one 
 from __future__ import annotations
 
 import hashlib
+import json
 import shlex
 import time
 from collections import defaultdict
@@ -19,7 +20,7 @@ import numpy as np
 from memeval.atomic import write_json_atomic
 from memeval.errors import InputError
 from memeval.invocation import flag_args, path_text
-from memeval.jsonl import JsonlWriter
+from memeval.jsonl import JsonlWriter, encode_row
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
 from memeval.memaudit.milp import MilpModel, solver_versions
@@ -297,15 +298,16 @@ def package_rows(source: PackageSource, budgets: Sequence[float], methods: Seque
     return writer_rows(source.load(), source, budgets, methods, max_per_group, certify, solver)
 
 
-def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[dict]:
-    """Rows built (and checked) as records in the worker, sent back as plain rows: pickling 25,000 pydantic
-    objects costs the main process more than building them did. Each row records the content hash of the package
-    it was computed from."""
+def _chunk_rows(sources: list[PackageSource], config: SweepConfig, scorer: PackageScorer) -> list[str]:
+    """Rows built (and checked) as records in the worker, sent back as their encoded lines: the main process,
+    which shares the cores with the workers, only decodes and writes them (pickling 25,000 pydantic objects, or
+    encoding their rows there, cost it more than building them did). Each row records the content hash of the
+    package it was computed from."""
     out = []
     for s in sources:
         pkg = s.load()
         sha = content_hash(pkg)
-        out += [{**row.to_row(), "package_sha256": sha} for row in scorer.rows(pkg, s, config)]
+        out += [encode_row({**row.to_row(), "package_sha256": sha}) for row in scorer.rows(pkg, s, config)]
     return out
 
 
@@ -492,10 +494,11 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
                 jobs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
                     delayed(_chunk_rows)(c, config, scorer) for c in chunks
                 )
-                for rows in jobs:  # written as each chunk finishes, so a killed run resumes on any backend
-                    fresh = [r for r in rows if SweepRow.key_of(r) not in done]
-                    written += writer.write(fresh)  # each row is already a SweepRow's written form (_chunk_rows)
-                    for r in fresh:
+                for lines in jobs:  # written as each chunk finishes, so a killed run resumes on any backend
+                    rows = [json.loads(line) for line in lines]  # each a SweepRow's written form (_chunk_rows)
+                    keep = [n for n, r in enumerate(rows) if SweepRow.key_of(r) not in done]
+                    written += writer.write_lines(lines[n] for n in keep)
+                    for r in (rows[n] for n in keep):
                         if r["package_id"] in generated:  # hashed by the worker unless resumed rows were judged
                             current.setdefault(r["package_id"], r["package_sha256"])
                         if r["package_sha256"] == current.get(r["package_id"]):

@@ -144,14 +144,16 @@ def gvt_budgets(cp: CompiledPackage, budgets, grid: np.ndarray | None = None) ->
             z[np.ix_(has, cols)] += rows[chosen[has]]
         spent[has] += costs[chosen[has]]
         picks[has, g] = members[chosen[has]]
-    rows_of = [tuple(i for i in p if i >= 0) for p in picks.tolist()]  # one pick per group: stream order
-    stores: dict[tuple, float] = {}  # rows that pick alike are scored once
-    values = np.array([stores[r] if r in stores else stores.setdefault(r, objective(cp, r)) for r in rows_of])
+    distinct, store_of = np.unique(picks, axis=0, return_inverse=True)  # rows that pick alike are scored once
+    store_of = store_of.ravel()
+    stores = [[i for i in p if i >= 0] for p in distinct.tolist()]  # one pick per group: stream order
+    values = np.array([objective(cp, store) for store in stores])[store_of]
     results = []
     for b in range(len(budgets)):
         block = values[b * n_lams:(b + 1) * n_lams]
         best = int(np.flatnonzero(block >= block.max() - GAIN_EPS)[0])
-        results.append(_result("gvt", cp, list(rows_of[b * n_lams + best]), start, info={"lambda": float(lams[best])}))
+        results.append(_result("gvt", cp, stores[store_of[b * n_lams + best]], start,
+                               info={"lambda": float(lams[best])}))
     share = (time.perf_counter() - start) / max(1, len(budgets))
     for result in results:
         result.runtime_s = share

@@ -147,12 +147,19 @@ def bootstrap_mean(values: Sequence[float], n_boot: int = 2000, seed: int = 0, l
     if n == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0, 0)
     sums = values[_label_order(n)] + 0.0  # a cluster's sum starts at 0.0: -0.0 sums to 0.0
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n, size=(n_boot, n))
-    boot = sums[picks].sum(axis=1) / float(n)  # every resample holds n clusters of one item: n, exactly
+    boot = sums[_draws(n, n_boot, seed)].sum(axis=1) / float(n)  # every resample holds n clusters of one item
     tail = (1 - level) / 2
     low, high = np.quantile(boot, [tail, 1 - tail])
     return Interval(float(values.mean()), float(low), float(high), int(n), int(n))
+
+
+@lru_cache(maxsize=4)
+def _draws(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """The resamples' cluster indices, as `cluster_bootstrap` draws them: the same for every group of n items
+    (a sweep summary's fifty groups share one draw)."""
+    picks = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    picks.flags.writeable = False
+    return picks
 
 
 @lru_cache(maxsize=64)
