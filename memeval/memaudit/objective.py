@@ -61,12 +61,14 @@ def marginal_gains(cp: CompiledPackage, z: np.ndarray, candidates: np.ndarray | 
 def invalidation_covered(cp: CompiledPackage, selected: Iterable[int]) -> float | None:
     """Mean saturated coverage of the package's invalidation units, as a share of each one's maximum (None when
     it declares none)."""
-    if not cp.invalidation_mask.any():
-        return None
     key = tuple(sorted(int(i) for i in selected))
-    memo = None if cp.is_large else cp.memo.setdefault("invalidation", {})
+    memo = None if cp.is_large else cp.memo.get("invalidation")
     if memo is not None and key in memo:
         return memo[key]
+    if not cp.invalidation_mask.any():
+        return None
+    if memo is None and not cp.is_large:
+        memo = cp.memo["invalidation"] = {}
     z = coverage_sums(cp, key)
     if cp.saturation is None:
         value = float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
