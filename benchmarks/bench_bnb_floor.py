@@ -7,9 +7,12 @@
    inside the timing) and on packages solved before at another budget (as in a sweep, where each package is
    solved at every budget and restriction); the floor on fresh packages. Every optimum must agree.
 2. µs per call of each heuristic writer on the same packages.
-3. The base 500-seed sweep (every writer, every OPT certified by B&B and the MILP) with --jobs 1 and --jobs 2, wall
-   time; with --reference, every row is checked identical to that sweep's but for its timings.
-4. The import time of the sweep, solvers and writers in a fresh interpreter, and the heavy modules it loaded.
+3. The base 500-seed sweep as a user types it (`memeval memaudit sweep small --distribution base --n-seeds 500
+   --budgets 1,2,4,8,16`, the default writers, progress bar on), with `--certify none` (OPT certified by the B&B's
+   own bound), `parts` and `milp` (a second exact solver checks every OPT row), wall time from the shell; with
+   --reference DIR, every row is checked identical, but for its timings, to DIR/<certify>/raw_results.jsonl (write
+   those with --write-reference DIR at the code to compare against).
+4. The import time of the sweep, solvers, parts and writers in a fresh interpreter, and the heavy modules it loaded.
 
 Every timing is the minimum of --repeats runs (the machine may be shared). Results: benchmarks/results/bnb_floor.json.
 """
@@ -34,7 +37,7 @@ from memeval.manifest import base_manifest  # noqa: E402
 from memeval.memaudit.generators import generate  # noqa: E402
 from memeval.memaudit.solvers import solve_bnb  # noqa: E402
 from memeval.memaudit.tolerance import COST_EPS, values_agree  # noqa: E402
-from memeval.memaudit.writers import ALL_WRITERS, HEURISTIC_WRITERS, run_writer  # noqa: E402
+from memeval.memaudit.writers import HEURISTIC_WRITERS, run_writer  # noqa: E402
 
 BUDGETS = (1, 2, 4, 8, 16)
 HEAVY = ("nltk", "scipy", "pandas", "cvxpy", "sklearn")
@@ -51,6 +54,7 @@ class SolveTiming(BaseModel):
 
 class SweepTiming(BaseModel):
     jobs: int
+    certify: str = "milp"
     wall_s: float
     rows: int
     opt_certified: int
@@ -165,34 +169,38 @@ def untimed_rows(path: Path) -> dict:
     for line in path.read_text().splitlines():
         row = json.loads(line)
         row.pop("runtime_s", None)
-        if row.get("certificate"):
-            row["certificate"].pop("milp_runtime_s", None)
+        for key in [k for k in row.get("certificate") or {} if k.endswith("runtime_s")]:
+            row["certificate"].pop(key)
         out[(row["package_id"], row["budget"], row["method"], row["max_per_group"])] = json.dumps(row, sort_keys=True)
     return out
 
 
-def time_sweep(jobs: int, seeds: int, repeats: int, reference: Path | None) -> SweepTiming:
+def sweep_command(seeds: int, certify: str, jobs: int, out: Path) -> list[str]:
+    """The base sweep as typed (default writers; the progress bar on, drawn to a pipe as to a terminal)."""
+    return [str(Path(sys.executable).parent / "memeval"), "memaudit", "sweep", "small", "--distribution", "base",
+            "--n-seeds", str(seeds), "--budgets", ",".join(map(str, BUDGETS)), "--certify", certify,
+            "--jobs", str(jobs), "--out", str(out)]
+
+
+def time_sweep(jobs: int, seeds: int, repeats: int, certify: str, reference: Path | None) -> SweepTiming:
     walls, identical, summary = [], None, {}
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix="bench-bnb-sweep-") as tmp:
             out = Path(tmp) / "sweep"
-            cmd = [sys.executable, "-m", "memeval", "memaudit", "sweep", "small", "--distribution", "base",
-                   "--n-seeds", str(seeds), "--budgets", ",".join(map(str, BUDGETS)), "--methods", ",".join(ALL_WRITERS),
-                   "--certify", "milp", "--jobs", str(jobs), "--no-progress", "--out", str(out)]
             start = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+            subprocess.run(sweep_command(seeds, certify, jobs, out), check=True, capture_output=True, cwd=ROOT)
             walls.append(time.perf_counter() - start)
             summary = json.loads((out / "summary.json").read_text())
             if reference is not None:
-                same = untimed_rows(out / "raw_results.jsonl") == untimed_rows(reference)
+                same = untimed_rows(out / "raw_results.jsonl") == untimed_rows(reference / certify / "raw_results.jsonl")
                 identical = same if identical is None else identical and same
-    return SweepTiming(jobs=jobs, wall_s=min(walls), rows=summary["row_count"], opt_certified=summary["opt_certified"],
-                       identical_to_reference=identical)
+    return SweepTiming(jobs=jobs, certify=certify, wall_s=min(walls), rows=summary["row_count"],
+                       opt_certified=summary["opt_certified"], identical_to_reference=identical)
 
 
 def time_import(repeats: int) -> tuple[float, list[str]]:
     probe = ("import sys, time, json; t = time.perf_counter(); import memeval.memaudit.sweep, memeval.memaudit.solvers,"
-             " memeval.memaudit.writers; t = time.perf_counter() - t; "
+             " memeval.memaudit.parts, memeval.memaudit.writers; t = time.perf_counter() - t; "
              "print(json.dumps([t, sorted({m.split('.')[0] for m in sys.modules})]))")
     runs = [json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                                       cwd=ROOT).stdout) for _ in range(repeats)]
@@ -205,16 +213,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--packages", type=int, default=200, help="base packages timed per budget (default 200)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing; the minimum is reported (default 3)")
     parser.add_argument("--seeds", type=int, default=500, help="seeds of the timed sweep (default 500)")
-    parser.add_argument("--jobs", default="1,2", help="--jobs values of the timed sweep (default 1,2; empty: no sweep)")
-    parser.add_argument("--reference", type=Path, help="raw_results.jsonl of a sweep with the same settings: every "
-                        "row must match it but for its timings")
+    parser.add_argument("--jobs", default="2", help="--jobs values of the timed sweep (default 2; empty: no sweep)")
+    parser.add_argument("--certify", default="none,parts,milp", help="--certify values of the timed sweep "
+                        "(default none,parts,milp)")
+    parser.add_argument("--reference", type=Path, help="a directory of sweeps with the same settings, one per "
+                        "--certify value (DIR/<certify>/raw_results.jsonl): every row must match but for its timings")
+    parser.add_argument("--write-reference", type=Path, metavar="DIR", help="only write those reference sweeps "
+                        "into DIR with the code checked out now, then stop")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bnb_floor.json")
     args = parser.parse_args(argv)
-    if args.reference is not None and not args.reference.is_file():
-        parser.error(f"--reference {args.reference}: not found")
+    certify = [c for c in args.certify.split(",") if c]
+    if args.write_reference is not None:
+        for c in certify:
+            subprocess.run(sweep_command(args.seeds, c, 2, args.write_reference / c), check=True, capture_output=True,
+                           cwd=ROOT)
+        print(f"reference sweeps ({', '.join(certify)}) -> {args.write_reference}")
+        return
+    missing = [c for c in certify if args.reference is not None
+               and not (args.reference / c / "raw_results.jsonl").is_file()]
+    if missing:
+        parser.error(f"--reference {args.reference}: no {missing[0]}/raw_results.jsonl (make it with --write-reference)")
 
     solves, writers = time_solves(args.packages, args.repeats)
-    sweeps = [time_sweep(int(j), args.seeds, args.repeats, args.reference) for j in args.jobs.split(",") if j]
+    sweeps = [time_sweep(int(j), args.seeds, args.repeats, c, args.reference) for j in args.jobs.split(",") if j
+              for c in certify]
     import_s, heavy = time_import(args.repeats)
     results = BnbFloorResults(
         manifest=base_manifest(command="bench_bnb_floor"), packages=args.packages, repeats=args.repeats,
@@ -235,12 +257,12 @@ def main(argv: list[str] | None = None) -> None:
     for method, us in writers.items():
         print(f"| {method} | {us:.0f} |")
     if sweeps:
-        print(f"\n| base sweep, {args.seeds} seeds x {len(BUDGETS)} budgets, every writer, --certify milp | wall (s) | "
+        print(f"\n| base sweep as typed, {args.seeds} seeds x {len(BUDGETS)} budgets, default writers | wall (s) | "
               "rows | OPT certified | rows identical to reference |\n|---|---|---|---|---|")
         for s in sweeps:
             same = "not checked" if s.identical_to_reference is None else ("yes" if s.identical_to_reference else "NO")
-            print(f"| --jobs {s.jobs} | {s.wall_s:.1f} | {s.rows} | {s.opt_certified} | {same} |")
-    print(f"\nimport memeval.memaudit.sweep, .solvers, .writers: {import_s:.2f} s; heavy modules loaded: "
+            print(f"| --certify {s.certify} --jobs {s.jobs} | {s.wall_s:.2f} | {s.rows} | {s.opt_certified} | {same} |")
+    print(f"\nimport memeval.memaudit.sweep, .solvers, .parts, .writers: {import_s:.2f} s; heavy modules loaded: "
           f"{', '.join(heavy) or 'none'}")
     print(f"-> {args.out}")
     if any(s.identical_to_reference is False for s in sweeps):
