@@ -220,13 +220,20 @@ def main(argv: list[str] | None = None) -> None:
                         "--certify value (DIR/<certify>/raw_results.jsonl): every row must match but for its timings")
     parser.add_argument("--write-reference", type=Path, metavar="DIR", help="only write those reference sweeps "
                         "into DIR with the code checked out now, then stop")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bnb_floor.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bnb_floor.json",
+                        help="results file (default: the recorded benchmarks/results/bnb_floor.json; give another "
+                        "path for a trial run with smaller settings)")
     args = parser.parse_args(argv)
     certify = [c for c in args.certify.split(",") if c]
     if args.write_reference is not None:
+        taken = [c for c in certify if (args.write_reference / c).exists()]
+        if taken:  # a sweep would reuse the rows there: a reference must be written by the code checked out now
+            parser.error(f"--write-reference {args.write_reference}: {taken[0]}/ exists; choose a new directory")
         for c in certify:
-            subprocess.run(sweep_command(args.seeds, c, 2, args.write_reference / c), check=True, capture_output=True,
-                           cwd=ROOT)
+            done = subprocess.run(sweep_command(args.seeds, c, 2, args.write_reference / c), capture_output=True,
+                                  text=True, cwd=ROOT)
+            if done.returncode:
+                raise SystemExit(f"reference sweep --certify {c} failed: {done.stderr.strip().splitlines()[-1]}")
         print(f"reference sweeps ({', '.join(certify)}) -> {args.write_reference}")
         return
     missing = [c for c in certify if args.reference is not None

@@ -113,3 +113,11 @@ def test_item_bootstrap_is_the_cluster_bootstrap_over_one_item_clusters(n):
         assert (fast.estimate, fast.low, fast.high, fast.n, fast.clusters) == \
             (labelled.estimate, labelled.low, labelled.high, labelled.n, labelled.clusters)
         assert math.copysign(1, fast.low) == math.copysign(1, labelled.low)
+        # and both as the cluster bootstrap was first written: labels sorted, summed, drawn per call
+        names, inverse = np.unique(np.array([str(i) for i in range(n)]), return_inverse=True)
+        sums = np.bincount(inverse, weights=values, minlength=len(names))
+        counts = np.bincount(inverse, minlength=len(names)).astype(float)
+        picks = np.random.default_rng(3).integers(0, len(names), size=(500, len(names)))
+        boot = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+        low, high = np.quantile(boot, [(1 - level) / 2, 1 - (1 - level) / 2])
+        assert (fast.low, fast.high) == (float(low), float(high))

@@ -62,18 +62,15 @@ def invalidation_covered(cp: CompiledPackage, selected: Iterable[int]) -> float 
     """Mean saturated coverage of the package's invalidation units, as a share of each one's maximum (None when
     it declares none)."""
     key = tuple(sorted(int(i) for i in selected))
-    memo = None if cp.is_large else cp.memo.get("invalidation")
+    memo = None if cp.is_large else cp.memo.setdefault("invalidation", {})
     if memo is not None and key in memo:
         return memo[key]
     if not cp.invalidation_mask.any():
-        return None
-    if memo is None and not cp.is_large:
-        memo = cp.memo["invalidation"] = {}
-    z = coverage_sums(cp, key)
-    if cp.saturation is None:
-        value = float(np.minimum(1.0, z[cp.invalidation_mask]).mean())
+        value = None
+    elif cp.saturation is None:
+        value = float(np.minimum(1.0, coverage_sums(cp, key)[cp.invalidation_mask]).mean())
     else:
-        value = float((cp.h(z) / cp.h_max)[cp.invalidation_mask].mean())
+        value = float((cp.h(coverage_sums(cp, key)) / cp.h_max)[cp.invalidation_mask].mean())
     if memo is not None:
         memo[key] = value
     return value

@@ -130,12 +130,19 @@ def cluster_bootstrap(
     names, inverse = np.unique(labels, return_inverse=True)
     sums = np.bincount(inverse, weights=values, minlength=len(names))
     counts = np.bincount(inverse, minlength=len(names)).astype(float)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(names), size=(n_boot, len(names)))
-    boot = sums[picks].sum(axis=1) / counts[picks].sum(axis=1)
+    return _resampled(values, sums, counts, n_boot, seed, level)
+
+
+def _resampled(values: np.ndarray, sums: np.ndarray, counts: np.ndarray | None, n_boot: int, seed: int,
+               level: float) -> Interval:
+    """The percentile interval of the pooled mean over resampled clusters, given each cluster's sum and item
+    count (None: one item each, so every resample holds exactly as many items as there are clusters)."""
+    picks = _draws(len(sums), n_boot, seed)
+    total = sums[picks].sum(axis=1)
+    boot = total / (float(len(sums)) if counts is None else counts[picks].sum(axis=1))
     tail = (1 - level) / 2
     low, high = np.quantile(boot, [tail, 1 - tail])
-    return Interval(float(values.mean()), float(low), float(high), int(values.size), len(names))
+    return Interval(float(values.mean()), float(low), float(high), int(values.size), len(sums))
 
 
 def bootstrap_mean(values: Sequence[float], n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> Interval:
@@ -143,20 +150,16 @@ def bootstrap_mean(values: Sequence[float], n_boot: int = 2000, seed: int = 0, l
     labels. The same draws index the clusters in the labels' sorted (string) order and every cluster holds one
     item, so the interval is the same to the bit; a sweep summary takes fifty of these."""
     values = np.asarray(values, dtype=float)
-    n = values.size
-    if n == 0:
+    if values.size == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0, 0)
-    sums = values[_label_order(n)] + 0.0  # a cluster's sum starts at 0.0: -0.0 sums to 0.0
-    boot = sums[_draws(n, n_boot, seed)].sum(axis=1) / float(n)  # every resample holds n clusters of one item
-    tail = (1 - level) / 2
-    low, high = np.quantile(boot, [tail, 1 - tail])
-    return Interval(float(values.mean()), float(low), float(high), int(n), int(n))
+    sums = values[_label_order(values.size)] + 0.0  # a cluster's sum starts at 0.0: -0.0 sums to 0.0
+    return _resampled(values, sums, None, n_boot, seed, level)
 
 
 @lru_cache(maxsize=4)
 def _draws(n: int, n_boot: int, seed: int) -> np.ndarray:
-    """The resamples' cluster indices, as `cluster_bootstrap` draws them: the same for every group of n items
-    (a sweep summary's fifty groups share one draw)."""
+    """The resamples' cluster indices for n clusters: the same for every call with the same (n, n_boot, seed), so
+    drawn once (a sweep summary's fifty groups of 500 packages share one draw)."""
     picks = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
     picks.flags.writeable = False
     return picks
