@@ -112,3 +112,18 @@ def test_certify_parts_gives_the_rows_of_certify_milp(tmp_path, cli):
         if a["method"] == "opt":
             assert cert_b["agree"] is True and cert_b["parts_status"] == "optimal" and "milp_value" not in cert_b
             assert values_agree(cert_b["parts_value"], cert_a["milp_value"])
+
+
+def test_a_row_parts_refuses_is_checked_by_the_milp_not_failed(tmp_path, cli):
+    """A part too large to enumerate is a refusal, not a disagreement: under --certify parts that row's OPT is
+    checked by the MILP (its certificate says so) and the sweep goes on."""
+    out = tmp_path / "uc7"
+    run = cli("memaudit", "sweep", "small", "--distribution", "update_chain", "--count", "7", "--n-seeds", "2",
+              "--budgets", "1,6", "--methods", "opt,gvt", "--certify", "parts", "--no-progress", "--out", out)
+    assert run.returncode == 0, run.stderr
+    certificates = {(r["package_id"], r["budget"]): r["certificate"]
+                    for r in map(json.loads, (out / "raw_results.jsonl").read_text().splitlines())
+                    if r["method"] == "opt"}
+    assert len(certificates) == 4 and all(c["agree"] for c in certificates.values())
+    checked_by_milp = {key for key, c in certificates.items() if "milp_value" in c}
+    assert checked_by_milp and all("parts_value" not in certificates[key] for key in checked_by_milp)
