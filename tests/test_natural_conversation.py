@@ -41,3 +41,11 @@ def test_build_and_sweep_with_every_opt_certified(locomo_dir, tmp_path, cli):
                 "opt,gvt,density_only,recency_raw", "--certify", "milp", "--out", tmp_path / "sweep", "--no-progress",
                 check=True)
     assert "OPT certified 4/4, solver disagreements 0; union rows certified 36/36" in sweep.stdout
+
+
+def test_conversations_outside_the_conversation_scope_is_refused(locomo_dir, tmp_path, cli):
+    """The question scope samples Natural-87 across every conversation: --conversations there used to be ignored
+    silently (a trial built all 87 packages when it asked for conv-26)."""
+    refused = cli("natural", "build", "--conversations", "conv-26", "--data", locomo_dir, "--out", tmp_path / "q")
+    assert refused.returncode == 2 and "--conversations" in refused.stderr and "--scope conversation" in refused.stderr
+    assert not (tmp_path / "q").exists()

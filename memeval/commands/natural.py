@@ -207,6 +207,9 @@ def _build(args: argparse.Namespace) -> int:
                                                 conversations=args.conversations, restart=args.restart)
         print(json.dumps({k: manifest[k] for k in ("scope", "source", "sizes", "union_systems", "tombstones")}))
         return 0
+    if args.conversations != "all":  # the question scope samples Natural-87 across every conversation
+        raise InputError("natural build", "--conversations", "applies to --scope conversation only; the question "
+                         "scope builds LoCoMo-Natural-87 from every conversation (add --scope conversation)")
     if args.source == "longmemeval":
         if not args.data:
             raise InputError("natural build --source longmemeval", "--data", "name the LongMemEval file (memeval "
