@@ -27,9 +27,15 @@ from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, Mode
 COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
                    reproduce, inventory, serve]
 
+EXAMPLES = """example:
+  memeval locomo run --conversations conv-26 --questions prototype --out runs/prototype
+  memeval view runs/prototype --output prototype.html
+  (`memeval COMMAND --help` shows each command's flags and an example)"""
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memeval", description=__doc__)
+    parser = argparse.ArgumentParser(prog="memeval", description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memeval {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for module in COMMAND_MODULES:

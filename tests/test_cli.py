@@ -21,6 +21,38 @@ def _commands(parser, prefix=()):
         yield from _commands(child, (*prefix, name))
 
 
+def _pages(parser, prefix=()):
+    """Every help page of the parser, groups and the top level included, as (path, parser)."""
+    import argparse
+
+    yield prefix, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _pages(child, (*prefix, name))
+
+
+def test_every_help_page_ends_with_an_example():
+    pages = dict(_pages(build_parser()))
+    assert {(), ("locomo",), ("memaudit",), ("natural",), ("data",), ("cache",), ("cache", "batches")} <= set(pages)
+    for path, parser in pages.items():
+        text = parser.format_help()
+        assert "example:\n  memeval " in text, path
+        assert text.rstrip().rsplit("example:", 1)[1].strip().startswith("memeval "), path
+
+
+def test_locomo_run_help_lists_the_systems_and_the_released_conversations(locomo_dir, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse wraps at hyphens on a narrow terminal
+    from memeval.commands.locomo import RELEASED_CONVERSATIONS
+    from memeval.data.locomo import load_locomo
+    from memeval.memory.registry import BUILTIN
+
+    text = " ".join(dict(_pages(build_parser()))[("locomo", "run")].format_help().split())
+    assert all(name in text for name in BUILTIN)
+    assert [c.sample_id for c in load_locomo(locomo_dir)] == list(RELEASED_CONVERSATIONS)
+    assert ", ".join(RELEASED_CONVERSATIONS) in text
+
+
 def test_every_command_shows_an_example_and_long_ones_take_no_progress():
     leaves = dict(_commands(build_parser()))
     assert ("memaudit", "sweep") in leaves and ("sweep",) in leaves and ("cache", "prune") in leaves

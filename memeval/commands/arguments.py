@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterable
 
 
 def command(subparsers: argparse._SubParsersAction, name: str, help_text: str, example: str,
@@ -159,10 +160,13 @@ def add_budgets(parser: argparse.ArgumentParser, required: bool = True, default:
                              (f" (default {default})" if default else ""))
 
 
-def add_systems(parser: argparse.ArgumentParser, default: str, example: str) -> None:
+def add_systems(parser: argparse.ArgumentParser, default: str, example: str, builtin: Iterable[str] = ()) -> None:
+    """`--systems`; `builtin` lists the names a user can type (the help cannot import the systems themselves)."""
+    listed = f"; built in: {', '.join(builtin)}; a plug-in as module.path:Factory" if builtin else ""
     parser.add_argument("--systems", default=default,
-                        help=f"comma-separated memory systems; parameters as name:key=value (e.g. {example}); "
-                             "separate systems with ';' when a parameter list has commas")
+                        help=f"comma-separated memory systems (default {default}){listed}; parameters as "
+                             f"name:key=value (e.g. {example}); separate systems with ';' when a parameter list has "
+                             "commas")
 
 
 def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:

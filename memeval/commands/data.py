@@ -11,8 +11,8 @@ from memeval.commands.arguments import command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    data = subparsers.add_parser("data", help="fetch and inspect the LoCoMo and LongMemEval data (and fetch the "
-                                 "anchors' protocol files)")
+    data = command(subparsers, "data", "fetch and inspect the LoCoMo and LongMemEval data (and fetch the anchors' "
+                   "protocol files)", "memeval data fetch locomo\n  memeval data stats --json")
     sub = data.add_subparsers(dest="data_command", required=True)
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",

@@ -21,7 +21,8 @@ from memeval.commands.llm_options import add_llm_arguments, llm_options, make_ll
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    g = subparsers.add_parser("graph80", help="the memory-graph study (synthetic graph80 corpus)")
+    g = command(subparsers, "graph80", "the memory-graph study (synthetic graph80 corpus)",
+                "memeval graph80 generate --out graph80\n  memeval graph80 run --data graph80 --out graph80_run")
     sub = g.add_subparsers(dest="graph80_command", required=True)
     gen = command(sub, "generate", "write documents.jsonl, questions.jsonl, triples.jsonl",
                   "memeval graph80 generate --seed 0 --out graph80")

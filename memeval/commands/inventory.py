@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "(and its whole path when the line shortens it)")
     ls.set_defaults(handler=_ls)
 
-    cache = subparsers.add_parser("cache", help="the LLM response cache: stats, pruning, saved batches")
+    cache = command(subparsers, "cache", "the LLM response cache: stats, pruning, saved batches",
+                    "memeval cache stats\n  memeval cache prune --older-than 30 --dry-run")
     sub = cache.add_subparsers(dest="cache_command", required=True)
     stats = command(sub, "stats", "entries, models and size of the response cache", "memeval cache stats --json")
     stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")

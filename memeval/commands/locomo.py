@@ -19,22 +19,30 @@ from memeval.commands.arguments import (
     system_name,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.memory.registry import BUILTIN
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 
 __all__ = ["register", "split_systems"]
 
+# The sample ids of the released locomo10.json, for --help (tests/test_cli.py checks them against the data).
+RELEASED_CONVERSATIONS = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47", "conv-48",
+                          "conv-49", "conv-50")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    locomo = subparsers.add_parser("locomo", help="end-to-end QA on LoCoMo")
+    locomo = command(subparsers, "locomo", "end-to-end QA on LoCoMo",
+                     "memeval locomo run --conversations conv-26 --questions prototype --out runs/prototype")
     sub = locomo.add_subparsers(dest="locomo_command", required=True)
     run = command(sub, "run", "answer (and optionally judge) LoCoMo questions with memory systems",
                   "memeval locomo run --systems rag_turns,full_context --reader claude --judge graded "
                   "--out runs/claude")
     add_data(run, "LoCoMo file or directory (default: the documented search order)")
-    run.add_argument("--conversations", default="all", help="all, conv-26, or a comma-separated list")
+    run.add_argument("--conversations", default="all",
+                     help="all, one id or a comma-separated list; the released data's ids: "
+                          + ", ".join(RELEASED_CONVERSATIONS))
     run.add_argument("--questions", default="all", help="prototype, all, or N (the first N per conversation)")
-    add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
+    add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256", builtin=BUILTIN)
     run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
                      help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
                           "project's memory prompt) or claude_official (the LoCoMo paper's setting: its own prompts "

@@ -20,7 +20,9 @@ from memeval.commands.llm_options import add_llm_arguments, llm_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    group = subparsers.add_parser("longmemeval", help="memory systems on LongMemEval (data fetched by the user)")
+    group = command(subparsers, "longmemeval", "memory systems on LongMemEval (data fetched by the user)",
+                    "memeval data fetch longmemeval --variant s\n  memeval longmemeval run --data "
+                    "data/longmemeval/longmemeval_s_cleaned.json --questions 50 --out runs/lme")
     sub = group.add_subparsers(dest="longmemeval_command", required=True)
     run = command(sub, "run", "answer LongMemEval questions with memory systems over each question's haystack; "
                   "evidence recall offline, accuracy with --judge longmemeval",

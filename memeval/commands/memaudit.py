@@ -27,8 +27,9 @@ from memeval.rundir import RunDir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    group = subparsers.add_parser("memaudit", help="MEMAUDIT packages: validate, solve, generate, sweep",
-                                  description="MEMAUDIT write-time audit: packages, certified optima, sweeps.")
+    group = command(subparsers, "memaudit", "MEMAUDIT packages: validate, solve, generate, sweep",
+                    "memeval memaudit sweep small --n-seeds 50 --budgets 2,4,8 --out sweeps/small")
+    group.description = "MEMAUDIT write-time audit: packages, certified optima, sweeps."
     sub = group.add_subparsers(dest="memaudit_command", required=True)
     for name, build in VERBS.items():
         build(sub, name, "")

@@ -24,7 +24,9 @@ from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    natural = subparsers.add_parser("natural", help="LoCoMo natural MEMAUDIT packages")
+    natural = command(subparsers, "natural", "LoCoMo natural MEMAUDIT packages",
+                      "memeval natural build --out natural87\n  memeval memaudit sweep natural --packages natural87 "
+                      "--budgets 30,60,100 --out natural87_sweep")
     sub = natural.add_subparsers(dest="natural_command", required=True)
     build = command(sub, "build", "build the natural packages (one per accepted question) and their union packages",
                     "memeval natural build --out natural87")
