@@ -265,7 +265,14 @@ def test_ls_prints_one_short_line_per_directory(runs, tmp_path):
                           "command_line", "commands"} for r in listed)
     long = ok("ls", root, "--long").splitlines()
     assert any(line.startswith("    command: memeval memaudit sweep small") for line in long)
-    cut = [(line, below) for line, below in zip(long, long[1:], strict=False) if "  …" in line]
+    # a pipe gets every path whole, however long (grep and scripts read it); a terminal gets lines that fit it
+    assert "…" not in "\n".join(long) and not any(line.startswith("    path:") for line in long)
+    assert sum(line.endswith(f"  {root}/runs/c.replaced-20260101T000000Z") for line in long) == 1
+    from memeval.commands.inventory import listing
+
+    fitted = listing(listed, long=True, width=100)
+    assert all(len(line) <= 100 for line in fitted if not line.startswith("    "))
+    cut = [(line, below) for line, below in zip(fitted, fitted[1:], strict=False) if "  …" in line]
     assert cut, "absolute temporary paths do not fit: shortened from the left"
     for line, below in cut:  # --long gives the whole path under a shortened one
         assert below.startswith(f"    path: {tmp_path}") and below.endswith(line.rsplit("…", 1)[1])

@@ -58,7 +58,7 @@ def _ls(args: argparse.Namespace) -> int:
     if not found:
         print(f"no results (no manifest.json) under {', '.join(roots)}")
         return 0
-    print("\n".join(listing(found, long=args.long)))
+    print("\n".join(listing(found, long=args.long, width=_terminal_width())))
     return 0
 
 
@@ -67,10 +67,20 @@ HEADERS = ("KIND", "STATUS", "ROWS", "COMMIT", "AGE", "PATH")
 ROW_NAMES = {"raw_results": "rows", "rows": "rows"}
 
 
-def listing(found: list[dict], long: bool = False, now: float | None = None) -> list[str]:
-    """One line per directory, columns as wide as their longest cell and the path last, its leading directories
-    left out ("…/02_full_run/run") when the line would pass the terminal's width (COLUMNS; at least WIDTH); `long` adds the recorded command (and
-    the whole path, when shortened) under each line."""
+def _terminal_width() -> int | None:
+    """The width `ls` fits its lines to on a terminal (COLUMNS, else the terminal's; at least WIDTH); None when
+    stdout is a pipe or a file, whose reader (grep, a script, a log) needs every path whole."""
+    import shutil
+
+    if not sys.stdout.isatty():
+        return None
+    return max(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)
+
+
+def listing(found: list[dict], long: bool = False, now: float | None = None, width: int | None = None) -> list[str]:
+    """One line per directory, columns as wide as their longest cell and the path last; given a `width` (a
+    terminal's), a path's leading directories are left out ("…/02_full_run/run") when the line would pass it;
+    `long` adds the recorded command (and the whole path, when shortened) under each line."""
     import time
 
     from memeval.reports.results import short_commit
@@ -79,13 +89,10 @@ def listing(found: list[dict], long: bool = False, now: float | None = None) -> 
     cells = [[r["kind"], r["status"], _rows(r["rows"], r["failed"]), short_commit(r["commit"]) if r["commit"] else "–",
               _age(now - _last_written(r["directory"])), _shown_path(r["directory"])] for r in found]
     widths = [max(len(row[i]) for row in [HEADERS, *cells]) for i in range(len(HEADERS) - 1)]
-    import shutil
-
-    width = max(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)  # COLUMNS, else the terminal, else 100
-    room = max(width - sum(widths) - 2 * len(widths), 12)
+    room = max(width - sum(widths) - 2 * len(widths), 12) if width else None
     lines = []
     for n, row in enumerate([HEADERS, *cells]):
-        path = _fit(row[-1], room)
+        path = _fit(row[-1], room) if room else row[-1]
         lines.append("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)) + "  " + path)
         if long and n:
             if path != row[-1]:
