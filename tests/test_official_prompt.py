@@ -58,7 +58,7 @@ def test_category_handling_hint_choice_and_seeded_order(conv26):
     orders = set()
     for qa in by_category[5]:
         a, b = choice_options(qa)
-        assert {a, b} == {NOT_MENTIONED_OPTION, qa.adversarial_answer or qa.answer}
+        assert {a, b} == {NOT_MENTIONED_OPTION, qa.answer if qa.answer is not None else qa.adversarial_answer}
         assert choice_options(qa) == (a, b)
         assert official_question(qa) == f"{qa.question} Select the correct answer: (a) {a} (b) {b}."
         orders.add(a == NOT_MENTIONED_OPTION)

@@ -149,6 +149,16 @@ def _require(value: Any, kind: type | tuple[type, ...], source: str, fieldname: 
     return value
 
 
+def _image_urls(raw: Any, where: str, fieldname: str) -> tuple[str, ...]:
+    """A turn's images: none when the field is absent or empty (the paper's reader shares a caption only when the
+    turn has an image), a list as is, one string as one image."""
+    if raw is None or raw == "":
+        return ()
+    if isinstance(raw, str):
+        return (raw,)
+    return tuple(str(url) for url in _require(raw, list, where, fieldname))
+
+
 def resolve_ids(raw: Any, known: set[str], report: LoadReport, where: str) -> tuple[list[str], list[str]]:
     """Split, repair and resolve dia_id references; returns (resolved, unresolved)."""
     items = raw if isinstance(raw, list) else [raw]
@@ -199,7 +209,6 @@ def parse_conversation(flat: dict, sample_id: str, source: str, report: LoadRepo
         for position, raw in enumerate(raw_turns):
             fieldname = f"{key}[{position}]"
             _require(raw, dict, where, fieldname)
-            img = raw.get("img_url") or ()
             turns.append(
                 Turn(
                     dia_id=_require(raw.get("dia_id"), str, where, f"{fieldname}.dia_id"),
@@ -207,7 +216,7 @@ def parse_conversation(flat: dict, sample_id: str, source: str, report: LoadRepo
                     text=_require(raw.get("text"), str, where, f"{fieldname}.text"),
                     session=index,
                     position=position,
-                    img_url=tuple(img) if isinstance(img, list) else (str(img),),
+                    img_url=_image_urls(raw.get("img_url"), where, f"{fieldname}.img_url"),
                     blip_caption=raw.get("blip_caption"),
                     query=raw.get("query"),
                 )

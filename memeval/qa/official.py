@@ -13,8 +13,10 @@ the paper's, byte for byte in its layout: the opening line naming both speakers,
 each), one blank-line pair per session after the last, then the question prompt; 50 output tokens, no temperature
 (the paper's `run_claude` sets none); a category-5 reply read by the paper's rule (`get_cat_5_answer`). What the
 released data cannot say is decided here and named: its turns hold `text` and `img_url` where the script reads
-`clean_text` and `img_file`, the speakers' order comes from a Python set in the script (this uses speaker a,
-then b), and the choice order there is unseeded (here seeded by the sample id).
+`clean_text` and `img_file` (so a caption is shared only where `img_url` names an image), most category-5 items
+hold only `adversarial_answer` where the script reads `answer` (offered in its place; `answer` wherever present),
+the speakers' order comes from a Python set in the script (this uses speaker a, then b), and the choice order
+there is unseeded (here seeded by the sample id).
 """
 
 from __future__ import annotations
@@ -75,10 +77,15 @@ def render_official_context(conversation: Conversation, items: Sequence[MemoryIt
     return "\n\n".join(parts) or "(nothing retrieved)"
 
 
+def category_5_offer(qa: QA) -> str:
+    """The option beside "not mentioned": the item's `answer`, which the paper's script reads (two released items
+    hold both it and an `adversarial_answer`), else the `adversarial_answer` most released items hold alone."""
+    return qa.answer if qa.answer is not None else qa.adversarial_answer or ""
+
+
 def choice_options(qa: QA) -> tuple[str, str]:
     """The distractor and "not mentioned", in an order fixed by the sample id (not by run or process)."""
-    distractor = qa.adversarial_answer or qa.answer or ""
-    options = [NOT_MENTIONED_OPTION, distractor]
+    options = [NOT_MENTIONED_OPTION, category_5_offer(qa)]
     random.Random(zlib.crc32(qa.sample_id.encode())).shuffle(options)
     return options[0], options[1]
 
@@ -141,8 +148,7 @@ def paper_question(qa: QA, published: StoredProtocol) -> str:
 
 
 def paper_options(qa: QA, published: StoredProtocol) -> tuple[str, str]:
-    distractor = qa.adversarial_answer or qa.answer or ""
-    options = [published.templates["not_mentioned"], distractor]
+    options = [published.templates["not_mentioned"], category_5_offer(qa)]
     random.Random(zlib.crc32(qa.sample_id.encode())).shuffle(options)
     return options[0], options[1]
 
