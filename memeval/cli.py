@@ -67,6 +67,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     from memeval.errors import PluginFailed
 
     try:
+        if getattr(args, "output", None) is not None:  # every --output FILE, checked before any work is done
+            from memeval.output_paths import resolve
+
+            resolve(args.output)
         return int(args.handler(args) or 0)
     except (InputError, DataNotFoundError) as exc:
         print(f"memeval: error: {exc}", file=sys.stderr)

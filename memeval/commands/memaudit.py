@@ -23,6 +23,7 @@ from memeval.commands.arguments import (
     positive_int,
 )
 from memeval.errors import InputError
+from memeval.output_paths import notices
 from memeval.rundir import RunDir
 
 
@@ -190,7 +191,8 @@ def _generate(args: argparse.Namespace) -> int:
     pkg = generate(args.distribution, args.seed, args.facts, args.updates, args.count)
     _refuse_empty(pkg, "memaudit generate")
     path = pkg.write(args.output)
-    print(f"wrote {path} ({pkg.package_id}: {len(pkg.experiences)} groups, {len(pkg.candidates)} candidates)")
+    print(f"wrote {path} ({pkg.package_id}: {len(pkg.experiences)} groups, {len(pkg.candidates)} candidates)",
+          file=notices(args.output))
     return 0
 
 

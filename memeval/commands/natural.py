@@ -21,6 +21,7 @@ from memeval.commands.arguments import (
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.errors import InputError
 from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
+from memeval.output_paths import notices
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -121,7 +122,7 @@ def _sensitivity(args: argparse.Namespace) -> int:
     packages, budgets = load_packages(args.packages), args.budgets
     result = sensitivity(packages, budgets, args.noise_rate, args.noise_seeds)
     write_json_atomic(args.output, _stringify_keys(result))
-    print(f"sensitivity of {len(packages)} packages -> {args.output}")
+    print(f"sensitivity of {len(packages)} packages -> {args.output}", file=notices(args.output))
     return 0
 
 
@@ -139,7 +140,7 @@ def _audit_export(args: argparse.Namespace) -> int:
     from memeval.natural.build import load_packages
 
     n = write_audit_frame(load_packages(args.packages), args.output, args.zero_rate, args.seed)
-    print(f"{n} cells -> {args.output} (fill the verdict column with 0, 0.5 or 1)")
+    print(f"{n} cells -> {args.output} (fill the verdict column with 0, 0.5 or 1)", file=notices(args.output))
     return 0
 
 
@@ -167,7 +168,8 @@ def _audit_llm(args: argparse.Namespace) -> int:
     labels, reasons = llm_labels(client, packages, cells)
     write_verdicts(args.output, labels, reasons)
     print(f"{len(labels)} of {len(cells)} cells labelled by the LLM -> {args.output}"
-          + ("" if len(labels) == len(cells) else " (the rest failed or no LLM is configured; see `reason`)"))
+          + ("" if len(labels) == len(cells) else " (the rest failed or no LLM is configured; see `reason`)"),
+          file=notices(args.output))
     return 0
 
 
@@ -190,7 +192,7 @@ def _bridge(args: argparse.Namespace) -> int:
     table = bridge_table(pairs)
     if args.output:
         write_json_atomic(args.output, {"pairs": len(pairs), "rows": table})
-        print(f"{len(pairs)} joined pairs -> {args.output}")
+        print(f"{len(pairs)} joined pairs -> {args.output}", file=notices(args.output))
     else:
         print(json.dumps({"pairs": len(pairs), "rows": table}, indent=2))
     return 0

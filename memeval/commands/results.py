@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from memeval.commands.arguments import add_out_dir, add_progress, command
+from memeval.output_paths import notices
 
 FORMATS = ("md", "csv", "parquet", "html")
 
@@ -55,5 +56,5 @@ def _results(args: argparse.Namespace) -> int:
     if args.out:
         written += report.write(comparison, Path(args.out))
     if written:
-        print("written: " + ", ".join(str(p) for p in written))
+        print("written: " + ", ".join(str(p) for p in written), file=notices(args.output))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memeval.commands.arguments import add_output_file, command
+from memeval.output_paths import notices
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,5 +24,5 @@ def _view(args: argparse.Namespace) -> int:
     from memeval.viewer import write_viewer
 
     path = write_viewer(args.runs, args.output)
-    print(f"viewer: {path} (open it in a browser)")
+    print(f"viewer: {path} (open it in a browser)", file=notices(args.output))
     return 0
