@@ -391,7 +391,7 @@ class LLMClient:
         if hit is None:
             return None
         response = LLMResponse.from_cache(hit)
-        return None if response.unusable_reason(resolved.truncation_ok) else response
+        return None if response.unusable_reason(resolved.truncation_ok, resolved.empty_ok) else response
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         request = self.resolve(request)
@@ -423,7 +423,7 @@ class LLMClient:
     def keep(self, request: LLMRequest, response: LLMResponse) -> None:
         """Cache a reply that is an answer; raise UnusableReply (nothing cached: the next run asks again) for a
         refusal, an empty reply or one cut at the cap. Its tokens were spent and are already accounted."""
-        reason = response.unusable_reason(request.truncation_ok)
+        reason = response.unusable_reason(request.truncation_ok, request.empty_ok)
         if reason is not None:
             with self._lock:
                 self.stats.failures += 1

@@ -47,6 +47,7 @@ class LLMRequest:
     response_format: str = ""
     endpoint: str = ""  # base URL the request goes to (set by resolve; part of the key, see key_material)
     truncation_ok: bool = False  # a protocol that reads a reply cut at its cap (LongMemEval's judge); not in the key
+    empty_ok: bool = False  # a protocol whose rule reads an empty reply too (LongMemEval's judge: "no"); not in the key
     # extra cache breakpoints inside the cached prefix (character offsets, ascending), so a prefix larger than the
     # account's per-minute input limit is written in pieces; transport only (the model reads the same characters),
     # not in the key
@@ -118,12 +119,13 @@ class LLMResponse:
     api_version: str = ""
     rate_headers: dict = dataclasses.field(default_factory=dict)  # the reply's rate-limit headers; never cached
 
-    def unusable_reason(self, truncation_ok: bool = False) -> str | None:
-        """Why this reply is not an answer (None when it is): a refusal, no text, or text cut at the output cap
-        (unless the protocol reads cut replies). A thinking model that spent the cap thinking gives empty text."""
+    def unusable_reason(self, truncation_ok: bool = False, empty_ok: bool = False) -> str | None:
+        """Why this reply is not an answer (None when it is): a refusal, no text (unless the protocol's rule reads
+        an empty reply), or text cut at the output cap (unless the protocol reads cut replies). A thinking model
+        that spent the cap thinking gives empty text."""
         if self.stop_reason == "refusal":
             return "refusal"
-        if not self.text.strip():
+        if not self.text.strip() and not empty_ok:
             return "empty reply" + (" (cut at max_tokens)" if self.stop_reason == "max_tokens" else "")
         if self.stop_reason == "max_tokens" and not truncation_ok:
             return "cut at max_tokens"

@@ -31,6 +31,7 @@ from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.rundir import RunDir
 from memeval.scoring.judges import JUDGES
+from memeval.scoring.longmemeval_judge import empty_replies
 from memeval.scoring.longmemeval_metrics import (
     RetrievalScores,
     haystack_of,
@@ -326,11 +327,17 @@ class LongMemEvalTask(Task):
         from memeval.protocols.status import setting_problem
 
         problem = setting_problem(client) if self.config.judge == "longmemeval" else None
+        empty = empty_replies(judgments)
+        if empty:
+            judged = sum(1 for j in judgments if j.protocol == "longmemeval")
+            notes = [*notes, f"Judge: {empty} of {judged} longmemeval judge replies were empty and are labelled no, "
+                     "by the benchmark's rule (the label is whether \"yes\" is in the stripped reply)."]
         return longmemeval_report(answers, {j.key: j for j in judgments}, notes, problem)
 
     def manifest_fields(self, answers: list, judgments: list, claimed, client) -> dict:
         return {"data": {"path": self.config.data, "sha256": claimed.identity.fixed["data_sha256"]},
-                "quirks": dict(self.data_report.quirks), "prompts": prompt_versions(self.config)}
+                "quirks": dict(self.data_report.quirks), "prompts": prompt_versions(self.config),
+                "judge_empty_replies_labelled_no": empty_replies(judgments)}
 
 
 def run_longmemeval(config: LongMemEvalConfig, client=None):

@@ -1,7 +1,9 @@
 """LongMemEval's judge protocol (`--judge longmemeval`): one yes/no call per question at temperature 0 with at
 most 10 output tokens, the prompt chosen by question type (`'_abs' in question_id`: the abstention prompt), and the
 label true when the lower-cased reply contains "yes" — the rule of the benchmark's own evaluation script, kept
-exactly (so a reply such as "no, not yes" counts as yes there and here).
+exactly (so a reply such as "no, not yes" counts as yes there and here, and an empty reply as no: the script
+strips the reply and labels it, empty or not; src/evaluation/evaluate_qa.py at the pinned commit). Empty replies are
+counted (`empty_replies`), and the report and manifest say how many were labelled no that way.
 
 With the benchmark's prompts fetched (`memeval data fetch protocols`) they are sent byte for byte, filled in
 positionally as its script fills them (question, answer, response); without them this project's own wording is used
@@ -54,11 +56,16 @@ def longmemeval_request(question_id: str, question_type: str, question: str, ans
         version = prompt_hash(name)
     return LLMRequest(model=model or ROLE_DEFAULTS["judge"], messages=(("user", text),), max_tokens=MAX_TOKENS,
                       temperature=TEMPERATURE, template_version=version, role="judge",
-                      truncation_ok=True)  # the benchmark reads its 10-token reply whole, cut or not
+                      truncation_ok=True, empty_ok=True)  # the benchmark reads its 10-token reply whole, cut or empty
 
 
 def parse_longmemeval(reply: str) -> bool:
     return "yes" in reply.lower()
+
+
+def empty_replies(judgments) -> int:
+    """The `longmemeval` judgments whose reply was empty (labelled no by the benchmark's rule)."""
+    return sum(1 for j in judgments if j.protocol == LongMemEvalJudge.name and not j.reply)
 
 
 class LongMemEvalJudge(Judge):
