@@ -325,12 +325,18 @@ def incomplete_line(missing: Mapping) -> str | None:
             parts.append(f"{answers['failed']:,} of {answers['requested']:,} answers failed ({reasons})")
         if answers.get("absent"):
             parts.append(f"{answers['absent']:,} of {answers['requested']:,} answers were never written")
-    judgments = missing.get("judgments")
-    if judgments:
-        parts.append(f"{judgments['missing']:,} of {judgments['requested']:,} {judgments.get('protocol', '')} "
-                     "judgments are missing (failed, or no LLM configured)".replace("  ", " "))
+    judgments = missing.get("judgments") or []
+    if isinstance(judgments, Mapping):  # one judge, as manifests written before each judge was listed hold it
+        judgments = [judgments]
+    for entry in judgments:
+        parts += _judgment_parts(entry)
+    rows = missing.get("rows")
+    if rows:  # a sweep's rows not written, e.g. an OPT whose exact solve stopped at its time limit
+        packages = rows.get("packages", 0)
+        parts.append(f"{rows['missing']:,} of {rows['requested']:,} rows ({packages:,} package"
+                     f"{'' if packages == 1 else 's'}) not written: {rows['reason']}")
     for name, value in missing.items():
-        if name not in ("answers", "judgments") and value:
+        if name not in ("answers", "judgments", "rows") and value:
             parts.append(f"{name}: {value}")
     if not parts:
         return None
@@ -340,10 +346,23 @@ def incomplete_line(missing: Mapping) -> str | None:
     if answers and "CacheMiss" in answers.get("reasons", {}):
         hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
                 "choose --llm)")
+    elif any(entry.get("unusable") for entry in judgments):
+        hint = " (at temperature 0 the same judge model may give the same reply again; --judge-model picks another)"
     elif answers and "UnusableReply" in answers.get("reasons", {}):
         hint = (" (UnusableReply: a refusal, an empty reply or one cut at its output cap — each row's `error` in "
                 "answers.jsonl says which; at temperature 0 the same model gives the same reply again)")
     return "incomplete: " + "; ".join(parts) + "; rerun to retry them" + hint
+
+
+def _judgment_parts(entry: Mapping) -> list[str]:
+    """One judge's missing judgments: those with no usable label (by the judge's reason), then the rest."""
+    protocol, requested = entry.get("protocol", ""), entry["requested"]
+    unusable = entry.get("unusable") or {}
+    parts = [f"{n:,} of {requested:,} {protocol} judgments unusable ({reason})" for reason, n in unusable.items()]
+    rest = entry["missing"] - sum(unusable.values())
+    if rest > 0:
+        parts.append(f"{rest:,} of {requested:,} {protocol} judgments are missing (failed, or no LLM configured)")
+    return parts
 
 
 # ---- the files of a run directory -----------------------------------------------------------------------------

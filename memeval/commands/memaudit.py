@@ -240,4 +240,6 @@ def _sweep(args: argparse.Namespace) -> int:
           f"{summary['opt_disagreements']}"
           + (f"; union rows certified {summary['union_certified']}/{summary['union_rows']}"
              if summary.get("union_rows") else "") + f" -> {args.out}/summary.json")
-    return 0
+    from memeval.commands.arguments import finish
+
+    return finish(summary.closing_line())

@@ -33,6 +33,15 @@ class Judge(ABC):
     def judgment(self, answer, replies: Sequence, model: str | None):
         """The judgment row from every request's successful reply (in request order)."""
 
+    def unusable(self, judgment) -> str | None:
+        """Why `judgment` holds no usable label (None: it does). Such a judgment is not stored and the replies
+        `unusable_replies` names are dropped from the cache, so the run stays incomplete and a rerun asks again."""
+        return None
+
+    def unusable_replies(self, judgment) -> list[int]:
+        """The indices (in request order) of the replies that gave `judgment` nothing usable."""
+        return list(range(self.runs))
+
     def key(self, answer) -> tuple:
         """The key of the judgment row `answer` gets (what makes it already judged)."""
         return (*answer.key, self.name)

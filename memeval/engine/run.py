@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,9 +108,10 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
         notes.append(advice[0].upper() + advice[1:] + "." if advice else task.failure_note(answer_counts.errors, client))
 
     judges = task.judges()
+    by_name = {judge.name: judge for judge in judges}
     judge_counts = []
     for judge in judges:
-        done = {j.key for j in read_records(rundir.judgments, task.judgment_record)}
+        done = {j.key for j in read_records(rundir.judgments, task.judgment_record) if _usable(j, by_name)}
         todo = sum(1 for a in answers if a.error is None and judge.accepts(a) and judge.key(a) not in done)
         with progress_bar(todo, f"judge ({judge.name})", "q", settings.progress, call_status(client)) as bar:
             counts = judge_stage(judge, answers, done, client, rundir.judgments, settings.judge_mode,
@@ -123,11 +125,11 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     if task.judgment_record is not None:
         answer_keys = {a.key for a in answers}
         judgments = [j for j in latest(read_records(rundir.judgments, task.judgment_record), _key).values()
-                     if task.judged_answer(j) in answer_keys]
+                     if task.judged_answer(j) in answer_keys and _usable(j, by_name)]
 
     report = task.report(answers, judgments, notes, client)
     write_text_atomic(rundir.report, report)
-    missing = missing_rows(task, wanted, answers, judgments, judges, advice)
+    missing = missing_rows(task, wanted, answers, judgments, judges, advice, judge_counts)
     llm = client_summary(client)
     outcome = RunOutcome(out=str(rundir.path), report=report, answers=answers, judgments=judgments,
                          answer_counts=answer_counts, judge_counts=judge_counts, notes=notes, llm=llm,
@@ -210,10 +212,11 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
 
 
 def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list, judges,
-                 advice: str | None = None) -> dict:
+                 advice: str | None = None, judge_counts: Sequence[JudgeCounts] = ()) -> dict:
     """What this invocation asked for and does not have: answers that failed (by their error's kind, with the
-    task's `advice` when a rerun alone would not help) or were never written, and judgments missing for answered
-    rows. Empty when the run is complete."""
+    task's `advice` when a rerun alone would not help) or were never written, and, per judge, judgments missing
+    for answered rows (with how many of them this invocation found no usable label in, by reason). Empty when
+    the run is complete."""
     by_key = {a.key: a for a in answers}
     owed = [k for k in wanted if task.owed(k)]
     failed: Counter = Counter()
@@ -231,13 +234,23 @@ def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list
         if advice and failed:
             out["answers"]["advice"] = advice
     judged = {j.key for j in judgments}
+    unusable = {c.protocol: c.unusable for c in judge_counts}
     for judge in judges:
         answered = [a for a in answers if a.error is None and judge.accepts(a)]
         missing = [a for a in answered if judge.key(a) not in judged]
         if missing:
-            out.setdefault("judgments", {"protocol": judge.name, "requested": len(answered),
-                                         "missing": len(missing)})
+            entry = {"protocol": judge.name, "requested": len(answered), "missing": len(missing)}
+            if unusable.get(judge.name):
+                entry["unusable"] = dict(unusable[judge.name])
+            out.setdefault("judgments", []).append(entry)
     return out
+
+
+def _usable(judgment, judges: dict) -> bool:
+    """A stored judgment counts unless the judge that made it, asked again in this run, finds no label in it (a
+    row written before such judgments were left out)."""
+    judge = judges.get(judgment.key[-1])
+    return judge is None or judge.unusable(judgment) is None
 
 
 def error_kind(error: str | None) -> str:

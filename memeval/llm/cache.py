@@ -119,6 +119,11 @@ class ResponseCache:
         )
 
     @_guarded
+    def forget(self, key: str) -> None:
+        """Drop a reply its reader could not use (a judge reply with no label), so the next run asks again."""
+        self._conn().execute("DELETE FROM responses WHERE key = ?", (key,))
+
+    @_guarded
     def get_count(self, key: str) -> int | None:
         row = self._conn().execute("SELECT tokens FROM token_counts WHERE key = ?", (key,)).fetchone()
         return None if row is None else int(row[0])

@@ -15,6 +15,8 @@ discarded and solved again cold (see MIP_START below).
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,6 +30,26 @@ from memeval.memaudit.package import CompiledPackage
 from memeval.memaudit.tolerance import COST_EPS, HIGHS_FEASIBILITY, MILP_CERT_GAP, values_agree
 
 HIGHS_THREADS = 1  # HiGHS fixes its thread pool at first use in a process: always pass the same value
+TIME_LIMIT_S = 60.0
+TIME_LIMIT_ENV = "MEMEVAL_MILP_TIME_LIMIT"
+
+
+def time_limit_s() -> float:
+    """The MILP's wall-clock limit, a safety net only: a solve it stops proves nothing, and a sweep writes no row
+    from it (memaudit/sweep.py), so no row depends on the machine's load. MEMEVAL_MILP_TIME_LIMIT (seconds)
+    raises it on a slow or busy machine."""
+    text = os.environ.get(TIME_LIMIT_ENV, "").strip()
+    if not text:
+        return TIME_LIMIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        from memeval.errors import InputError
+
+        raise InputError(TIME_LIMIT_ENV, text, "expected a positive number of seconds")
+    return value
 
 # MIP_START. Why cvxpy's warm start was turned off: highspy 1.16.0 mishandles a feasible MIP start that its presolve
 # maps to a different point. temporal_interval seed 11 at B = 2, started from the B = 1 optimum {22} (F = 1.6): HiGHS
@@ -267,7 +289,11 @@ class MilpModel:
         build_s = time.perf_counter() - began
         h.run()
         info = h.getInfo()
-        status = HIGHS.STATUS_MAP.get(h.getModelStatus().name, "unknown")
+        model_status = h.getModelStatus().name
+        # cvxpy spells a time limit as it spells an iteration or objective limit ("user_limit"); only a time
+        # limit depends on the machine's load, so it keeps its own name (the sweep writes no row from it)
+        status = SolveStatus.TIME_LIMIT.value if model_status == "kTimeLimit" else \
+            HIGHS.STATUS_MAP.get(model_status, "unknown")
         feasible = info.primal_solution_status == 2  # kSolutionStatusFeasible
         x = np.array(h.getSolution().col_value)[x0:x0 + len(self.index)] if feasible else None
         dual = info.mip_dual_bound
@@ -278,7 +304,7 @@ class MilpModel:
                     build_s=build_s, highs_s=float(h.getRunTime()))
 
     # --- solving ----------------------------------------------------------------------------------------------
-    def solve(self, budget: float, time_limit: float = 60.0, start: Iterable[int] | None = None,
+    def solve(self, budget: float, time_limit: float | None = None, start: Iterable[int] | None = None,
               observe: Callable | None = None) -> SolveResult:
         """OPT at `budget`. `start`: a store (candidate indices, e.g. the best writer's) handed to HiGHS as a
         complete MIP start; an infeasible one is refused (info["start"] says why) and the solve runs cold.
@@ -293,10 +319,11 @@ class MilpModel:
                 note = {"value": None, "outcome": f"refused: {exc}"}
         return self.solve_from(budget, columns, time_limit, observe, note)
 
-    def solve_from(self, budget: float, columns: np.ndarray | None, time_limit: float = 60.0,
+    def solve_from(self, budget: float, columns: np.ndarray | None, time_limit: float | None = None,
                    observe: Callable | None = None, note: dict | None = None) -> SolveResult:
         """`solve` with the start given as HiGHS's columns, unchecked (tests hand it deliberately wrong ones)."""
         start = time.perf_counter()
+        time_limit = time_limit_s() if time_limit is None else time_limit
         self.budget.value = float(budget)
         info: dict = {"solver_versions": solver_versions()}
         if len(self.index) == 0 or len(self.units) == 0:
@@ -374,7 +401,7 @@ def solve_milp(
     budget: float,
     max_per_group: int | None = None,
     allowed: np.ndarray | None = None,
-    time_limit: float = 60.0,
+    time_limit: float | None = None,
     start: Iterable[int] | None = None,
 ) -> SolveResult:
     """A fresh model per call (the naive build the benchmarks compare against); sweeps reuse MilpModel."""

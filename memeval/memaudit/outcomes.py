@@ -245,6 +245,7 @@ class SweepSummary(Mapping):
     computed_rows: int
     superseded_rows: int  # rows of an older content of a package, recomputed (never reused)
     moved_aside: str | None = None  # where `restart` moved an older directory; returned, not written
+    missing: Mapping[str, Any] = field(default_factory=dict)  # rows not written (the manifest's `missing`)
 
     def as_dict(self) -> dict:
         """The document summary.json holds (without `moved_aside`)."""
@@ -254,14 +255,27 @@ class SweepSummary(Mapping):
     def from_dict(cls, doc: Mapping[str, Any]) -> SweepSummary:
         """A summary as summary.json (or `as_dict`) holds it."""
         values = {key: doc[key] for key in SUMMARY_KEYS if key != "rows"}
-        return cls(tuple(SummaryRow.from_dict(r) for r in doc["rows"]), **values, moved_aside=doc.get("moved_aside"))
+        return cls(tuple(SummaryRow.from_dict(r) for r in doc["rows"]), **values, moved_aside=doc.get("moved_aside"),
+                   missing=doc.get("missing") or {})
 
     @cached_property
     def _document(self) -> dict:
         doc = self.as_dict()
         if self.moved_aside is not None:
             doc["moved_aside"] = self.moved_aside
+        if self.missing:
+            doc["missing"] = dict(self.missing)
         return doc
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def closing_line(self) -> str | None:
+        """What a sweep without every requested row says last (None when complete)."""
+        from memeval.rundir import incomplete_line
+
+        return incomplete_line(self.missing)
 
     def __getitem__(self, key: str) -> Any:
         return self._document[key]

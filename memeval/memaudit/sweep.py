@@ -23,9 +23,9 @@ from memeval.invocation import flag_args, path_text
 from memeval.jsonl import JsonlWriter, encode_row
 from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
-from memeval.memaudit.milp import MilpModel, solver_versions
+from memeval.memaudit.milp import MilpModel, solver_versions, time_limit_s
 from memeval.memaudit.objective import invalidation_covered
-from memeval.memaudit.outcomes import Certificate, SummaryRow, SweepSummary
+from memeval.memaudit.outcomes import Certificate, SolveStatus, SummaryRow, SweepSummary
 from memeval.memaudit.package import Package, load_package
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import values_agree
@@ -177,11 +177,45 @@ def connect_scheduler(config: SweepConfig):
     except ImportError:
         raise InputError("--backend", "dask", "needs dask.distributed: pip install 'memeval[dask]'") from None
     try:
+        _handshake(config.scheduler, SCHEDULER_TIMEOUT_S)
         return Client(config.scheduler, timeout=SCHEDULER_TIMEOUT_S)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, MemoryError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise InputError("--scheduler", config.scheduler, f"no Dask scheduler answered ({reason}); start one "
                          "(`dask scheduler`) or leave out --scheduler for a local cluster") from None
+
+
+def _handshake(address: str, timeout: float) -> None:
+    """Dask's own connect and handshake under one wall-clock limit, on a thread of its own (a notebook's event loop
+    may be running): `Client(timeout=)` bounds the TCP connect but not the handshake read, so a port that accepts
+    and stays silent hung the sweep, and one that speaks HTTP had its reply read as a frame length of exabytes."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        await comm.close()
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(probe())
+        except Exception as exc:  # noqa: BLE001 - whatever the peer sent, it is not a Dask scheduler
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="memeval-dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    if thread.is_alive():
+        raise TimeoutError(f"no Dask handshake within {timeout:g} s")
+    if failed:
+        exc = failed[0]
+        if isinstance(exc, (OSError, TimeoutError, ValueError)):
+            raise exc
+        raise OSError(f"not a Dask scheduler: {type(exc).__name__}: {' '.join(str(exc).split())[:120]}")
 
 
 @contextmanager
@@ -232,9 +266,19 @@ def disagreements(opt_rows) -> int:
     return sum(1 for r in opt_rows if r.certificate and Certificate.from_dict(r.certificate).disagrees)
 
 
+def stopped_by_time(opt, second) -> bool:
+    """Whether an exact solve of this OPT was cut by a wall-clock limit: it then proves nothing, and what it
+    left (uncertified, or read as a disagreement) would depend on the machine's load."""
+    solves = [opt, second, (opt.info or {}).get("milp")]
+    return any(getattr(s, "status", None) == SolveStatus.TIME_LIMIT or
+               isinstance(s, dict) and s.get("status") == SolveStatus.TIME_LIMIT for s in solves)
+
+
 def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], methods: Sequence[str],
                 max_per_group: int | None, certify: str, solver: str = "auto") -> list[SweepRow]:
-    """Every (budget, method) row of one package; OPT is the certified denominator of every ratio."""
+    """Every (budget, method) row of one package; OPT is the certified denominator of every ratio. A budget whose
+    OPT, or its second solver's check, stopped at the MILP's time limit gets no rows: the sweep is then
+    incomplete and a rerun computes them (never a row that depends on the machine's load)."""
     cp = pkg.compiled
     k = cp.max_per_group if max_per_group is None else max_per_group
     meta = pkg.meta or {}
@@ -260,6 +304,8 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
                 if milp_model is None:
                     milp_model = MilpModel(cp, k)
                 second = milp_model.solve(budget)
+        if stopped_by_time(opt, second):
+            continue
         if second is not None:
             agree = values_agree(opt.value, second.value)
             certificate = certificate.checked_by(second, agree)
@@ -430,6 +476,7 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
     `other_configuration="restart"`), which moves it aside to OUT.replaced-<UTC time> — never deletes it."""
     scorer = scorer or WriterScorer()
     check_backend(config)
+    time_limit_s()  # a bad MEMEVAL_MILP_TIME_LIMIT is refused before anything is written
     unknown = [m for m in config.methods if m not in ALL_WRITERS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {', '.join(ALL_WRITERS)}")
@@ -515,6 +562,12 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
         where = next(p.source.path or p.package_id for p in planned if p.package_id == changed[0])
         raise InputError(where, "content", f"changed while the sweep ran ({len(changed)} package(s)); rows "
                          "computed so far are kept: rerun the sweep")
+    wanted = {key for p in planned for key in p.keys}
+    short = wanted - done
+    missing = {} if not short else {"rows": {
+        "requested": len(wanted), "missing": len(short), "packages": len({key[0] for key in short}),
+        "reason": f"their OPT's exact solve stopped at the MILP's {time_limit_s():g} s time limit "
+                  "(MEMEVAL_MILP_TIME_LIMIT raises it)"}}
     budgets = {float(b) for b in config.budgets}
     selected = [r for r in latest(valid, lambda r: r.key).values()
                 if float(r.budget) in budgets and (r.method in config.methods or r.is_union)]
@@ -537,6 +590,7 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
         computed_rows=written,
         superseded_rows=superseded,  # rows of an older content of a package, recomputed (never reused)
         moved_aside=None if claimed.moved_to is None else str(claimed.moved_to),
+        missing=missing,
     )
     write_json_atomic(out / "summary.json", summary.as_dict())
     write_json_atomic(
@@ -551,7 +605,8 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
             rows_written=written,
             rows_total=len(selected),
             identity=claimed.identity.as_dict(),
-            complete=True,
+            complete=not missing,
+            missing=missing,
         ),
     )
     return summary

@@ -414,7 +414,7 @@ class LocomoTask(Task):
         by_system: dict[str, list[AnswerRow]] = {s.label: [] for s in self.systems}
         for row in answers:
             by_system[row.system].append(row)
-        by_protocol: dict[str, dict[str, list[JudgmentRow]]] = {}
+        by_protocol: dict[str, dict[str, list[JudgmentRow]]] = {j.name: {} for j in self.judges()}  # even unjudged
         for row in judgments:
             by_protocol.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
         return by_system, by_protocol

@@ -130,7 +130,10 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
 
 
-def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000) -> str:
+def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000,
+                 unscored: str = "no question scored by both systems") -> str:
+    """Every pair of systems over the questions both scored; `unscored` says why there is no pair when two or
+    more systems share no scored question (a judge that labelled nothing: "no judged questions")."""
     headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n (in common)", "A better", "B better",
                "ties"]
     body = []
@@ -143,7 +146,8 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
         body.append([f"{a} − {b}", _fmt(d.mean_difference), ci_cell(d.low, d.high, _fmt, d.clusters), d.n,
                      d.a_better, d.b_better, d.ties])
     if not body:
-        return "Only one system: no paired comparison."
+        return "Only one system: no paired comparison." if len(systems) < 2 else \
+            f"No paired comparison: {unscored}."
     notes = [f"Each difference is over the questions both systems scored (the intersection of their sample ids; "
              f"its size is n), with a percentile bootstrap ({n_boot:,} resamples) resampling whole conversations; "
              "n/a when the questions in common come from one conversation.",
@@ -228,6 +232,8 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
     for protocol, by_system in judgments.items():
         parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
         if len(answers) > 1:
+            judged = any(j.mean is not None for rows in by_system.values() for j in rows)
             parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(
-                {name: list(by_system.get(name, ())) for name in answers}, attrgetter("mean"))]
+                {name: list(by_system.get(name, ())) for name in answers}, attrgetter("mean"),
+                unscored="no question judged for both systems" if judged else "no judged questions")]
     return "\n".join(parts) + "\n"

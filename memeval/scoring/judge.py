@@ -184,6 +184,14 @@ class LocomoJudge(Judge):
                            category=answer.category, system=answer.system, prompt_version=self.version(),
                            judge_model=model, **outcome.model_dump())
 
+    unusable_reason: str  # what a judgment without one usable run lacked
+
+    def unusable(self, judgment) -> str | None:
+        return self.unusable_reason if judgment.mean is None else None
+
+    def unusable_replies(self, judgment) -> list[int]:
+        return [i for i, score in enumerate(judgment.scores) if score < 0]
+
     def identity(self, client) -> dict:
         from memeval.llm.manifest import role_identity
 
@@ -195,6 +203,7 @@ class GradedJudge(LocomoJudge):
     """0-100, category-aware, `runs` samples at temperature 0.5 (the mean is the score)."""
 
     name = "graded"
+    unusable_reason = "no JSON score in 0..100 in any reply"
     temperature = GRADED_TEMPERATURE
     in_flight = GRADED_IN_FLIGHT
 
@@ -210,6 +219,7 @@ class BinaryJudge(LocomoJudge):
     `published`: Mem0's fetched prompt (default: whatever `memeval data fetch protocols` stored, else none)."""
 
     name = "binary"
+    unusable_reason = "no CORRECT/WRONG label in the reply"
     temperature = BINARY_TEMPERATURE
 
     def __init__(self, runs: int, published: StoredProtocol | None | bool = True):
