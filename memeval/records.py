@@ -304,6 +304,54 @@ class ResultRow(Record):
     command: str | None
 
 
+class ResultsRun(Record):
+    """One directory of `memeval results --format json`: the short name its cells and differences use."""
+
+    name: str
+    directory: str
+    kind: str
+    status: str  # `memeval ls`'s: complete, incomplete, running or replaced
+    commit: str | None
+    command: str | None
+
+
+class ResultsCell(Record):
+    """One system (or writer) × metric of one run, with its 95% interval ([low, high], null when there is none)."""
+
+    run: str
+    system: str
+    group: str
+    metric: str
+    value: float | None  # null where the estimate is not a finite number
+    interval: tuple[float, float] | None
+    n: int
+    resampled: str
+
+
+class ResultsDifference(Record):
+    """`run` minus `minus` on the questions both answered, paired by question, with its 95% interval."""
+
+    run: str
+    minus: str
+    system: str
+    group: str
+    metric: str
+    difference: float | None
+    interval: tuple[float, float] | None
+    n: int
+    resampled: str
+
+
+class ResultsDocument(Record):
+    """What `memeval results --format json` writes: the runs, every cell, every paired difference."""
+
+    format: str = "memeval results"
+    version: int = 1
+    runs: list[ResultsRun]
+    cells: list[ResultsCell]
+    paired: list[ResultsDifference]
+
+
 class StoreIngest(Record):
     """What a library system (Mem0) did ingesting one conversation, kept beside the store it wrote
     (stores/<label>.ingest.jsonl): its add calls, the memories it kept, and the warnings and errors its own logging

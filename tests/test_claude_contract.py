@@ -184,11 +184,11 @@ def test_a_rejecting_server_stops_the_run_after_one_call(server, locomo_dir, tmp
 
 def test_a_rejected_judge_keeps_the_answers_and_writes_no_judgment(server, locomo_dir, tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "3",
+    assert main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "first:3",
                  "--systems", "rag_turns", "--answerer", "claude", "--out", str(out), "--no-progress",
                  "--json"]) == 0
     server.faults = [error(401)] * 50
-    assert _run(locomo_dir, out, "--questions", "3") == 1
+    assert _run(locomo_dir, out, "--questions", "first:3") == 1
     assert "401" in capsys.readouterr().err
     assert len(read_rows(out / "answers.jsonl")) == 3 and read_rows(out / "judgments.jsonl") == []
 

@@ -154,7 +154,7 @@ def test_results_puts_runs_and_sweeps_side_by_side(locomo_dir, tmp_path, cli):
     from memeval.scoring.aggregate import overall_mean
 
     run = tmp_path / "run"
-    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "6",
+    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "first:6",
         "--systems", "rag_turns,observations", "--out", run, "--no-progress", "--json", check=True)
     cli("memaudit", "sweep", "small", "--n-seeds", "4", "--budgets", "4", "--methods", "opt,density_only",
         "--jobs", "1", "--out", tmp_path / "sweep", "--no-progress", check=True)

@@ -251,7 +251,7 @@ def test_a_run_directory_is_not_resumed_against_another_endpoint(locomo_dir, tmp
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
 
     out = tmp_path / "run"
-    args = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    args = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
             "rag_turns", "--reader", "claude", "--out", out, "--no-progress")
     monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))

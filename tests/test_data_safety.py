@@ -15,7 +15,7 @@ from memeval.jsonl import JsonlWriter, read_rows
 
 
 def _run(cli, locomo_dir, out):
-    return cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "5", "--out", out,
+    return cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:5", "--out", out,
                "--no-progress")
 
 
@@ -28,7 +28,7 @@ def test_a_corrupt_middle_line_is_refused_by_every_reader_and_the_file_is_untouc
     corrupt = b"".join([lines[0], b'{"sample_id": "conv-26:q0001", oops\n', *lines[2:]])
     path.write_bytes(corrupt)
     manifest = (out / "manifest.json").read_bytes()
-    rerun = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "5", "--out", out,
+    rerun = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:5", "--out", out,
              "--no-progress")
     for command in (("view", out, "--output", tmp_path / "v.html"), ("results", out), rerun):
         result = cli(*command)

@@ -466,7 +466,7 @@ def terminal_env(tmp_path) -> dict:
 
 @pytest.mark.parametrize("argv", [
     ["memaudit", "sweep", "small", "--n-seeds", "5", "--budgets", "2,4", "--out", "sweep"],
-    ["locomo", "run", "--conversations", "conv-26", "--questions", "5", "--systems", "rag_turns", "--out", "run"],
+    ["locomo", "run", "--conversations", "conv-26", "--questions", "first:5", "--systems", "rag_turns", "--out", "run"],
 ], ids=["memaudit-sweep", "locomo-run"])
 def test_long_commands_draw_progress_bars_on_a_terminal(argv, tmp_path, terminal_env, locomo_dir):
     code, screen = run_on_pty([_memeval(), *argv], terminal_env, tmp_path)
@@ -482,7 +482,7 @@ def test_a_failure_under_an_open_bar_ends_with_the_error_line(tmp_path, terminal
     with FakeAnthropic() as server:
         server.faults = [("sleep", 0)] * 3 + [error(400)] * 50
         env = {**terminal_env, "ANTHROPIC_API_KEY": TEST_SECRET, "ANTHROPIC_BASE_URL": server.url}
-        code, screen = run_on_pty([_memeval(), "locomo", "run", "--conversations", "conv-26", "--questions", "8",
+        code, screen = run_on_pty([_memeval(), "locomo", "run", "--conversations", "conv-26", "--questions", "first:8",
                                    "--systems", "rag_turns", "--reader", "claude", "--out", "run"], env, tmp_path)
     assert code == 1 and TRACEBACK not in screen, screen[-3000:]
     assert "%|" in screen, f"no bar was open when the run failed:\n{screen[-3000:]}"

@@ -99,7 +99,7 @@ def assert_refused_in_one_line(result, fragment: str) -> None:
 SOLVE = ("memaudit", "solve", "{pkg}")
 GENERATE = ("memaudit", "generate", "small", "--output", "{out}/p.json")
 SWEEP = ("memaudit", "sweep", "small", "--n-seeds", "2", "--budgets", "4", "--no-progress", "--out", "{out}")
-LOCOMO = ("locomo", "run", "--data", "{locomo}", "--conversations", "conv-26", "--questions", "2", "--no-progress",
+LOCOMO = ("locomo", "run", "--data", "{locomo}", "--conversations", "conv-26", "--questions", "first:2", "--no-progress",
           "--out", "{out}")
 IMPORT = ("locomo", "import", "{answers}", "--format", "jsonl", "--data", "{locomo}", "--out", "{out}")
 LME = ("longmemeval", "run", "--data", "{lme}", "--no-progress", "--out", "{out}")

@@ -13,7 +13,7 @@ from memeval.records import AnswerRow, JudgmentRow, read_records
 @pytest.fixture(scope="module")
 def native(locomo_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("native") / "run"
-    run_locomo(LocomoRunConfig(out=str(out), data=str(locomo_dir), conversations="conv-26,conv-30", questions="8",
+    run_locomo(LocomoRunConfig(out=str(out), data=str(locomo_dir), conversations="conv-26,conv-30", questions="first:8",
                                systems=["rag_turns"], progress=False))
     return read_records(out / "answers.jsonl", AnswerRow)
 
@@ -58,7 +58,7 @@ def test_a_native_run_exported_and_imported_back_scores_the_same(fmt, native, lo
 
     assert manifest["imported"]["outside"]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
     assert manifest["imported"]["outside"]["format"] == fmt
-    report = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "8",
+    report = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "first:8",
                  "--systems", "outside", "--out", tmp_path / "run", "--no-progress", check=True).stdout
     overall = next(line for line in report.splitlines() if line.startswith("| outside |"))
     native_report = (tmp_path / "run" / "report.md").read_text()
@@ -118,7 +118,7 @@ def test_imported_answers_are_judged_like_native_ones(fake, native, locomo_dir, 
     cli("locomo", "import", source, "--format", "memeval", "--system", "outside", "--data", locomo_dir, "--out",
         tmp_path / "run", check=True)
     fake.responder = lambda body: '{"reasoning": "ok", "label": "CORRECT"}'
-    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "8",
+    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", "first:8",
         "--systems", "outside", "--judge", "binary", "--out", tmp_path / "run", "--no-progress", check=True)
     judged = read_records(tmp_path / "run" / "judgments.jsonl", JudgmentRow)
     assert {j.system for j in judged} == {"outside"} and all(j.mean == 100.0 for j in judged)

@@ -40,7 +40,7 @@ def test_doctor_gets_text_back_from_every_role(local, cli):
 
 
 def test_a_reader_run_keeps_only_answers_and_replays_at_zero_requests(local, locomo_dir, tmp_path, cli):
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "3", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3", "--systems",
             "rag_turns", "--reader", "claude", "--no-progress"]
     first = cli(*args, *local, "--out", tmp_path / "run")
     assert first.returncode in (0, 4), first.stderr
@@ -61,7 +61,7 @@ def test_a_reader_run_keeps_only_answers_and_replays_at_zero_requests(local, loc
 
 @pytest.mark.parametrize("judge", ["graded", "binary"])
 def test_locomo_judges_write_no_label_from_a_non_answer(judge, local, locomo_dir, tmp_path, cli):
-    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
                "rag_turns", "--judge", judge, "--judge-runs", "1", "--no-progress", *local, "--out", tmp_path / "run")
     assert done.returncode in (0, 4), done.stderr
     for row in load_judgments(tmp_path / "run" / "judgments.jsonl"):

@@ -36,7 +36,7 @@ def _memeval(server, tmp_path, *args) -> subprocess.CompletedProcess:
 
 def _run(server, tmp_path, locomo_dir, out, *extra) -> subprocess.CompletedProcess:
     return _memeval(server, tmp_path, "locomo", "run", "--data", locomo_dir, "--conversations", "conv-26",
-                    "--questions", "3", "--systems", "rag_turns", "--reader", "claude", "--llm", "local",
+                    "--questions", "first:3", "--systems", "rag_turns", "--reader", "claude", "--llm", "local",
                     "--answer-model", MODEL, *extra, "--out", out)
 
 
@@ -78,7 +78,7 @@ def test_answer_max_tokens_is_sent_recorded_and_part_of_the_identity(server, tmp
 
 def test_answer_max_tokens_is_refused_for_a_reader_that_calls_no_model(server, tmp_path, locomo_dir):
     done = _memeval(server, tmp_path, "locomo", "run", "--data", locomo_dir, "--conversations", "conv-26",
-                    "--questions", "1", "--answer-max-tokens", 100, "--out", tmp_path / "x")
+                    "--questions", "first:1", "--answer-max-tokens", 100, "--out", tmp_path / "x")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "--answer-max-tokens" in done.stderr and "extractive reader calls no model" in done.stderr
     assert not (tmp_path / "x").exists()

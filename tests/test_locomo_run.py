@@ -71,7 +71,7 @@ def test_bad_arguments_fail_with_the_field_named(locomo_dir, tmp_path, capsys):
 
 def test_run_directory_refuses_a_different_answerer(locomo_dir, tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "3",
+    args = ["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "first:3",
             "--out", str(out), "--no-progress"]
     assert main(args) == 0
     assert main([*args, "--answerer", "claude"]) == 2
@@ -79,7 +79,7 @@ def test_run_directory_refuses_a_different_answerer(locomo_dir, tmp_path, capsys
 
 
 def test_torn_last_line_is_repaired_and_the_row_recomputed(locomo_dir, tmp_path):
-    config = dict(out=str(tmp_path / "a"), data=str(locomo_dir), conversations="conv-26,conv-30", questions="5",
+    config = dict(out=str(tmp_path / "a"), data=str(locomo_dir), conversations="conv-26,conv-30", questions="first:5",
                   systems=["rag_turns"], progress=False)
     run_locomo(LocomoRunConfig(**config))
     reference = read_rows(tmp_path / "a" / "answers.jsonl")
@@ -198,7 +198,7 @@ def test_judge_without_llm_says_so_and_writes_no_fake_scores(locomo_dir, tmp_pat
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     result = run_locomo(LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir), conversations="conv-26",
-                                        questions="4", systems=["rag_turns"], judge="graded", progress=False))
+                                        questions="first:4", systems=["rag_turns"], judge="graded", progress=False))
     assert result.judge_counts["skipped_no_llm"] == 4
     assert read_rows(tmp_path / "run" / "judgments.jsonl") == []
     assert any(n.startswith("judge graded incomplete") for n in result.notes), result.notes
@@ -216,7 +216,7 @@ def test_a_run_directory_written_before_typed_records_still_loads_and_resumes(lo
     assert sorted({(j.protocol, j.mean) for j in judgments}) == [("binary", 100.0), ("graded", 70.0)]
     run = tmp_path / "run"
     shutil.copytree(fixture, run)
-    result = run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="3",
+    result = run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="first:3",
                                         systems=["rag_turns", "full_context"], progress=False))
     assert result.answer_counts == {"already_done": 6, "written": 0, "errors": 0, "plugin_errors": 0}
     identity = json.loads((run / "manifest.json").read_text())["identity"]  # the old manifest had none: now whole

@@ -134,7 +134,7 @@ def test_memory_graph_without_llm_writes_error_rows_then_fills_them(locomo_dir, 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     config = LocomoRunConfig(out=str(tmp_path / "run"), data=str(locomo_dir), conversations="conv-26",
-                             questions="3", systems=["memory_graph"], progress=False)
+                             questions="first:3", systems=["memory_graph"], progress=False)
     result = run_locomo(config)
     rows = read_rows(tmp_path / "run" / "answers.jsonl")
     assert len(rows) == 3 and all(r["error"].startswith("ingest failed: CacheMiss") for r in rows)

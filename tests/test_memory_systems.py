@@ -96,7 +96,7 @@ def test_unknown_or_bad_system_parameters_are_one_line_errors_before_anything_is
                            ("memory_graph:hops=5", "hops must be 0, 1 or 2, not 5"),
                            ("rag_turns:chunk=2", "unknown parameter chunk for rag_turns; valid: chunk_tokens"),
                            ("no_memory:k=1", "valid: (none)")):
-        code = main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "2",
+        code = main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "first:2",
                      "--systems", spec, "--out", str(tmp_path / "run"), "--no-progress"])
         err = capsys.readouterr().err
         assert code == 2 and expected in err and "Traceback" not in err, err

@@ -370,7 +370,7 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
     def responder(body):
         return "7 May 2023" if "Answer:" in body["messages"][0]["content"] else '{"score": 80, "explanation": "ok"}'
 
-    params = {**JUDGED_PARAMETERS["02_full_run"], "conversations": "conv-26", "questions": 3,
+    params = {**JUDGED_PARAMETERS["02_full_run"], "conversations": "conv-26", "questions": "first:3",
               "systems": ["rag_turns"], "judge_runs": 2}
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "shared-cache"))
     with FakeAnthropic(responder=responder) as server:
@@ -397,7 +397,7 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
         assert "| rag_turns | claude-sonnet-4-6, graded (ours) | – | 80.00 ± 0.00 | 80.00 ± 0.00 | – | 80.00 ± 0.00 | 3 |" \
             in j_table
         headline = headline_table(root / "artifacts").markdown
-        command = ("`memeval locomo run --conversations conv-26 --questions 3 --reader claude "
+        command = ("`memeval locomo run --conversations conv-26 --questions first:3 --reader claude "
                    f"--judge graded --judge-runs 2 --out {config / 'run'}` "
                    "(notebook 02)")
         assert "| LoCoMo J (categories 1–4) | rag_turns 80.00 (graded judge) | Mem0 66.88" in headline

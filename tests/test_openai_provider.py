@@ -193,7 +193,7 @@ def test_mem0_protocol_end_to_end_and_from_the_cache(fake_openai, locomo_dir, tm
 
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = lambda body: '{"label": "CORRECT"}'
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "3", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3", "--systems",
             "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress"]
     cli(*args, "--out", tmp_path / "run", check=True)
     bodies = fake_openai.received

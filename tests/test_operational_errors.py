@@ -125,7 +125,7 @@ def test_a_plugin_that_raises_while_loading_is_one_line(module, locomo_dir, tmp_
     (tmp_path / "plugins" / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
     out = tmp_path / "run"
-    result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2",
+    result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2",
                  "--systems", f"{module}:{attr}", "--out", out, "--no-progress")
     _one_line(result, 2, f"--systems: {module}:{attr}", needle)
     assert not out.exists()
@@ -159,7 +159,7 @@ def test_a_200_reply_that_is_not_json_stops_the_run_in_one_line(content_type, lo
     with FakeAnthropic() as server:
         server.faults += [not_json(content_type)] * 5
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "3",
+        result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3",
                      "--systems", "rag_turns", "--reader", "claude", "--out", out, "--no-progress")
         assert len(server.received) == 1, "the same request would get the same page: nothing more is sent"
     _one_line(result, 1, "200 invalid_response", server.url, "ANTHROPIC_BASE_URL")
@@ -176,7 +176,7 @@ def test_a_damaged_cache_says_how_to_move_it_aside(locomo_dir, tmp_path, cli, mo
     _one_line(cli("cache", "stats", "--dir", cache), 2, str(cache / "responses.sqlite"), "file is not a database")
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(cache))
     out = tmp_path / "run"
-    args = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    args = ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
             "rag_turns", "--reader", "claude", "--llm", "replay", "--out", out, "--no-progress")
     result = cli(*args)
     _one_line(result, 2, str(cache / "responses.sqlite"), "move it aside with `")

@@ -72,7 +72,7 @@ def plugin(tmp_path, monkeypatch):
 
 
 def run5(cli, locomo_dir, out, *extra, systems=SPEC):
-    return cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "5",
+    return cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:5",
                "--systems", systems, "--out", out, "--no-progress", "--json", *extra)
 
 
@@ -188,7 +188,7 @@ def test_the_answer_stage_counts_plugin_errors_among_its_errors(plugin, tmp_path
     monkeypatch.setenv("PLUGIN_FAIL_AT", "1")
 
     def run(out: str, fail_fast: bool = False):
-        return run_locomo(LocomoRunConfig(out=str(tmp_path / out), conversations="conv-26", questions="3",
+        return run_locomo(LocomoRunConfig(out=str(tmp_path / out), conversations="conv-26", questions="first:3",
                                           systems=[SPEC], progress=False, fail_fast=fail_fast))
 
     assert run("run").answer_counts == {"already_done": 0, "written": 3, "errors": 1, "plugin_errors": 1}
@@ -228,7 +228,7 @@ def test_through_a_real_process_a_failure_is_recorded_and_fail_fast_is_one_line(
     memeval = project_root() / ".venv" / "bin" / "memeval"
     command = [str(memeval)] if memeval.is_file() else [sys.executable, "-m", "memeval"]
     env = {**os.environ, "PYTHONPATH": str(plugin), "PLUGIN_FAIL_AT": "2", "MEMEVAL_CACHE_DIR": str(tmp_path / "c")}
-    args = ["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "5",
+    args = ["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions", "first:5",
             "--systems", SPEC, "--no-progress", "--json"]
     stopped = subprocess.run([*command, *args, "--out", str(tmp_path / "fast"), "--fail-fast"],
                              capture_output=True, text=True, env=env, timeout=300)

@@ -26,7 +26,7 @@ def test_the_example_system_installs_and_runs_through_locomo_run(locomo_dir, tmp
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = tmp_path / "run"
     proc = subprocess.run([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir),
-                           "--conversations", "conv-26", "--questions", "8", "--systems", "keyword_memory,rag_turns",
+                           "--conversations", "conv-26", "--questions", "first:8", "--systems", "keyword_memory,rag_turns",
                            "--out", str(out), "--no-progress", "--json"], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     rows = read_records(out / "answers.jsonl", AnswerRow)
@@ -69,7 +69,7 @@ class Shapeless:
 def test_a_bad_plugin_is_one_line(spec, message, locomo_dir, tmp_path, monkeypatch, cli):
     (tmp_path / "bad_plugin.py").write_text(BAD_PLUGIN + "\nBAD_PLUGIN_VALUE = 3\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2",
+    result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2",
                  "--systems", spec, "--out", tmp_path / "run", "--no-progress")
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
@@ -77,7 +77,7 @@ def test_a_bad_plugin_is_one_line(spec, message, locomo_dir, tmp_path, monkeypat
 
 def test_a_plugin_named_by_its_factory_scores_like_a_builtin(locomo_dir, tmp_path, monkeypatch, cli):
     monkeypatch.syspath_prepend(str(EXAMPLE))
-    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "5", "--systems",
+    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:5", "--systems",
         "memeval_example:KeywordMemory:min_overlap=2", "--out", tmp_path / "run", "--no-progress", "--json",
         check=True)
     rows = read_records(tmp_path / "run" / "answers.jsonl", AnswerRow)

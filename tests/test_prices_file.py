@@ -178,7 +178,7 @@ def test_files_that_are_not_price_tables_are_refused(tmp_path):
 
 
 def _locomo(locomo_dir, out, *extra):
-    return ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "20", "--systems",
+    return ("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:20", "--systems",
             "rag_turns", "--reader", "claude", "--llm", "local", "--answer-model", GATEWAY, "--no-progress", *extra,
             "--out", out)
 

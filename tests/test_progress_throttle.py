@@ -79,7 +79,7 @@ def test_a_throttled_cli_run_says_so_on_its_bar(locomo_dir, tmp_path):
         env.update(ANTHROPIC_API_KEY=TEST_SECRET, ANTHROPIC_BASE_URL=fake.url, MEMEVAL_PROGRESS="1",
                    MEMEVAL_CACHE_DIR=str(tmp_path / "cache"))
         done = subprocess.run([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir),
-                               "--conversations", "conv-26", "--questions", "6", "--systems", "rag_turns",
+                               "--conversations", "conv-26", "--questions", "first:6", "--systems", "rag_turns",
                                "--reader", "claude", "--llm", "anthropic", "--out", str(tmp_path / "run")],
                               capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

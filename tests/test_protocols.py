@@ -240,7 +240,7 @@ def test_mem0_judge_is_sent_byte_for_byte_without_a_cap(pinned, fake_openai, loc
     cli("data", "fetch", "protocols", "--source", pinned, check=True)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = lambda body: '```json\n{"label": "CORRECT"}\n```'
-    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "4", "--systems",
+    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:4", "--systems",
                "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress",
                "--out", tmp_path / "run", check=True)
     qa = {q.sample_id: q for c in load_locomo(locomo_dir) for q in c.qa}
@@ -297,7 +297,7 @@ def test_longmemeval_judge_is_sent_byte_for_byte_for_every_type(pinned, fake_ope
 def test_without_fetched_prompts_nothing_says_published(fake_openai, locomo_dir, tmp_path, monkeypatch, cli):
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = lambda body: '{"label": "CORRECT"}'
-    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
                "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress",
                "--out", tmp_path / "run", check=True)
     report = (tmp_path / "run" / "report.md").read_text()

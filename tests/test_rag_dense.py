@@ -85,7 +85,7 @@ def test_rag_dense_end_to_end_as_typed_then_from_the_cache(locomo_dir, tmp_path)
         env = {**os.environ, "OPENAI_BASE_URL": server.url, "MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
         env.pop("OPENAI_API_KEY", None)
         args = [sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir), "--conversations",
-                "conv-26", "--questions", "20", "--systems", "rag_dense:chunk_tokens=128:k=2", "--llm", "local",
+                "conv-26", "--questions", "first:20", "--systems", "rag_dense:chunk_tokens=128:k=2", "--llm", "local",
                 "--embed-model", "nomic-embed-text", "--reader", "extractive"]
         first = subprocess.run([*args, "--out", str(tmp_path / "run")], env=env, capture_output=True, text=True)
         assert first.returncode == 0, first.stderr[-2000:]
@@ -119,7 +119,7 @@ def _conv(locomo_dir):
 
 
 def test_the_dry_run_prices_the_embedding_calls_and_sends_nothing(fake_openai, locomo_dir, tmp_path, cli):
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "10", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:10", "--systems",
             "rag_dense:chunk_tokens=256:k=2", "--llm", "openai", "--no-progress"]
     planned = json.loads(cli(*args, "--reader", "claude", "--dry-run", "--out", tmp_path / "run", check=True).stdout)
     assert fake_openai.embedded == [] and fake_openai.received == [], "a dry run sends nothing"
@@ -143,7 +143,7 @@ def test_the_dry_run_prices_the_embedding_calls_and_sends_nothing(fake_openai, l
 
 
 def test_without_an_embeddings_model_it_says_what_it_needs(locomo_dir, tmp_path, cli, monkeypatch):
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
             "rag_dense", "--no-progress"]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     local = cli(*args, "--llm", "local", "--out", tmp_path / "local")
@@ -168,7 +168,7 @@ def test_a_role_refuses_a_model_of_the_other_kind(locomo_dir, tmp_path, cli):
 def test_another_embeddings_model_is_another_run(locomo_dir, tmp_path, cli, monkeypatch):
     with FakeOpenAI(local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2",
+        args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2",
                 "--systems", "rag_dense:k=1", "--llm", "local", "--no-progress", "--out", tmp_path / "run"]
         cli(*args, "--embed-model", "a", check=True)
         other = cli(*args, "--embed-model", "b")

@@ -35,7 +35,7 @@ def ok(*argv, **kwargs) -> str:
 
 
 def _locomo(locomo_dir, out, conversations, systems, *extra):
-    ok("locomo", "run", "--data", locomo_dir, "--conversations", conversations, "--questions", "6",
+    ok("locomo", "run", "--data", locomo_dir, "--conversations", conversations, "--questions", "first:6",
        "--systems", systems, "--out", out, "--no-progress", "--json", *extra)
 
 
@@ -181,6 +181,33 @@ def test_every_format(runs, tmp_path):
     assert [r[:2] for r in sweep[1:]] == [["gvt", "ratio to OPT, B = 2"], ["gvt", "ratio to OPT, B = 4"],
                                           ["density_only", "ratio to OPT, B = 2"],
                                           ["density_only", "ratio to OPT, B = 4"]]
+
+
+def test_json_is_typed_rows_with_the_csv_numbers(runs, tmp_path):
+    """--format json: the runs by short name, one object per system × metric (value, interval, n, run) and the
+    paired differences naming both runs — the same numbers the CSV holds, to stdout or --output."""
+    from memeval.records import ResultsDocument
+
+    a, b, sweep = runs / "runs" / "a", runs / "runs" / "b", runs / "sweep"
+    printed = ok("results", a, b, sweep, "--format", "json", cwd=runs)
+    doc = ResultsDocument.model_validate(json.loads(printed))
+    assert [(r.name, r.kind) for r in doc.runs] == [("a", "locomo run"), ("b", "locomo run"),
+                                                     ("sweep", "memaudit sweep")]
+    rows = _csv(ok("results", a, b, sweep, "--format", "csv"))
+    cells = [r for r in rows if r["kind"] != "paired difference"]
+    assert len(doc.cells) == len(cells) and len(doc.paired) == len(rows) - len(cells) == 3
+    by_key = {(c.run, c.system, c.group, c.metric): c for c in doc.cells}
+    for r in cells:
+        c = by_key[Path(r["directory"]).name, r["system"], r["group"], r["metric"]]
+        assert c.value == float(r["value"]) and c.n == int(r["n"])
+        assert c.interval == ((float(r["ci_low"]), float(r["ci_high"])) if r["ci_low"] else None)
+    f1 = next(d for d in doc.paired if d.metric.startswith("F1"))
+    exact = statistics.fmean(_f1(b, "rag_turns")[s] - _f1(a, "rag_turns")[s]
+                             for s in _f1(a, "rag_turns").keys() & _f1(b, "rag_turns").keys())
+    assert (f1.run, f1.minus, f1.n) == ("b", "a", 12) and f1.difference == pytest.approx(exact, abs=1e-9)
+    assert f1.interval[0] <= f1.difference <= f1.interval[1]
+    ok("results", a, b, sweep, "--format", "json", "--output", tmp_path / "r.json", cwd=runs)
+    assert json.loads((tmp_path / "r.json").read_text()) == json.loads(printed)
 
 
 def test_judgments_and_categories_add_rows(runs, tmp_path):

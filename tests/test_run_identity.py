@@ -37,13 +37,13 @@ def test_a_second_judge_model_is_refused_and_nothing_changes(locomo_dir, tmp_pat
     with FakeAnthropic(responder=lambda body: '{"reasoning": "fine", "label": "CORRECT"}') as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_SECRET)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        first = _locomo(cli, locomo_dir, out, "--questions", "3", "--judge", "binary", "--judge-model",
+        first = _locomo(cli, locomo_dir, out, "--questions", "first:3", "--judge", "binary", "--judge-model",
                         "claude-haiku-4-5")
         assert first.returncode == 0, first.stderr
         judged = read_records(out / "judgments.jsonl", JudgmentRow)
         assert judged and {j.judge_model for j in judged} == {"claude-haiku-4-5"}
         before, sent = _tree(out), len(server.received)
-        second = _locomo(cli, locomo_dir, out, "--questions", "3", "--judge", "binary", "--judge-model",
+        second = _locomo(cli, locomo_dir, out, "--questions", "first:3", "--judge", "binary", "--judge-model",
                          "claude-sonnet-4-6")
         assert second.returncode == 2 and len(_lines(second.stderr)) == 1
         assert "judges binary.model: 'claude-haiku-4-5' here, 'claude-sonnet-4-6' asked" in second.stderr
@@ -55,7 +55,7 @@ def test_another_question_set_is_refused_naming_both_values(locomo_dir, tmp_path
     out = tmp_path / "run"
     assert _locomo(cli, locomo_dir, out, "--questions", "prototype").returncode == 0
     before = _tree(out)
-    refused = _locomo(cli, locomo_dir, out, "--questions", "5")
+    refused = _locomo(cli, locomo_dir, out, "--questions", "first:5")
     assert refused.returncode == 2 and len(_lines(refused.stderr)) == 1
     assert "questions: 'prototype' here, '5' asked" in refused.stderr
     assert _tree(out) == before
@@ -63,14 +63,14 @@ def test_another_question_set_is_refused_naming_both_values(locomo_dir, tmp_path
 
 def test_adding_a_system_is_additive_and_said(locomo_dir, tmp_path, cli):
     out = tmp_path / "run"
-    assert _locomo(cli, locomo_dir, out, "--questions", "3", "--systems", "rag_turns").returncode == 0
-    added = _locomo(cli, locomo_dir, out, "--questions", "3", "--systems", "rag_turns,full_context")
+    assert _locomo(cli, locomo_dir, out, "--questions", "first:3", "--systems", "rag_turns").returncode == 0
+    added = _locomo(cli, locomo_dir, out, "--questions", "first:3", "--systems", "rag_turns,full_context")
     assert added.returncode == 0
     assert "added to this run: systems full_context" in added.stdout
     identity = json.loads((out / "manifest.json").read_text())["identity"]
     assert sorted(identity["additive"]["systems"]) == ["full_context", "rag_turns"]
     # the same system with other parameters is another label: additive too; changing k is not
-    refused = _locomo(cli, locomo_dir, out, "--questions", "3", "--k", "5")
+    refused = _locomo(cli, locomo_dir, out, "--questions", "first:3", "--k", "5")
     assert refused.returncode == 2 and "k: 10 here, 5 asked" in refused.stderr
 
 
@@ -78,7 +78,7 @@ def test_restart_moves_the_old_run_aside_and_never_deletes_it(locomo_dir, tmp_pa
     out = tmp_path / "run"
     assert _locomo(cli, locomo_dir, out, "--questions", "prototype").returncode == 0
     old = _tree(out)
-    assert _locomo(cli, locomo_dir, out, "--questions", "2", "--restart").returncode == 0
+    assert _locomo(cli, locomo_dir, out, "--questions", "first:2", "--restart").returncode == 0
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("run.replaced-")]
     assert len(aside) == 1 and _tree(aside[0]) == old
     manifest = json.loads((out / "manifest.json").read_text())
@@ -92,7 +92,7 @@ def test_failed_answers_exit_non_zero_with_a_closing_line_last(locomo_dir, tmp_p
     env["MEMEVAL_CACHE_DIR"] = str(tmp_path / "empty-cache")
     out = tmp_path / "run"
     done = subprocess.run([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir),
-                           "--conversations", "conv-26", "--questions", "3", "--reader", "claude", "--out", str(out)],
+                           "--conversations", "conv-26", "--questions", "first:3", "--reader", "claude", "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 4, done.stderr
     assert _lines(done.stderr)[-1] == ("memeval: incomplete: 3 of 3 answers failed (CacheMiss); rerun to retry them "
@@ -111,7 +111,7 @@ def test_failed_answers_exit_non_zero_with_a_closing_line_last(locomo_dir, tmp_p
 
 def test_a_run_needs_a_system(locomo_dir, tmp_path, cli):
     for spec in ("", ","):
-        refused = _locomo(cli, locomo_dir, tmp_path / "run", "--questions", "3", "--systems", spec)
+        refused = _locomo(cli, locomo_dir, tmp_path / "run", "--questions", "first:3", "--systems", spec)
         assert refused.returncode == 2 and "--systems: (none): name at least one memory system" in refused.stderr
     assert not (tmp_path / "run").exists()
 
@@ -119,7 +119,7 @@ def test_a_run_needs_a_system(locomo_dir, tmp_path, cli):
 def test_missing_judgments_make_a_run_incomplete(locomo_dir, tmp_path, cli, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "empty-cache"))
-    result = _locomo(cli, locomo_dir, tmp_path / "run", "--questions", "3", "--judge", "binary")
+    result = _locomo(cli, locomo_dir, tmp_path / "run", "--questions", "first:3", "--judge", "binary")
     assert result.returncode == 4
     assert _lines(result.stderr)[-1] == ("memeval: incomplete: 3 of 3 binary judgments are missing (failed, or no "
                                          "LLM configured); rerun to retry them")
@@ -195,9 +195,9 @@ def test_a_second_writer_is_refused_and_a_dead_ones_lock_is_taken_over(tmp_path,
 def test_ls_says_complete_incomplete_and_replaced(locomo_dir, tmp_path, cli, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "empty-cache"))
-    assert _locomo(cli, locomo_dir, tmp_path / "a", "--questions", "2").returncode == 0
-    assert _locomo(cli, locomo_dir, tmp_path / "b", "--questions", "2", "--reader", "claude").returncode == 4
-    assert _locomo(cli, locomo_dir, tmp_path / "a", "--questions", "1", "--restart").returncode == 0
+    assert _locomo(cli, locomo_dir, tmp_path / "a", "--questions", "first:2").returncode == 0
+    assert _locomo(cli, locomo_dir, tmp_path / "b", "--questions", "first:2", "--reader", "claude").returncode == 4
+    assert _locomo(cli, locomo_dir, tmp_path / "a", "--questions", "first:1", "--restart").returncode == 0
     table = cli("ls", tmp_path)
     assert table.returncode == 0
     status = {Path(r["directory"]).name.split(".replaced-")[0] + (".old" if ".replaced-" in r["directory"] else ""):

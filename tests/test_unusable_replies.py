@@ -61,7 +61,7 @@ def test_a_reader_run_records_non_answers_as_failures_and_a_rerun_asks_only_for_
         return "7 May 2023"
 
     fake.responder = reader
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "4", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:4", "--systems",
             "rag_turns", "--reader", "claude", "--no-progress", "--out", tmp_path / "run"]
     first = cli(*args)
     assert first.returncode == 4 and "2 of 4 answers failed" in first.stderr, first.stderr
@@ -82,7 +82,7 @@ def test_a_reader_run_records_non_answers_as_failures_and_a_rerun_asks_only_for_
 def test_judges_write_no_label_from_a_non_answer(fake, locomo_dir, tmp_path, monkeypatch, cli):
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake.responder = lambda body: {"text": "", "stop_reason": "max_tokens"}
-    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "3", "--systems",
+    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3", "--systems",
                "rag_turns", "--judge", "binary", "--no-progress", "--out", tmp_path / "run")
     assert done.returncode == 4
     assert load_judgments(tmp_path / "run" / "judgments.jsonl") == []
@@ -99,20 +99,20 @@ def test_a_retired_model_is_refused_before_sending_and_its_cached_replies_still_
 
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = lambda body: '{"label": "CORRECT"}'
-    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "2", "--systems",
+    args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
             "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--no-progress"]
     cli(*args, "--llm", "openai", "--out", tmp_path / "before", check=True)
     sent = len(fake_openai.received)
     past = dataclasses.replace(profiles.PROFILES["gpt-4o-mini"], retires="2020-01-01")
     monkeypatch.setitem(profiles.PROFILES, "gpt-4o-mini", past)
-    refused = cli(*args, "--questions", "3", "--llm", "openai", "--out", tmp_path / "after")
+    refused = cli(*args, "--questions", "first:3", "--llm", "openai", "--out", tmp_path / "after")
     assert refused.returncode == 2 and len(fake_openai.received) == sent
     assert refused.stderr.strip().splitlines()[-1].startswith(
         "memeval: error: gpt-4o-mini was shut down on 2020-01-01 by its provider; its successor is gpt-6-luna")
     replay = cli(*args, "--llm", "openai", "--out", tmp_path / "replayed")
     assert replay.returncode == 0 and len(fake_openai.received) == sent, "cached replies of a retired model replay"
     monkeypatch.setenv("MEMEVAL_SEND_RETIRED", "1")  # the table's day may be early: the provider's answer decides
-    sent_anyway = cli(*args, "--questions", "3", "--llm", "openai", "--out", tmp_path / "anyway")
+    sent_anyway = cli(*args, "--questions", "first:3", "--llm", "openai", "--out", tmp_path / "anyway")
     assert sent_anyway.returncode == 0 and len(fake_openai.received) > sent
     rows = [{"role": "judge", "model": "gpt-4o-mini", "retires": "2027-01-14", "successor": "gpt-6-luna"}]
     assert retirement_lines(rows + [{**rows[0], "role": "answer"}], today="2026-12-04") == [

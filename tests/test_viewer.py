@@ -230,7 +230,7 @@ def test_a_filter_over_20000_answers_redraws_within_the_bound_and_counts_right(b
 
 def test_two_runs_in_one_page(run, locomo_dir, browser, tmp_path, cli):
     other = tmp_path / "k5"
-    run_locomo(LocomoRunConfig(out=str(other), data=str(locomo_dir), conversations="conv-26", questions="5",
+    run_locomo(LocomoRunConfig(out=str(other), data=str(locomo_dir), conversations="conv-26", questions="first:5",
                                systems=["rag_turns", "summaries"], k=5, progress=False))
     (run / "view.html").unlink(missing_ok=True)
     refused = cli("view", run, other)

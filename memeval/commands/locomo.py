@@ -21,6 +21,7 @@ from memeval.commands.arguments import (
 from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.memory.registry import BUILTIN
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
+from memeval.qa.selection import QUESTIONS_HELP
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 
 __all__ = ["register", "split_systems"]
@@ -41,7 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--conversations", default="all",
                      help="all, one id or a comma-separated list; the released data's ids: "
                           + ", ".join(RELEASED_CONVERSATIONS))
-    run.add_argument("--questions", default="all", help="prototype, all, or N (the first N per conversation)")
+    run.add_argument("--questions", default="all", help=QUESTIONS_HELP)
+    run.add_argument("--question-seed", type=int, default=0, metavar="N",
+                     help="the seed of the `N` / `sample:N` sample (default 0; recorded in the run's identity, so "
+                          "another seed is another run)")
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256", builtin=BUILTIN)
     run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
                      help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
@@ -100,6 +104,7 @@ def _run(args: argparse.Namespace) -> int:
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
         judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend,
+        question_seed=args.question_seed,
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
     )

@@ -1,5 +1,5 @@
 """`memeval results DIR...`: runs and sweeps in columns, one row per system and metric, paired differences between
-runs that share questions (Markdown, CSV, Parquet or HTML)."""
+runs that share questions (Markdown, CSV, Parquet, HTML or JSON)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 from memeval.commands.arguments import add_out_dir, add_progress, command
 from memeval.output_paths import notices
 
-FORMATS = ("md", "csv", "parquet", "html")
+FORMATS = ("md", "csv", "parquet", "html", "json")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       "memeval results reports/artifacts/02_full_run/*/run runs/claude --format html --output cmp.html")
     results.add_argument("directories", nargs="+", help="`locomo run` and `memaudit sweep` output directories")
     results.add_argument("--format", choices=FORMATS, default="md",
-                         help="md (default), csv (one line per cell), parquet (needs --output) or html")
+                         help="md (default), csv (one line per cell), parquet (needs --output), html or json (typed "
+                              "rows: the runs, one object per system × metric with value, interval, n and run, and "
+                              "the paired differences)")
     results.add_argument("--output", metavar="FILE", default=None, help="write the --format output here instead of "
                          "printing it")
     results.add_argument("--by-category", action="store_true", help="also F1 per LoCoMo category (1–5)")
@@ -45,8 +47,8 @@ def _results(args: argparse.Namespace) -> int:
     if args.format == "parquet":
         written.append(report.write_parquet(comparison.rows, Path(args.output)))
     else:
-        text = {"md": report.markdown, "html": report.html}.get(args.format, lambda c: report.csv_text(c.rows))(
-            comparison)
+        writers = {"md": report.markdown, "html": report.html, "json": report.json_text}
+        text = writers.get(args.format, lambda c: report.csv_text(c.rows))(comparison)
         if args.output:
             from memeval.atomic import write_text_atomic
 

@@ -50,7 +50,7 @@ from memeval.qa.answer_pass import (
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
 from memeval.qa.reader_cap import FLAG as CAP_FLAG
 from memeval.qa.reader_cap import check_cap, cut_advice
-from memeval.qa.selection import select_conversations, select_questions
+from memeval.qa.selection import questions_identity, select_conversations, select_questions
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
 from memeval.rundir import Identity, RunDir
@@ -80,6 +80,7 @@ class LocomoRunConfig:
     data: str | None = flag("--data", None, path=True)
     conversations: str = flag("--conversations", "all")
     questions: str = flag("--questions", "all")
+    question_seed: int = flag("--question-seed", 0)  # which sample `N` / `sample:N` draws
     systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
     answerer: str = flag("--reader", "extractive")
     judge: str = flag("--judge", "none")
@@ -99,6 +100,10 @@ class LocomoRunConfig:
     fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
 
     def validate(self) -> None:
+        questions_identity(self.questions, self.question_seed)
+        seed = self.question_seed
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise InputError("--question-seed", str(seed), "expected a non-negative integer")
         if self.answerer not in ANSWERERS:
             raise InputError("--reader", self.answerer, f"expected one of {', '.join(ANSWERERS)}")
         if self.judge not in JUDGE_CHOICES:
@@ -191,8 +196,8 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
     judges = {judge.name: judge.identity(client) for judge in judges_of(config)}
     return Identity("locomo run", fixed={
         "data_sha256": data_hashes(data_path), "conversations": [c.sample_id for c, _ in selection],
-        "questions": config.questions, "question_set": f"{len(question_ids)} questions, "
-                                                       f"sha256 {identity_hash(question_ids)}", **reader},
+        **questions_identity(config.questions, config.question_seed),
+        "question_set": f"{len(question_ids)} questions, sha256 {identity_hash(question_ids)}", **reader},
         additive={"systems": system_entries, "judges": judges})
 
 
@@ -281,7 +286,7 @@ class LocomoTask(Task):
         config = self.config
         self.data_path = find_locomo(config.data)
         conversations = select_conversations(load_locomo(self.data_path), config.conversations)
-        self.selection = [(c, select_questions(c, config.questions)) for c in conversations]
+        self.selection = [(c, select_questions(c, config.questions, config.question_seed)) for c in conversations]
         self.imported = imported_systems(Path(config.out))
         self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else parse_system(s)
                         for s in config.systems]
@@ -451,7 +456,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     config.validate()
     out = Path(config.out)
     conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
-    selection = [(c, select_questions(c, config.questions)) for c in conversations]
+    selection = [(c, select_questions(c, config.questions, config.question_seed)) for c in conversations]
     imported = imported_systems(out)
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else parse_system(s) for s in config.systems]
     client = run_client(config, client) or make_client("replay")

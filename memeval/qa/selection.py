@@ -1,11 +1,16 @@
-"""Which conversations and questions a run covers: `all`, a list, `prototype` or the first N."""
+"""Which conversations and questions a run covers: `all`, a list, `prototype`, a seeded category-stratified
+sample of N (`N`, `sample:N`) or the first N in file order (`first:N`)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from memeval.data.locomo import QA, Conversation
 from memeval.errors import InputError
+
+if TYPE_CHECKING:  # the CLI imports this module for its help text: the loader is not needed for that
+    from memeval.data.locomo import QA, Conversation
 
 PROTOTYPE_CONVERSATION = "conv-26"
 PROTOTYPE_QUOTA = {2: 10, 4: 8, 1: 2}  # first 10 temporal, 8 single-hop, 2 multi-hop, in file order
@@ -33,16 +38,83 @@ def prototype_questions(conversation: Conversation) -> list[QA]:
     return chosen
 
 
-def select_questions(conversation: Conversation, spec: str | int) -> list[QA]:
-    """`all`; `prototype` (the quota above, in file order); or N, the first N questions in file order."""
-    if spec == "all":
-        return list(conversation.qa)
-    if spec == "prototype":
-        return prototype_questions(conversation)
+QUESTIONS_HELP = ("all (default); N or sample:N: a seeded sample of N questions per conversation, stratified by "
+                  "category (each category present gets one, the rest in proportion to its share; --question-seed "
+                  "picks it); first:N: the first N per conversation in file order (what N meant before, mostly "
+                  "categories 1-3 for small N); prototype: notebook 01's 20 questions of conv-26")
+
+
+def question_spec(spec: str | int) -> tuple[str, int | None]:
+    """(`all` | `prototype` | `first` | `sample`, N): what a --questions value asks for, refused in one line."""
+    text = str(spec).strip()
+    if text in ("all", "prototype"):
+        return text, None
+    mode, _, count = text.rpartition(":")
+    if mode not in ("", "first", "sample"):
+        raise InputError("--questions", text, "expected all, prototype, N, sample:N or first:N")
     try:
-        n = int(spec)
-    except (TypeError, ValueError):
-        raise InputError("--questions", str(spec), "expected prototype, all or a positive integer") from None
+        n = int(count)
+    except ValueError:
+        raise InputError("--questions", text, "expected all, prototype, N, sample:N or first:N") from None
     if n <= 0:
-        raise InputError("--questions", str(spec), "expected a positive integer")
-    return list(conversation.qa[:n])
+        raise InputError("--questions", text, "expected a positive integer")
+    return mode or "sample", n
+
+
+def questions_identity(spec: str | int, seed: int) -> dict:
+    """The identity fields of a question selection. `first:N` records the bare `N` every run made before samples
+    existed recorded (there it meant the first N), so those directories resume unchanged under `first:N`; a sample
+    records `sample:N` and its seed; `all` and `prototype` are recorded as before."""
+    mode, n = question_spec(spec)
+    if mode == "first":
+        return {"questions": str(n)}
+    if mode == "sample":
+        return {"questions": f"sample:{n}", "question_seed": seed}
+    return {"questions": mode}
+
+
+def _rank(seed: int, qa: QA) -> str:
+    """A question's place in the seed's order: a hash of seed and question id, the same on every platform and
+    Python version, and a question keeps its place when others are added to the file."""
+    return hashlib.sha256(f"{seed}:{qa.sample_id}".encode()).hexdigest()
+
+
+def stratified_sample(questions: Sequence[QA], n: int, seed: int) -> list[QA]:
+    """N questions, every category present given one (while N allows, larger categories first) and the rest
+    allotted in proportion to each category's count (largest remainder); within a category the lowest ranks.
+    Returned in file order."""
+    by_category: dict[int, list[QA]] = {}
+    for qa in questions:
+        by_category.setdefault(qa.category, []).append(qa)
+    if n >= len(questions):
+        return list(questions)
+    sizes = {c: len(q) for c, q in by_category.items()}
+    order = sorted(sizes, key=lambda c: (-sizes[c], c))
+    quota = {c: 0 for c in sizes}
+    for c in order[:n]:
+        quota[c] = 1
+    left, room = n - sum(quota.values()), {c: sizes[c] - quota[c] for c in sizes}
+    total = sum(room.values())
+    if left and total:
+        shares = {c: left * room[c] / total for c in sizes}
+        for c in sizes:
+            quota[c] += int(shares[c])
+        rest = left - sum(int(v) for v in shares.values())
+        for c in sorted(sizes, key=lambda c: (-(shares[c] - int(shares[c])), -sizes[c], c))[:rest]:
+            quota[c] += 1
+    chosen = {qa.sample_id for c, qs in by_category.items()
+              for qa in sorted(qs, key=lambda q: _rank(seed, q))[:quota[c]]}
+    return [qa for qa in questions if qa.sample_id in chosen]
+
+
+def select_questions(conversation: Conversation, spec: str | int, seed: int = 0) -> list[QA]:
+    """`all`; `prototype` (the quota above, in file order); `first:N`, the first N in file order; `N` or
+    `sample:N`, the seeded stratified sample."""
+    mode, n = question_spec(spec)
+    if mode == "all":
+        return list(conversation.qa)
+    if mode == "prototype":
+        return prototype_questions(conversation)
+    if mode == "first":
+        return list(conversation.qa[:n])
+    return stratified_sample(conversation.qa, n, seed)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.invocation import directory_status, load_manifest, recorded_commands
-from memeval.records import ResultRow
+from memeval.records import ResultRow, ResultsCell, ResultsDifference, ResultsDocument, ResultsRun
 from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
@@ -534,12 +534,14 @@ def _metric_label(group: str, metric: str) -> str:
 
 
 def _column_line(c: Column, extra: str = "") -> str:
+    from memeval.reports.tables import code_span
+
     command = shown_command(c.command)
     commit = (f"commit {c.commit.removesuffix('-dirty')} with uncommitted changes (+)"
               if c.commit and c.commit.endswith("-dirty") else f"commit {c.commit or 'not recorded'}")
     status = "" if c.status == "complete" else f", {c.status.upper()}: rows may be missing"
     return (f"{c.name}: {shown_path(c.directory)} ({c.kind}{status}, {commit}{extra})"
-            + (f": `{command}`" if command else ": no command recorded"))
+            + (f": {code_span(command)}" if command else ": no command recorded"))
 
 
 def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[str]:
@@ -739,6 +741,41 @@ def csv_text(rows: Sequence[ResultRow]) -> str:
 
 
 def write_parquet(rows: Sequence[ResultRow], path: Path) -> Path:
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _span(r: ResultRow) -> tuple[float, float] | None:
+    low, high = _finite(r.ci_low), _finite(r.ci_high)
+    return None if low is None or high is None else (low, high)
+
+
+def json_document(comparison: Comparison) -> ResultsDocument:
+    """The comparison as typed rows: a cell names its run by the short name `runs` lists, a paired difference
+    names both runs; a non-finite number is null (JSON has none)."""
+    names = {str(Path(c.directory)): c.name for c in comparison.columns}
+    pairs = {f"{later.directory} − {earlier.directory}": (later.name, earlier.name)
+             for later, earlier in comparison.pairs}
+    runs = [ResultsRun(name=c.name, directory=c.directory, kind=c.kind, status=c.status, commit=c.commit,
+                       command=c.command) for c in comparison.columns]
+    cells, paired = [], []
+    for r in comparison.rows:
+        shared = dict(system=r.system, group=r.group, metric=r.metric, interval=_span(r), n=r.n,
+                      resampled=r.resampled)
+        if r.kind == PAIRED:
+            later, earlier = pairs[r.directory]
+            paired.append(ResultsDifference(run=later, minus=earlier, difference=_finite(r.value), **shared))
+        else:
+            cells.append(ResultsCell(run=names[str(Path(r.directory))], value=_finite(r.value), **shared))
+    return ResultsDocument(runs=runs, cells=cells, paired=paired)
+
+
+def json_text(comparison: Comparison) -> str:
+    import json
+
+    return json.dumps(json_document(comparison).to_row(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
     import pandas as pd
 
     from memeval.atomic import atomic_open
