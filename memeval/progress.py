@@ -90,7 +90,8 @@ def progress_bar(total: int, desc: str, unit: str, enabled: bool = True,
 class CallStatus:
     """A client's requests per minute over the last `window_s`, the retries so far (a timeout or a 429 resent: a
     run can send steadily and finish nothing), and what its rate limiter holds back right now: "42 req/min" or
-    "42 req/min, 3 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)". Cache hits are not
+    "42 req/min, 3 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)", and the call waiting
+    longest for its reply once it has waited 10 s ("waiting for claude-sonnet-4-6 (attempt 2, 35 s)"). Cache hits are not
     requests; '' until a request has been sent or held back."""
 
     def __init__(self, client, window_s: float = RATE_WINDOW_S, clock: Callable[[], float] = time.monotonic):
@@ -118,7 +119,25 @@ class CallStatus:
         held = throttled(self.client.limiter)
         if held:
             parts.append(held)
+        waiting = waiting_for(self.client, self.clock())
+        if waiting:
+            parts.append(waiting)
         return ", ".join(parts)
+
+
+WAITING_SHOWN_S = 10.0  # a call that has waited this long for its reply is named on the bar
+
+
+def waiting_for(client, now: float) -> str:
+    """'waiting for claude-sonnet-4-6 (attempt 2, 35 s)' while `client`'s oldest call in flight has waited
+    WAITING_SHOWN_S or more for its reply (a server that holds requests looks like a hung run otherwise), else ''."""
+    lookup = getattr(client, "waiting", None)
+    oldest = lookup() if callable(lookup) else None
+    if oldest is None or now - oldest[2] < WAITING_SHOWN_S:
+        return ""
+    model, attempt, start, in_flight = oldest
+    more = f"; {in_flight} in flight" if in_flight > 1 else ""
+    return f"waiting for {model} (attempt {attempt}, {now - start:.0f} s{more})"
 
 
 def throttled(limiter) -> str:

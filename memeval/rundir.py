@@ -348,6 +348,9 @@ def incomplete_line(missing: Mapping) -> str | None:
                 "choose --llm)")
     elif any(entry.get("unusable") for entry in judgments):
         hint = " (at temperature 0 the same judge model may give the same reply again; --judge-model picks another)"
+    elif answers and "InvalidReply" in answers.get("reasons", {}):
+        hint = (" (InvalidReply: a reply longer than its request's max_tokens can produce, or usage that is not a "
+                "count of tokens — each row's `error` in answers.jsonl says which; nothing of it was kept or priced)")
     elif answers and "UnusableReply" in answers.get("reasons", {}):
         hint = (" (UnusableReply: a refusal, an empty reply or one cut at its output cap — each row's `error` in "
                 "answers.jsonl says which; at temperature 0 the same model gives the same reply again)")

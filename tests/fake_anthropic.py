@@ -188,6 +188,8 @@ class FakeAnthropic(LoopbackServer):
         self.prompt_cache: set[str] = set()
         self.limits = None  # a tests.fake_limits.TierLimits: rate-limit headers on every reply, 429s past them
         self.latency_s = 0.0  # how long a message takes to come back
+        # fields laid over every reply's `usage` (a broken or hostile server: negative, fractional, textual counts)
+        self.usage: dict = {}
         fake = self
 
         class Handler(JsonHandler):
@@ -291,9 +293,10 @@ class FakeAnthropic(LoopbackServer):
                 if fault and fault[0] == "sleep":
                     time.sleep(fault[1])
                     fault = None
-                if fault and fault[0] == "raw":  # a body sent as is (not_json)
-                    _, status, content_type, data = fault
-                    return self.send_json(data, status, {"request-id": request_id}, content_type=content_type)
+                if fault and fault[0] == "raw":  # a body sent as is (not_json, compressed)
+                    _, status, content_type, data, *extra = fault
+                    return self.send_json(data, status, {"request-id": request_id, **(extra[0] if extra else {})},
+                                          content_type=content_type)
                 if fault:
                     status, headers, payload = fault
                     return self.send_json({**payload, "request_id": request_id}, status,
@@ -449,7 +452,7 @@ class FakeAnthropic(LoopbackServer):
         return {"id": f"msg_{request_id}", "type": "message", "role": "assistant", "model": body["model"],
                 "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": total - written - read, "output_tokens": output,
-                          "cache_creation_input_tokens": written, "cache_read_input_tokens": read}}
+                          "cache_creation_input_tokens": written, "cache_read_input_tokens": read, **self.usage}}
 
     def backdate(self, batch_id: str, seconds: float) -> None:
         """Move a batch's creation `seconds` into the past (its 24-hour expiry and 29-day archive follow)."""
@@ -570,6 +573,16 @@ def not_json(content_type: str = "text/html; charset=utf-8", status: int = 200) 
     (text/html: the SDK returns the text; application/json: the SDK's JSON decoding fails)."""
     page = b"<html><head><title>Gateway</title></head><body>Sign in to continue</body></html>"
     return ("raw", status, content_type, page)
+
+
+def compressed(payload: dict, padding: int) -> tuple:
+    """A fault: a 200 message whose gzip body is small on the wire and decodes to `padding` more bytes (spaces
+    after the JSON: still a valid message once read whole). Content-Encoding is the server's choice; the client
+    decodes what it is sent."""
+    import gzip
+
+    data = gzip.compress(json.dumps(payload).encode() + b" " * padding)
+    return ("raw", 200, "application/json", data, {"content-encoding": "gzip"})
 
 
 def first_text(body: dict) -> str:

@@ -139,6 +139,8 @@ class FakeOpenAI(LoopbackServer):
         self.rejected: list[tuple[int, str]] = []
         self.prefixes: set[str] = set()
         self.embedded: list[dict] = []  # bodies of /v1/embeddings requests (rejected ones too)
+        self.usage: dict = {}  # fields laid over every completion's `usage` (a broken or hostile server)
+        self.latency_s = 0.0  # how long a completion takes to come back (a CPU server over a long prompt)
         fake = self
 
         class Handler(JsonHandler):
@@ -295,6 +297,8 @@ class FakeOpenAI(LoopbackServer):
         return hit
 
     def _completion(self, body: dict, snapshot: str, request_id: str) -> dict:
+        if self.latency_s:
+            time.sleep(self.latency_s)
         text = self.responder(body)
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
         finish = "stop"
@@ -310,7 +314,7 @@ class FakeOpenAI(LoopbackServer):
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": _tokens(text),
                       "total_tokens": prompt_tokens + _tokens(text),
                       "prompt_tokens_details": {"cached_tokens": self._cached_tokens(prompt), "audio_tokens": 0},
-                      "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}},
+                      "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}, **self.usage},
         }
 
 def rate_limited(retry_after: str | None = "1", retry_after_ms: str | None = None) -> tuple:

@@ -315,8 +315,12 @@ def _age_days(created_at: datetime) -> float:
 def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMResponse | LLMError | APIRejected:
     result = line.result
     if result.type == "succeeded":
-        response = response_from_message(result.message, request, result.message.id, batch=True,
-                                         table=client.profile_table)
+        try:
+            response = response_from_message(result.message, request, result.message.id, batch=True,
+                                             table=client.profile_table)
+        except LLMError as exc:  # usage that is not a count: not priced, not kept, asked again
+            client.stats.failures += 1
+            return exc
         client._account(request, response)
         try:
             client.keep(request, response)

@@ -20,13 +20,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from memeval.errors import InputError
-from memeval.llm import profiles, tokenizers
+from memeval.llm import bounds, profiles, tokenizers
 from memeval.llm.cache import ResponseCache
 from memeval.llm.errors import (
     APIRejected,
     BackendNotConfigured,
     BudgetExceeded,
     CacheMiss,
+    InvalidReply,
     LLMError,
     ModelRetired,
     TransientError,
@@ -48,6 +49,7 @@ from memeval.llm.types import (
     LLMRequest,
     LLMResponse,
     anthropic_endpoint,
+    public_url,
 )
 from memeval.llm.wire import request_body
 
@@ -86,6 +88,9 @@ def classify_sdk_error(exc, request: LLMRequest, where: str = "messages") -> Exc
     """An SDK exception → APIRejected (stop), TransientError (retry, or fail now), following errors.decide."""
     import anthropic
 
+    too_large = bounds.too_large(exc)
+    if too_large is not None:
+        return bounds.invalid_size(request, too_large, where)
     if isinstance(exc, anthropic.APIStatusError):
         headers = _headers(exc)
         verdict = decide(exc.status_code, headers)
@@ -103,21 +108,22 @@ def classify_sdk_error(exc, request: LLMRequest, where: str = "messages") -> Exc
 class AnthropicBackend:
     """The real SDK. Key and base URL come from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL only; the SDK's own
     retries are off so that every retry is ours (counted, logged, bounded). Every call carries the request's
-    own `anthropic-version` (SDK 2.x would otherwise send 2026-10-21 for every model)."""
+    own `anthropic-version` (SDK 2.x would otherwise send 2026-10-21 for every model), waits at most the provider's
+    timeout and reads at most the bytes its `max_tokens` allows (memeval/llm/bounds.py)."""
 
     name = "anthropic"
 
-    def __init__(self, timeout: float = 60.0, http_client=None):
+    def __init__(self, timeout: float | None = None, http_client=None):
         import anthropic
 
         if not os.environ.get("ANTHROPIC_API_KEY"):
             raise BackendNotConfigured("ANTHROPIC_API_KEY is not set: no Anthropic backend (use the cache via replay, or "
                            "set the key and optionally ANTHROPIC_BASE_URL)")
-        kwargs = {"max_retries": 0, "timeout": timeout}
+        timeout = bounds.http_timeout("anthropic") if timeout is None else timeout
+        kwargs = {"max_retries": 0, "timeout": timeout,
+                  "http_client": http_client or bounds.capped_http_client(anthropic, timeout)}
         if os.environ.get("ANTHROPIC_BASE_URL"):
             kwargs["base_url"] = os.environ["ANTHROPIC_BASE_URL"]
-        if http_client is not None:
-            kwargs["http_client"] = http_client
         self.client = anthropic.Anthropic(**kwargs)
 
     @staticmethod
@@ -134,8 +140,9 @@ class AnthropicBackend:
 
     def send(self, request: LLMRequest) -> LLMResponse:
         try:
-            raw = self.client.messages.with_raw_response.create(**self.call_kwargs(request))
-            message = raw.parse()
+            with bounds.reply_bytes(bounds.body_limit(request.max_tokens_sent)):
+                raw = self.client.messages.with_raw_response.create(**self.call_kwargs(request))
+                message = raw.parse()
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise self._unreadable(exc, request) or classify_sdk_error(exc, request) from None
         if not _is_message(message):
@@ -150,7 +157,8 @@ class AnthropicBackend:
         kwargs.pop("max_tokens", None)
         kwargs.pop("extra_body", None)
         try:
-            counted = self.client.messages.count_tokens(**kwargs)
+            with bounds.reply_bytes(bounds.COUNT_TOKENS_BODY):
+                counted = self.client.messages.count_tokens(**kwargs)
         except Exception as exc:  # noqa: BLE001
             raise self._unreadable(exc, request, "count_tokens") or classify_sdk_error(exc, request, "count_tokens") \
                 from None
@@ -180,7 +188,7 @@ class AnthropicBackend:
                            request.model, request.api_version, where)
 
     def _hint(self) -> str:
-        return f"is {str(self.client.base_url).rstrip('/')} an Anthropic Messages endpoint? (ANTHROPIC_BASE_URL)"
+        return f"is {public_url(str(self.client.base_url))} an Anthropic Messages endpoint? (ANTHROPIC_BASE_URL)"
 
 
 def _is_message(message) -> bool:
@@ -194,15 +202,18 @@ def response_from_message(message, request: LLMRequest, request_id: str | None, 
     """The client's response to a Messages reply, priced from `table` (the client's profiles; a batch passes its
     client's). The answer is the `text` blocks only: a `thinking` or `redacted_thinking` block never is, so a reply
     that spent its cap thinking has empty text. Thinking is priced through `output_tokens`, which includes it (the
-    SDK's Usage: "the inclusive, authoritative total used for billing")."""
+    SDK's Usage: "the inclusive, authoritative total used for billing"). Usage that is not a count of tokens is an
+    InvalidReply, never priced."""
     text = "".join(getattr(block, "text", "") for block in message.content if getattr(block, "type", "") == "text")
     usage = message.usage
-    write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
-    read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
+    counts = [bounds.usage_count(getattr(usage, name, None), f"usage.{name}", request.model, required)
+              for name, required in (("input_tokens", True), ("output_tokens", True),
+                                     ("cache_creation_input_tokens", False), ("cache_read_input_tokens", False))]
+    prompt, output, write, read = counts
     return LLMResponse(
         text=text, model=message.model, request_id=request_id or message.id,
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-        cost_usd=table.cost_usd(request.model, usage.input_tokens, usage.output_tokens, write, read, batch),
+        input_tokens=prompt, output_tokens=output,
+        cost_usd=table.cost_usd(request.model, prompt, output, write, read, batch),
         stop_reason=message.stop_reason, cache_creation_input_tokens=write, cache_read_input_tokens=read,
         api_version=request.api_version,
     )
@@ -286,6 +297,16 @@ class LLMClient:
         self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see _send)
         self._probe = threading.Lock()
         self._embedder = None
+        self._in_flight: dict[object, tuple[str, int, float]] = {}  # call → (model, attempt, monotonic start)
+
+    def waiting(self) -> tuple[str, int, float, int] | None:
+        """The call waiting longest for its reply: (model, attempt, monotonic start, calls in flight), or None; a
+        progress bar says what a silent run waits for (memeval/progress.py)."""
+        with self._lock:
+            if not self._in_flight:
+                return None
+            model, attempt, start = min(self._in_flight.values(), key=lambda v: v[2])
+            return model, attempt, start, len(self._in_flight)
 
     @property
     def embedder(self):
@@ -391,7 +412,10 @@ class LLMClient:
         if hit is None:
             return None
         response = LLMResponse.from_cache(hit)
-        return None if response.unusable_reason(resolved.truncation_ok, resolved.empty_ok) else response
+        if bounds.oversized_text(resolved, response.text) \
+                or response.unusable_reason(resolved.truncation_ok, resolved.empty_ok):
+            return None
+        return response
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         request = self.resolve(request)
@@ -421,8 +445,17 @@ class LLMClient:
         return response
 
     def keep(self, request: LLMRequest, response: LLMResponse) -> None:
-        """Cache a reply that is an answer; raise UnusableReply (nothing cached: the next run asks again) for a
-        refusal, an empty reply or one cut at the cap. Its tokens were spent and are already accounted."""
+        """Cache a reply that is an answer; raise InvalidReply for text longer than the request's cap can produce
+        and UnusableReply for a refusal, an empty reply or one cut at the cap (nothing cached: the next run asks
+        again). Its tokens were spent and are already accounted."""
+        oversized = bounds.oversized_text(request, response.text)
+        if oversized is not None:
+            with self._lock:
+                self.stats.failures += 1
+                self.stats.unusable["oversized reply"] = self.stats.unusable.get("oversized reply", 0) + 1
+            raise InvalidReply(f"{oversized} from {response.model} (request-id {response.request_id or '-'}, "
+                               f"usage: {response.output_tokens} output tokens); not an answer: not kept, the next "
+                               "run asks again")
         reason = response.unusable_reason(request.truncation_ok, request.empty_ok)
         if reason is not None:
             with self._lock:
@@ -438,13 +471,14 @@ class LLMClient:
         """Any API call (messages, token counting, batch create/retrieve/results) under one error policy:
         transient errors retried with backoff (the server's retry headers win), a deterministic rejection
         remembered so that this client sends nothing more, then raised. Returns (result, attempts)."""
-        attempt = 0
+        attempt = timeouts = 0
         while True:
             if self.fatal is not None:
                 raise self.fatal
             if self._cancel.is_set():
                 raise LLMError("interrupted: not sent")
             attempt += 1
+            self._local.attempt = attempt
             try:
                 return fn(), attempt
             except APIRejected as exc:
@@ -456,10 +490,13 @@ class LLMClient:
                                            "key": request.key[:12]})
                 raise
             except TransientError as exc:
-                if not exc.retry or attempt > self.max_retries:
+                timeouts += exc.timed_out
+                if not exc.retry or attempt > self.max_retries or timeouts > bounds.TIMEOUT_RETRIES:
                     with self._lock:
                         self.stats.failures += 1
                     reason = "the server said not to retry" if not exc.retry else f"gave up after {attempt} attempts"
+                    if timeouts > bounds.TIMEOUT_RETRIES:
+                        reason += f" ({timeouts} without a reply in time; {bounds.TIMEOUT_VARIABLE} sets the timeout)"
                     raise LLMError(("" if where == "messages" else f"{where}: ") + f"{reason}: {exc}") from None
                 if exc.retry_after is not None and exc.retry_after > RETRY_AFTER_CAP_S:
                     with self._lock:
@@ -507,8 +544,10 @@ class LLMClient:
         reservation = self.limiter.acquire(limit_pool(request.provider, request.model), self._input_estimate(request),
                                            request.max_tokens_sent or UNCAPPED_OUTPUT_ESTIMATE)
         with self.semaphore:
+            call = object()
             with self._lock:
                 self.stats.requests_sent += 1
+                self._in_flight[call] = (request.model, getattr(self._local, "attempt", 1), time.monotonic())
             try:
                 response = backend.send(request)
             except TransientError as exc:  # a 429 or an outage: nothing was used; its headers still tell
@@ -517,6 +556,9 @@ class LLMClient:
             except BaseException:
                 self.limiter.settle(reservation, None, 0, 0)
                 raise
+            finally:
+                with self._lock:
+                    del self._in_flight[call]
         if request.cache_prefix and (response.cache_creation_input_tokens or response.cache_read_input_tokens):
             text = request.messages[0][1]
             with self._lock:

@@ -36,8 +36,9 @@ def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 class TransientError(LLMError):
     def __init__(self, message: str, retry_after: float | None = None, status: int | None = None,
-                 retry: bool = True, headers: Mapping[str, str] | None = None):
+                 retry: bool = True, headers: Mapping[str, str] | None = None, timed_out: bool = False):
         super().__init__(message)
+        self.timed_out = timed_out  # no reply within the timeout: retried fewer times (memeval/llm/bounds.py)
         self.retry_after = retry_after
         self.status = status
         self.retry = retry  # False: the server said x-should-retry: false; fail now, retry on a later run
@@ -55,7 +56,7 @@ def unreached(exc: BaseException) -> TransientError:
         host = getattr(url, "host", "") or ""
         port = getattr(url, "port", None)
         where = f" ({getattr(url, 'scheme', 'http')}://{host}{f':{port}' if port else ''}{getattr(url, 'path', '')})"
-    return TransientError(f"{type(exc).__name__}: {exc}{where}")
+    return TransientError(f"{type(exc).__name__}: {exc}{where}", timed_out="Timeout" in type(exc).__name__)
 
 
 class BackendNotConfigured(LLMError):
@@ -69,6 +70,12 @@ class UnusableReply(LLMError):
     def __init__(self, message: str, reason: str):
         super().__init__(message)
         self.reason = reason
+
+
+class InvalidReply(LLMError):
+    """A 200 reply that the request could not have produced: a body or text longer than its `max_tokens` allows,
+    or usage that is not a count of tokens (memeval/llm/bounds.py). Never cached, priced or stored as an answer;
+    the row records it and the next run asks again."""
 
 
 class CacheMiss(LLMError):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 
+from memeval.llm import bounds
 from memeval.llm.errors import (
     APIRejected,
     BackendNotConfigured,
+    InvalidReply,
     TransientError,
     decide,
     rate_limit_headers,
@@ -18,19 +20,26 @@ from memeval.llm.errors import (
     unreached,
 )
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
-from memeval.llm.types import LLMResponse
+from memeval.llm.types import LLMResponse, public_url
 from memeval.llm.wire import openai_body
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "no-key"  # the SDK requires some key; local servers mostly ignore it
 
 
-def endpoint_for(provider: str) -> str:
-    """The base URL requests of `provider` go to, and which the cache key records."""
-    url = os.environ.get("OPENAI_BASE_URL", "").rstrip("/")
+def base_url_for(provider: str) -> str:
+    """The base URL requests of `provider` go to, as given (it may carry credentials: only the SDK sees it)."""
+    url = os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/")
     if provider == "local":
         return url
     return url or OPENAI_BASE_URL
+
+
+def endpoint_for(provider: str) -> str:
+    """The base URL of `provider` as the cache key, the run identity and the manifest record it: without
+    credentials (memeval.llm.types.public_url)."""
+    url = base_url_for(provider)
+    return public_url(url) if url else url
 
 
 def sdk_version() -> str | None:
@@ -45,6 +54,9 @@ def sdk_version() -> str | None:
 def classify_openai_error(exc, request, where: str = "chat.completions") -> Exception:
     import openai
 
+    too_large = bounds.too_large(exc)
+    if too_large is not None:
+        return bounds.invalid_size(request, too_large, where)
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", {}) or {}
         body = exc.body if isinstance(exc.body, dict) else {}
@@ -61,13 +73,6 @@ def classify_openai_error(exc, request, where: str = "chat.completions") -> Exce
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return unreached(exc)
     return exc
-
-
-CLOUD_TIMEOUT_S = 60.0
-# A CPU server (llama.cpp's, `memeval serve-local`) answers one request at a time and a 270M model may take minutes
-# over a long prompt: at 60 s, calls queued behind it time out and are sent again while it still works on them,
-# so the server's queue only grows. A local server is given 10 minutes per call.
-LOCAL_TIMEOUT_S = 600.0
 
 
 class OpenAIBackend:
@@ -88,18 +93,16 @@ class OpenAIBackend:
         if provider == "openai" and not key:
             raise BackendNotConfigured("OPENAI_API_KEY is not set: no OpenAI backend (use the cache via replay, or "
                                        "set the key and optionally OPENAI_BASE_URL)")
-        self.endpoint = endpoint_for(provider)
+        self.endpoint = endpoint_for(provider)  # as recorded and shown; the SDK gets the URL as given
         if not self.endpoint:
             raise BackendNotConfigured("--llm local needs OPENAI_BASE_URL (for example http://127.0.0.1:8000/v1 for "
                                        "vLLM or `memeval serve-local`, http://127.0.0.1:11434/v1 for Ollama)")
         self.name = provider
-        if timeout is None:
-            timeout = LOCAL_TIMEOUT_S if provider == "local" else CLOUD_TIMEOUT_S
-        kwargs = {"api_key": key or LOCAL_PLACEHOLDER_KEY, "base_url": self.endpoint, "max_retries": 0,
-                  "timeout": timeout}
-        if http_client is not None:
-            kwargs["http_client"] = http_client
-        self.client = openai.OpenAI(**kwargs)
+        # a CPU server answers one request at a time: the calls queued behind a long one need minutes (bounds.py)
+        timeout = bounds.http_timeout(provider) if timeout is None else timeout
+        self.client = openai.OpenAI(api_key=key or LOCAL_PLACEHOLDER_KEY, base_url=base_url_for(provider),
+                                    max_retries=0, timeout=timeout,
+                                    http_client=http_client or bounds.capped_http_client(openai, timeout))
 
     def profile(self, model: str) -> ModelProfile:
         return local_profile(model) if self.name == "local" else CLOUD.profile(model)
@@ -108,8 +111,9 @@ class OpenAIBackend:
         p = self.profile(request.model)
         body = openai_body(request, p.max_tokens_field)
         try:
-            raw = self.client.chat.completions.with_raw_response.create(**body)
-            completion = raw.parse()
+            with bounds.reply_bytes(bounds.body_limit(request.max_tokens_sent)):
+                raw = self.client.chat.completions.with_raw_response.create(**body)
+                completion = raw.parse()
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise classify_openai_error(exc, request) from None
         response = response_from_completion(completion, request, p)
@@ -152,14 +156,20 @@ FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": 
 def response_from_completion(completion, request, profile: ModelProfile):
     """Usage in the client's terms: input tokens exclude the cached ones (OpenAI's prompt_tokens include them), so
     one price formula serves both providers (priced from the request's model's `profile`); a cut (`length`), a
-    filter or a refusal maps to the stop reasons the judges treat as unusable."""
+    filter or a refusal maps to the stop reasons the judges treat as unusable. Usage that is not a count of tokens
+    is an InvalidReply, never priced (no usage at all, which some local servers send, counts 0)."""
     choice = completion.choices[0]
     message = choice.message
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", None) or 0)
-    prompt = int(usage.prompt_tokens) if usage else 0
-    output = int(usage.completion_tokens) if usage else 0
+    model = request.model
+    cached = bounds.usage_count(getattr(details, "cached_tokens", None), "usage.prompt_tokens_details.cached_tokens",
+                                model, required=False)
+    prompt = bounds.usage_count(usage.prompt_tokens, "usage.prompt_tokens", model) if usage else 0
+    output = bounds.usage_count(usage.completion_tokens, "usage.completion_tokens", model) if usage else 0
+    if cached > prompt:
+        raise InvalidReply(f"invalid usage from {model}: cached_tokens {cached:,} is more than prompt_tokens "
+                           f"{prompt:,}; not priced, not kept, the next run asks again")
     stop = FINISH_TO_STOP.get(choice.finish_reason, choice.finish_reason)
     if getattr(message, "refusal", None):
         stop = "refusal"

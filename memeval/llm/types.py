@@ -17,8 +17,28 @@ ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own defaul
 
 def anthropic_endpoint() -> str:
     """The base URL Anthropic requests go to (ANTHROPIC_BASE_URL, else the SDK's default), as the cache key and the
-    manifest record it."""
-    return (os.environ.get("ANTHROPIC_BASE_URL") or "").strip().rstrip("/") or ANTHROPIC_DEFAULT_BASE_URL
+    manifest record it: without credentials (public_url)."""
+    return public_url((os.environ.get("ANTHROPIC_BASE_URL") or "").strip()) or ANTHROPIC_DEFAULT_BASE_URL
+
+
+def public_url(url: str) -> str:
+    """`url` as it may be recorded (manifest, run identity, cache key, error lines): without its user and password
+    and with every query value replaced by `<redacted>` (the keys kept: `?token=<redacted>`), no fragment, no trailing
+    slash. A base URL that carries a token stays the same endpoint when the token changes: the same run, the same
+    cached replies."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # a port that is not a number: nothing of it is safe to show but the scheme
+        return f"{url.split(':', 1)[0]}://<unparsable>" if "://" in url else "<unparsable>"
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host + (f":{port}" if port is not None else "")
+    query = "&".join(f"{key}=<redacted>" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), query, ""))
 
 
 
