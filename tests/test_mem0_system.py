@@ -181,7 +181,7 @@ def test_locomo_run_with_mem0_and_dense_rag_then_audit_mem0s_own_store(extractor
 
 def test_dry_run_prices_mem0s_calls_and_sends_nothing(extractor, tmp_path, locomo_dir, cli):
     result = cli("locomo", "run", "--data", str(locomo_dir), "--systems", "mem0", "--reader", "claude",
-                 "--extract-model", "gpt-4o-mini", "--answer-model", "gpt-4o-mini", "--dry-run", "--out",
+                 "--extract-model", "gpt-4o-mini", "--answer-model", "gpt-4o-mini", "--dry-run", "--json", "--out",
                  str(tmp_path / "dry"))
     assert result.returncode == 0, result.stderr
     estimate = json.loads(result.stdout)

@@ -185,7 +185,7 @@ def _locomo(locomo_dir, out, *extra):
 
 def test_a_dry_run_prices_replies_within_the_reader_cap_and_states_the_worst_case(locomo_dir, tmp_path):
     prices, env = _write(tmp_path, {GATEWAY: ROW}), {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    runs = {cap: _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run", "--prices", prices,
+    runs = {cap: _memeval(*_locomo(locomo_dir, tmp_path / "run", "--dry-run", "--json", "--prices", prices,
                                   *(("--answer-max-tokens", cap) if cap else ())), env_extra=env)
             for cap in (None, 8, 600)}
     assert all(r.returncode == 0 for r in runs.values()), [r.stderr for r in runs.values()]
@@ -198,7 +198,7 @@ def test_a_dry_run_prices_replies_within_the_reader_cap_and_states_the_worst_cas
 
 
 def test_locomo_run_prices_its_dry_run_and_stops_at_the_budget_from_the_file(locomo_dir, tmp_path):
-    free, priced = _dry_runs(tmp_path, lambda *extra: _locomo(locomo_dir, tmp_path / "run", *extra))
+    free, priced = _dry_runs(tmp_path, lambda *extra: _locomo(locomo_dir, tmp_path / "run", "--json", *extra))
     prices, env = _write(tmp_path, {GATEWAY: ROW}), {"MEMEVAL_CACHE_DIR": str(tmp_path / "cache")}
     answers = priced["answers"]
     assert free["usd_est_total"] == 0.0 and answers["to_send"] == free["answers"]["to_send"] == 20

@@ -121,7 +121,7 @@ def _conv(locomo_dir):
 def test_the_dry_run_prices_the_embedding_calls_and_sends_nothing(fake_openai, locomo_dir, tmp_path, cli):
     args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:10", "--systems",
             "rag_dense:chunk_tokens=256:k=2", "--llm", "openai", "--no-progress"]
-    planned = json.loads(cli(*args, "--reader", "claude", "--dry-run", "--out", tmp_path / "run", check=True).stdout)
+    planned = json.loads(cli(*args, "--reader", "claude", "--dry-run", "--json", "--out", tmp_path / "run", check=True).stdout)
     assert fake_openai.embedded == [] and fake_openai.received == [], "a dry run sends nothing"
     conv = _conv(locomo_dir)
     texts = [embedded_text(c) for c in dense_chunks(conv, 256)] + [qa.question for qa in conv.qa[:10]]
@@ -136,9 +136,9 @@ def test_the_dry_run_prices_the_embedding_calls_and_sends_nothing(fake_openai, l
 
     cli(*args, "--out", tmp_path / "run", check=True)  # extractive reader: only the embeddings are sent
     assert len(fake_openai.embedded) == 11 and fake_openai.received == []
-    done = json.loads(cli(*args, "--dry-run", "--out", tmp_path / "run", check=True).stdout)
+    done = json.loads(cli(*args, "--dry-run", "--json", "--out", tmp_path / "run", check=True).stdout)
     assert "embeddings" not in done, "every question answered: nothing left to embed"
-    cached = json.loads(cli(*args, "--dry-run", "--out", tmp_path / "new", check=True).stdout)["embeddings"]
+    cached = json.loads(cli(*args, "--dry-run", "--json", "--out", tmp_path / "new", check=True).stdout)["embeddings"]
     assert (cached["cached"], cached["to_send"], cached["usd_est"]) == (len(set(texts)), 0, 0.0)
 
 

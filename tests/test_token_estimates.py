@@ -65,7 +65,7 @@ def test_a_keyless_dry_run_names_the_ratio_as_a_process(locomo_dir, tmp_path):
     env["MEMEVAL_CACHE_DIR"] = str(tmp_path / "cache")
     argv = [sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26",
             "--questions", "prototype", "--systems", "full_context", "--answerer", "claude", "--sampling",
-            "model-default", "--dry-run", "--out", str(tmp_path / "run")]
+            "model-default", "--dry-run", "--json", "--out", str(tmp_path / "run")]
     runs = {model: subprocess.run([*argv, "--answer-model", model], capture_output=True, text=True, env=env,
                                   timeout=300) for model in ("claude-opus-4-6", "claude-opus-4-7")}
     assert all(p.returncode == 0 for p in runs.values()), [p.stderr for p in runs.values()]

@@ -73,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_restart(run)
     add_fail_fast(run)
     add_progress(run)
-    run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
+    run.add_argument("--json", action="store_true",
+                     help="print a JSON summary instead of the report (with --dry-run: the estimate's raw numbers "
+                          "instead of its table)")
     run.set_defaults(handler=_run)
 
     imp = command(sub, "import", "bring another harness's answers into a run directory, matched to LoCoMo "
@@ -109,7 +111,10 @@ def _run(args: argparse.Namespace) -> int:
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
     )
     if llm.dry_run:
-        print(json.dumps(estimate_run(config).as_dict(), indent=2))
+        from memeval.commands.estimates import estimate_table
+
+        estimate = estimate_run(config)
+        print(json.dumps(estimate.as_dict(), indent=2) if args.json else estimate_table(estimate))
         return 0
     result = run_locomo(config)
     if args.json:

@@ -7,7 +7,7 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from memeval.data.fetch import data_hashes
@@ -463,6 +463,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
     stored = {r.key: r for r in load_answers(RunDir(out).answers) if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
+    placeholders = 0  # judge prompts holding a placeholder for an answer not written yet
     embed_texts: dict[int | None, list[list[str]]] = {}  # dimensions → the systems' embed calls, each its texts
     for system in systems:
         for conversation, questions in selection:
@@ -495,8 +496,10 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
             if config.judge != "none":
                 rows = [stored.get((system.label, qa.sample_id))
                         or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]
-                judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
-                               for r in judge.requests(row)]
+                made = [(row.key in stored, r) for judge in judges_of(config) for row in rows if judge.accepts(row)
+                        for r in judge.requests(row)]
+                judge_reqs += [r for _, r in made]
+                placeholders += sum(not real for real, _ in made)
     counter = token_counter(client)
     stages = {"answers": client.estimate(answer_reqs, expected_output_tokens=16, counter=counter)}
     if ingest_reqs:
@@ -507,6 +510,10 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     if config.judge != "none":
         stages["judge"] = client.estimate(judge_reqs, expected_output_tokens=60, batch=config.judge_mode == "batch",
                                           counter=counter)
+        if placeholders:  # even counted by the endpoint, a prompt around a placeholder answer is not the real one
+            stages["judge"] = replace(stages["judge"], token_count=(
+                f"estimate: {placeholders:,} of {len(judge_reqs):,} prompts judge an answer not written yet, a short "
+                f"placeholder in its place; {stages['judge'].token_count}"))
     note = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
             "estimated at 4 characters a token, times each model's tokenizer ratio where it has one: see each "
             "stage's token_count (" + ("a local server has no token-counting endpoint" if config.llm_backend == "local"
