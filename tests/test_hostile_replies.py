@@ -131,3 +131,10 @@ def test_a_password_in_the_base_url_is_kept_out_of_the_error_line_and_the_manife
     result = _run(cli, locomo_dir, out)
     assert result.returncode == 1 and "401" in result.stderr and URL_SECRET not in result.stdout + result.stderr
     assert URL_SECRET.encode() not in _everything_written(out, tmp_path / "cache")
+
+
+def test_doctor_names_the_endpoint_without_its_token(server, cli, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"{server.url}?token={URL_SECRET}")
+    result = cli("doctor", "--json")
+    assert json.loads(result.stdout)["endpoint"] == f"{server.url}?token=<redacted>", result.stdout
+    assert URL_SECRET not in result.stdout + result.stderr

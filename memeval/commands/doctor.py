@@ -167,7 +167,10 @@ def _doctor(args: argparse.Namespace) -> int:
         return 2  # nothing was checked
     rows = check(options, rows)
     if args.json:
-        print(json.dumps({"key": True, "endpoint": os.environ.get("ANTHROPIC_BASE_URL", "default"),
+        from memeval.llm.types import public_url  # the URL without its credentials, as every record has it
+
+        endpoint = os.environ.get("ANTHROPIC_BASE_URL")
+        print(json.dumps({"key": True, "endpoint": public_url(endpoint) if endpoint else "default",
                           "checks": rows}, indent=2))
     else:
         for r in rows:
