@@ -69,10 +69,11 @@ def load_manifest(path: str | Path) -> dict:
     """A results directory's `manifest.json` as a JSON object; a file that is not one (torn, hand-edited, another
     JSON value) is one line naming it and what is wrong, never a traceback."""
     from memeval.errors import InputError
+    from memeval.input_files import read_input
 
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_input(path, "file", "manifest").decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(path, "manifest", f"not valid JSON ({exc.msg}, line {exc.lineno}); the directory was not "
                          "written whole: rerun the command that made it, or move it aside") from None
@@ -248,12 +249,13 @@ def read_light_records(path: str | Path, record: type) -> list:
     from pydantic import TypeAdapter, ValidationError
 
     from memeval.errors import InputError
+    from memeval.input_files import read_input
     from memeval.records import read_records
 
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = read_input(path, "results")
     rows = []
     for line in data[:data.rfind(b"\n") + 1].split(b"\n")[:-1]:
         for key, end in _LIGHT:

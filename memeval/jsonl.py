@@ -17,7 +17,9 @@ def read_rows(path: str | Path, repair: bool = False) -> list[dict]:
     path = Path(path)
     if not path.exists():
         return []
-    rows, _ = _parse(path, path.read_bytes())
+    from memeval.input_files import read_input
+
+    rows, _ = _parse(path, read_input(path, "results"))
     return rows
 
 
@@ -48,7 +50,9 @@ def repair_tail(path: str | Path) -> int:
     path = Path(path)
     if not path.exists():
         return 0
-    data = path.read_bytes()
+    from memeval.input_files import read_input
+
+    data = read_input(path, "results")
     _, end = _parse(path, data)
     if end < len(data):
         with open(path, "r+b") as fh:

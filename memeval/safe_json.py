@@ -2,7 +2,8 @@
 in every loader), then parsed with limits on nesting depth and integer size, so a hostile or broken file is one
 `InputError` naming the file, the field and where (byte offset or line), never a traceback or gigabytes of memory.
 
-Limits: nesting deeper than MAX_DEPTH (checked by a cheap pre-scan of brackets outside strings, before parsing);
+Files are read through `memeval.input_files` (regular files only, a byte limit per kind of input). Limits: nesting
+deeper than MAX_DEPTH (checked by a cheap pre-scan of brackets outside strings, before parsing);
 integers longer than MAX_INT_DIGITS digits (no count, cost or category needs more, and beyond ~309 digits they
 cannot become floats); a lone surrogate escape (`"\\ud800"`), which parses but is no text and cannot be written
 back as UTF-8.
@@ -154,20 +155,22 @@ def load_json_bytes(data: bytes, source: str | Path, what: str = "json") -> Any:
     return parse_json(decode_utf8(data, source), source, what)
 
 
-def read_bytes(path: str | Path, what: str = "file") -> bytes:
-    """The file's bytes; a missing, unreadable or non-regular file is an InputError naming it."""
-    path = Path(path)
+def read_bytes(path: str | Path, what: str | None = None, kind: str = "file") -> bytes:
+    """The file's bytes, within the limit of its `kind` (`memeval.input_files`); a missing, unreadable, non-regular
+    or oversized file is an InputError naming it."""
+    from memeval.input_files import read_input
+
     try:
-        return path.read_bytes()
+        return read_input(path, kind, what or kind)
     except OSError as exc:
-        raise InputError(path, what, f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+        raise InputError(path, what or kind, f"cannot be read ({exc.strerror or type(exc).__name__})") from None
 
 
-def read_text(path: str | Path, what: str = "file") -> str:
+def read_text(path: str | Path, what: str | None = None, kind: str = "file") -> str:
     """The file as text: UTF-8 with a leading byte-order mark skipped, the same for every loader."""
-    return decode_utf8(read_bytes(path, what), path)
+    return decode_utf8(read_bytes(path, what, kind), path)
 
 
-def load_json_file(path: str | Path, what: str = "json") -> Any:
+def load_json_file(path: str | Path, what: str = "json", kind: str = "file") -> Any:
     """Parsed JSON of the file at `path` (see the module docstring); InputError on anything else."""
-    return load_json_bytes(read_bytes(path), path, what)
+    return load_json_bytes(read_bytes(path, kind=kind), path, what)

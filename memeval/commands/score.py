@@ -41,14 +41,14 @@ class ScoredRow:
 def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[ScoredRow], list[dict]]:
     """Scored rows and bad rows (line number, reason); a bad row never stops the others. An empty file is an
     input error: there is nothing to score."""
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "predictions", "no such file")
 
     from memeval.safe_json import BOM, decode_utf8, parse_json, read_bytes
     from memeval.scoring.f1 import score_f1
 
     scored, bad, seen = [], [], 0
-    data = read_bytes(path, "predictions")
+    data = read_bytes(path, "predictions", kind="predictions")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16 (Windows tools write it): the whole file, in one line
         decode_utf8(data, path)
     for line_no, raw in enumerate(data.splitlines(), start=1):

@@ -40,19 +40,22 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _read_source(source: str, timeout: float) -> tuple[bytes, str]:
+def _read_source(source: str, timeout: float, kind: str = "locomo") -> tuple[bytes, str]:
+    """The bytes of a URL or local file, no more than the limit of `kind` (a `.zip` name: the zip limit)."""
+    from memeval.input_files import read_stream
+
     parsed = urllib.parse.urlparse(source)
     if parsed.scheme in ("http", "https", "file"):
         name = Path(urllib.parse.unquote(parsed.path)).name or "locomo10.json"
         try:
             with urllib.request.urlopen(source, timeout=timeout) as response:  # noqa: S310 - user-chosen URL
-                return response.read(), name
+                return read_stream(response, source, "zip" if name.endswith(".zip") else kind, "source"), name
         except OSError as exc:
             raise InputError(source, "source", f"download failed ({exc})") from None
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(source, "source", "no such file")
-    return read_bytes(path, "source"), path.name
+    return read_bytes(path, "source", "zip" if path.name.endswith(".zip") else kind), path.name
 
 
 def fetch_locomo(
@@ -103,7 +106,7 @@ def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", sourc
     if not expected:
         raise InputError(name, "sha256", "no pinned checksum for this variant; pass --sha256 HEX (of a copy you "
                          "trust)")
-    data, _ = _read_source(source or longmemeval_url(variant), timeout)
+    data, _ = _read_source(source or longmemeval_url(variant), timeout, "longmemeval")
     got = sha256_bytes(data)
     if got != expected:
         raise InputError(source or longmemeval_url(variant), "sha256",

@@ -9,6 +9,7 @@ never fatal.
 
 from __future__ import annotations
 
+import io
 import re
 import tempfile
 import zipfile
@@ -391,8 +392,9 @@ def read_zip_member(archive: zipfile.ZipFile, name: str, source: str | Path) -> 
 
 
 def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
+    data = read_bytes(path, "zip", kind="zip")  # a regular file within the zip limit, read once
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         problem = "not a valid zip archive" if isinstance(exc, zipfile.BadZipFile) else f"cannot be read ({exc})"
         raise InputError(path, "zip", problem) from None
@@ -411,10 +413,10 @@ def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
 def _directory_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     single = path / "locomo10.json"
     if single.is_file():
-        return "single-file", [(str(single), _parse_json_bytes(read_bytes(single), str(single)))]
+        return "single-file", [(str(single), _parse_json_bytes(read_bytes(single, kind="locomo"), str(single)))]
     files = sorted(p for p in path.glob("*.json") if p.stem.isdigit() or p.stem.startswith("conv-"))
     if files:
-        return "per-conversation", [(str(p), _parse_json_bytes(read_bytes(p), str(p))) for p in files]
+        return "per-conversation", [(str(p), _parse_json_bytes(read_bytes(p, kind="locomo"), str(p))) for p in files]
     for sub in sorted(p for p in path.iterdir() if p.is_dir()):
         if any(sub.glob("*.json")):
             return _directory_documents(sub)
@@ -433,7 +435,7 @@ def load_locomo_with_report(path: str | Path) -> tuple[list[Conversation], LoadR
     elif path.suffix == ".zip":
         layout, docs = _zip_documents(path)
     else:
-        docs = [(str(path), _parse_json_bytes(read_bytes(path), str(path)))]
+        docs = [(str(path), _parse_json_bytes(read_bytes(path, kind="locomo"), str(path)))]
         layout = "single-file" if isinstance(docs[0][1], list) else "per-conversation"
     report = LoadReport(source=str(path), layout=layout)
     return _from_documents(docs, report), report

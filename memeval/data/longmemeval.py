@@ -138,9 +138,9 @@ def parse_instance(row: object, where: str, quirks: Counter) -> LMEInstance:
 
 def load_longmemeval(path: str | Path) -> tuple[list[LMEInstance], LMELoadReport]:
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "longmemeval", "no such file (fetch it: memeval data fetch longmemeval --variant s)")
-    doc = load_json_file(path, "json")
+    doc = load_json_file(path, "json", kind="longmemeval")
     if not isinstance(doc, list):
         raise InputError(path, "top level", "expected a list of instances")
     if not doc:

@@ -32,6 +32,7 @@ from memeval.memory.lexical import BM25Index
 from memeval.qa.answer import EXTRACTIVE_LABEL, Memory, answer_request, extractive_answer
 from memeval.records import Graph80AnswerRow, Graph80JudgmentRow
 from memeval.rundir import Identity, RunDir
+from memeval.safe_json import read_text
 from memeval.scoring.judges import JUDGES
 from memeval.scoring.three_dim_judge import (  # noqa: F401  (the judge's home; kept importable from here)
     JUDGE_TEMPERATURE,
@@ -68,7 +69,7 @@ def load_graph80(directory: str | Path) -> tuple[list[dict], list[dict], list[di
         path = directory / f"{name}.jsonl"
         if not path.is_file():
             raise InputError(path, name, "missing; run `memeval graph80 generate --out DIR` first")
-        out.append([json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()])
+        out.append([json.loads(line) for line in read_text(path, name, kind="results").splitlines() if line.strip()])
     return out[0], out[1], out[2]
 
 

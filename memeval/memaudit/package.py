@@ -435,7 +435,7 @@ def load_package(path: str | Path) -> Package:
     from memeval.safe_json import load_json_file
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "path", "no such file")
-    doc = load_json_file(path, "json")  # UTF-8 (a BOM skipped), nesting and integer size bounded: one line
+    doc = load_json_file(path, "json", kind="package")  # UTF-8 (a BOM skipped), nesting and integer size bounded: one line
     return package_from_dict(doc, str(path))

@@ -9,6 +9,7 @@ labelled, after mapping values to three levels (0, partial, 1) since the rule us
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 import re
@@ -30,6 +31,7 @@ from memeval.memaudit.package import Package
 from memeval.natural.sensitivity import mean_ratios, score_packages
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.records import Record
+from memeval.safe_json import read_text
 
 Cell = tuple[str, str, str]  # (package_id, candidate_id, unit_id)
 FRAME_FIELDS = ["package_id", "candidate", "unit", "rule_value", "candidate_kind", "candidate_text",
@@ -88,10 +90,10 @@ def read_verdicts(path: str | Path) -> dict[Cell, float]:
     """Filled-in verdicts (0, 0.5 or 1); empty verdicts are unlabelled cells; anything else is an error naming
     the file, the line and the field."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "audit frame", "no such file")
     out = {}
-    with open(path, newline="", encoding="utf-8") as fh:
+    with io.StringIO(read_text(path, "audit frame"), newline="") as fh:
         reader = csv.DictReader(fh)
         missing = {"package_id", "candidate", "unit", "verdict"} - set(reader.fieldnames or ())
         if missing:

@@ -87,9 +87,9 @@ def read_store(path: str | Path, fmt: str, conversations: Sequence[Conversation]
     from memeval.safe_json import load_json_file
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "store", "no such file")
-    doc = load_json_file(path, "json")
+    doc = load_json_file(path, "json", kind="store")
     if not isinstance(doc, dict) or not doc:
         raise InputError(path, "top level", "expected an object keyed by conversation id (conv-26) or index (0)")
     by_id = {c.sample_id: c for c in conversations}

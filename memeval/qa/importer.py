@@ -135,9 +135,9 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
         raise InputError("--format", fmt, f"expected one of {', '.join(FORMATS)}")
     from memeval.safe_json import parse_json, read_text
 
-    if not path.is_file():
+    if not path.exists():
         raise InputError(path, "answers", "no such file")
-    text = read_text(path, "answers")  # UTF-8, a BOM skipped, as every loader reads
+    text = read_text(path, "answers", kind="answers")  # UTF-8, a BOM skipped, as every loader reads
     if not text.strip():
         raise InputError(path, "answers", "empty file")
     if fmt == "mem0":
@@ -318,7 +318,9 @@ def answer_rows(found: list[tuple[Imported, QA]], system: str, fmt: str) -> list
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    from memeval.input_files import read_input
+
+    return hashlib.sha256(read_input(path, "answers")).hexdigest()
 
 
 def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,

@@ -334,7 +334,7 @@ class LocomoTask(Task):
         from memeval.safe_json import load_json_file
 
         path = RunDir(self.config.out).store(config.label)
-        stores = load_json_file(path, "json") if path.is_file() else {}
+        stores = load_json_file(path, "json", kind="store") if path.is_file() else {}
         store = stores[conversation.sample_id] = native()
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(path, stores)
