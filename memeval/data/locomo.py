@@ -160,6 +160,24 @@ def _image_urls(raw: Any, where: str, fieldname: str) -> tuple[str, ...]:
     return tuple(str(url) for url in _require(raw, list, where, fieldname))
 
 
+def _session_keys(flat: dict, pattern: re.Pattern, where: str, sample_id: str, report: LoadReport
+                  ) -> list[tuple[int, str]]:
+    """(session number, key) of the keys `pattern` matches, in session order. `session_01` is session 1 (a quirk,
+    counted); two keys naming one session (`session_01` beside `session_1`) are refused, naming both."""
+    found: dict[int, str] = {}
+    for key in flat:
+        m = pattern.fullmatch(key)
+        if m is None:
+            continue
+        index = int(m.group(1))
+        if index in found:
+            raise InputError(where, key, f"names the same session as {found[index]}; keep one")
+        if m.group(1) != str(index):
+            report.note("zero_padded_session_key", f"{sample_id} {key}")
+        found[index] = key
+    return sorted(found.items())
+
+
 def resolve_ids(raw: Any, known: set[str], report: LoadReport, where: str) -> tuple[list[str], list[str]]:
     """Split, repair and resolve dia_id references; returns (resolved, unresolved)."""
     items = raw if isinstance(raw, list) else [raw]
@@ -192,14 +210,14 @@ def parse_conversation(flat: dict, sample_id: str, source: str, report: LoadRepo
     speaker_a = _require(flat.get("speaker_a"), str, where, "speaker_a")
     speaker_b = _require(flat.get("speaker_b"), str, where, "speaker_b")
 
-    session_dates: dict[int, str] = {}
-    for key, value in flat.items():
-        m = _DATE_KEY.fullmatch(key)
-        if m:
-            session_dates[int(m.group(1))] = _require(value, str, where, key)
+    session_dates = {index: _require(flat[key], str, where, key)
+                     for index, key in _session_keys(flat, _DATE_KEY, where, sample_id, report)}
+    for pattern in (_OBS_KEY, _SUMMARY_KEY, _EVENTS_KEY):  # read below; two keys for one session refused here
+        _session_keys(flat, pattern, where, sample_id, report)
 
     sessions: list[Session] = []
-    session_keys = sorted((int(m.group(1)), k) for k in flat if (m := _SESSION_KEY.fullmatch(k)))
+    session_keys = _session_keys(flat, _SESSION_KEY, where, sample_id, report)
+    first_at: dict[str, str] = {}  # dia_id → the turn that holds it
     if not session_keys:
         raise InputError(where, "session_1", "no sessions")
     for index, key in session_keys:
@@ -222,6 +240,11 @@ def parse_conversation(flat: dict, sample_id: str, source: str, report: LoadRepo
                     query=raw.get("query"),
                 )
             )
+            dia_id = turns[-1].dia_id
+            if dia_id in first_at:
+                raise InputError(where, f"{fieldname}.dia_id", f"{dia_id} is also the id of {first_at[dia_id]}: "
+                                 "evidence and memories name turns by dia_id, so two turns cannot share one")
+            first_at[dia_id] = fieldname
         date_time = session_dates.get(index, "")
         if not date_time:
             report.note("session_without_date", f"{sample_id} {key}")
@@ -352,7 +375,9 @@ def _from_documents(docs: list[tuple[str, Any]], report: LoadReport) -> list[Con
     seen = Counter(s for s, _, _ in flats)
     dupes = [s for s, n in seen.items() if n > 1]
     if dupes:
-        raise InputError(report.source, "sample_id", f"duplicate conversation {dupes[0]}")
+        names = list(dict.fromkeys(name for s, _, name in flats if s == dupes[0]))
+        raise InputError(report.source, "sample_id", f"duplicate conversation {dupes[0]} (in "
+                         + (" and ".join(names[:2]) if len(names) > 1 else f"{names[0]}, twice") + ")")
     flats.sort(key=lambda item: _numeric_id(item[0]))
     return [parse_conversation(flat, sample_id, name, report) for sample_id, flat, name in flats]
 
@@ -391,6 +416,30 @@ def read_zip_member(archive: zipfile.ZipFile, name: str, source: str | Path) -> 
     return data
 
 
+def _per_conversation(name: str) -> bool:
+    stem = Path(name).stem
+    return stem.isdigit() or stem.startswith("conv-")
+
+
+def _one_layout(source: Path, single: list[str], per_conversation: list[str]) -> None:
+    """Refuse data holding the conversations twice over (two `locomo10.json`, or one beside per-conversation files):
+    which copy is meant cannot be told, and loading one would hide the other."""
+    if len(single) > 1:
+        raise InputError(source, "layout", f"holds two locomo10.json ({single[0]} and {single[1]}); keep one")
+    if single and per_conversation:
+        more = f" and {len(per_conversation) - 1} more" if len(per_conversation) > 1 else ""
+        raise InputError(source, "layout", f"mixes two layouts: {single[0]} and per-conversation files "
+                         f"({per_conversation[0]}{more}); keep one")
+
+
+def _only_one(source: Path, what: str, found: list[Path]) -> Path:
+    """The one subdirectory (or zip) holding LoCoMo files; two are refused, naming both."""
+    if len(found) > 1:
+        raise InputError(source, what, f"{len(found)} hold LoCoMo files ({found[0].name} and {found[1].name}); pass "
+                         "--data with the one meant")
+    return found[0]
+
+
 def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     data = read_bytes(path, "zip", kind="zip")  # a regular file within the zip limit, read once
     try:
@@ -401,7 +450,9 @@ def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     with archive:
         members = [n for n in archive.namelist() if n.endswith(".json") and not n.startswith("__MACOSX")]
         single = [n for n in members if Path(n).name == "locomo10.json"]
-        chosen = single[:1] or [n for n in members if Path(n).stem.isdigit() or Path(n).stem.startswith("conv-")]
+        per_conversation = [n for n in members if _per_conversation(n)]
+        _one_layout(path, single, per_conversation)
+        chosen = single or per_conversation
         if not chosen:
             raise InputError(path, "zip", "holds neither locomo10.json nor per-conversation files")
         check_zip_members(archive, chosen, path)
@@ -412,17 +463,20 @@ def _zip_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
 
 def _directory_documents(path: Path) -> tuple[str, list[tuple[str, Any]]]:
     single = path / "locomo10.json"
+    _one_layout(path, [single.name] if single.is_file() else [],
+                sorted(p.name for p in path.glob("*.json") if _per_conversation(p.name)))
     if single.is_file():
         return "single-file", [(str(single), _parse_json_bytes(read_bytes(single, kind="locomo"), str(single)))]
     files = sorted(p for p in path.glob("*.json") if p.stem.isdigit() or p.stem.startswith("conv-"))
     if files:
         return "per-conversation", [(str(p), _parse_json_bytes(read_bytes(p, kind="locomo"), str(p))) for p in files]
-    for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-        if any(sub.glob("*.json")):
-            return _directory_documents(sub)
+    subs = [sub for sub in sorted(p for p in path.iterdir() if p.is_dir())
+            if any(p.name == "locomo10.json" or _per_conversation(p.name) for p in sub.glob("*.json"))]
+    if subs:
+        return _directory_documents(_only_one(path, "directory", subs))
     zips = sorted(path.glob("*.zip"))
     if zips:
-        return _zip_documents(zips[0])
+        return _zip_documents(_only_one(path, "zip", zips))
     raise InputError(path, "directory", "no locomo10.json, per-conversation JSON files or zip found")
 
 

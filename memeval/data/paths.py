@@ -8,6 +8,7 @@ from pathlib import Path
 from memeval.errors import DataNotFoundError
 
 FETCH_HINT = "memeval data fetch locomo --dest data/locomo"
+ENV = "MEMEVAL_DATA_LOCOMO"
 
 
 def project_root() -> Path:
@@ -17,18 +18,28 @@ def project_root() -> Path:
 
 
 def _has_data(path: Path) -> bool:
-    if path.is_file():
-        return True
-    return path.is_dir() and any(path.iterdir())
+    return _missing(path) is None
+
+
+def _missing(path: Path) -> str | None:
+    """Why `path` holds no data (None: it may; the loader decides)."""
+    try:
+        if path.is_file():
+            return None
+        if path.is_dir():
+            return None if any(path.iterdir()) else "is an empty directory"
+        return "is not a file or directory" if path.exists() else "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
 
 
 def candidate_locations(explicit: str | Path | None = None) -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     if explicit:
         found.append(("--data", Path(explicit)))
-    env = os.environ.get("MEMEVAL_DATA_LOCOMO")
+    env = os.environ.get(ENV)
     if env:
-        found.append(("MEMEVAL_DATA_LOCOMO", Path(env)))
+        found.append((ENV, Path(env)))
     root = project_root()
     for base in dict.fromkeys([Path.cwd(), root]):
         found.append(("data/locomo", base / "data" / "locomo"))
@@ -38,13 +49,20 @@ def candidate_locations(explicit: str | Path | None = None) -> list[tuple[str, P
 
 
 def find_locomo(explicit: str | Path | None = None) -> Path:
-    """--data, then MEMEVAL_DATA_LOCOMO, then data/locomo/, then ../shared/data/locomo/."""
+    """--data, then MEMEVAL_DATA_LOCOMO, then data/locomo/, then ../shared/data/locomo/. A location the user named
+    (the flag, or the variable when set and not empty) that holds nothing is an error, never passed over for data
+    found elsewhere."""
     locations = candidate_locations(explicit)
     if explicit:
         path = Path(explicit)
         if not path.exists():
             raise DataNotFoundError(f"--data {path}: does not exist; fetch the data with `{FETCH_HINT}`")
         return path
+    named = next((path for source, path in locations if source == ENV), None)
+    problem = _missing(named) if named is not None else None
+    if problem is not None:
+        raise DataNotFoundError(f"{ENV}={named}: {problem}; point it at the LoCoMo data, unset it, or fetch the "
+                                f"data with `{FETCH_HINT}`")
     for _, path in locations:
         if _has_data(path):
             return path
