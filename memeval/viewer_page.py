@@ -31,7 +31,7 @@ select{max-width:24em}
 #listbox{border:1px solid var(--line);border-radius:4px;overflow-x:auto} #head,#list{min-width:860px}
 .grid{display:grid;grid-template-columns:var(--cols);column-gap:8px;padding:0 8px}
 #head{background:#f3f4f6;font-weight:600;line-height:26px;border-bottom:1px solid var(--line);
- user-select:none} #head span{cursor:pointer} #head span.sorted::after{content:attr(data-dir);color:var(--accent)}
+ user-select:none} #head span{cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis} #head span.sorted::after{content:attr(data-dir);color:var(--accent)}
 #list{height:38vh;min-height:180px;overflow-y:auto;position:relative;scrollbar-gutter:stable;resize:vertical;
  contain:strict}
 #body{position:relative} #win{position:absolute;left:0;right:0;top:0}
@@ -110,8 +110,10 @@ const int = v => v === null || v === undefined ? "–" : Number(v).toLocaleStrin
 const catName = c => c + " " + (D.categories[c] || "");
 const goldText = q => Q.cat[q] === 5 ? "adversarial" + (Q.trap[q] ? " · premise invites: " + Q.trap[q] : "") +
   (Q.gold[q] ? " · answer: " + Q.gold[q] : "") : (Q.gold[q] ?? "–");
-const firstJ = i => { let best = null; for (const j of R.j[i]) if (j[1] !== null && (best === null || j[0] < best[0]))
-  best = j; return best ? best[1] : null; };
+// each judge protocol's mean for a row, by the protocol's name (every run numbers its own protocols)
+const JUDGES = [...new Set(D.protocols.map(p => p.name))];
+const judged = name => i => { for (const j of R.j[i]) if (j[1] !== null && D.protocols[j[0]].name === name) return j[1];
+  return null; };
 
 // ---- the header: one block per run, then the conventions the numbers follow ----
 function interval(x) {
@@ -177,24 +179,30 @@ $("convention").textContent = "F1 ×100: the official LoCoMo token F1, averaged 
 for (const n of D.notes) $("notes").append(el("p", {class: "note"}, n));
 
 // ---- the answer list: filters over the columns, a pool of row elements over the filtered order ----
-// [heading, key, grid width]; J only when some run was judged
-const COLS = [["sample", "q", "108px"], ["system", "s", "minmax(80px,160px)"], ["category", "cat", "104px"],
+// [heading, key, grid width]; a run column when the page holds several runs (the system column then still shows
+// the system), and a J column per judge protocol, named
+const COLS = [["sample", "q", "108px"], ...(D.runs.length > 1 ? [["run", "r", "minmax(60px,140px)"]] : []),
+  ["system", "s", "minmax(80px,160px)"], ["category", "cat", "104px"],
   ["question", "question", "minmax(120px,3fr)"], ["gold", "gold", "minmax(80px,1.4fr)"],
-  ["prediction", "pred", "minmax(120px,3fr)"], ["F1", "f1", "50px"], ["J", "j", "50px"], ["tokens", "tok", "62px"]]
-  .filter(([, k]) => k !== "j" || D.protocols.length);
+  ["prediction", "pred", "minmax(120px,3fr)"], ["F1", "f1", "50px"],
+  ...JUDGES.map((name, n) => ["J " + name, "j" + n, Math.min(120, Math.max(50, 8 * name.length + 24)) + "px"]),
+  ["tokens", "tok", "62px"]];
 document.documentElement.style.setProperty("--cols", COLS.map(c => c[2]).join(" "));
-const NUMERIC = new Set(["f1", "j", "tok"]);
+const NUMERIC = new Set(["f1", "tok", ...JUDGES.map((_, n) => "j" + n)]);
+const runOf = i => D.systems[R.s[i]].run;
 const key = {
-  q: i => R.q[i], s: i => R.s[i], cat: i => Q.cat[R.q[i]], question: i => Q.text[R.q[i]],
-  gold: i => goldText(R.q[i]), pred: i => R.pred[i], f1: i => R.f1[i], j: firstJ, tok: i => R.tok[i]};
+  q: i => R.q[i], r: runOf, s: i => R.s[i], cat: i => Q.cat[R.q[i]], question: i => Q.text[R.q[i]],
+  gold: i => goldText(R.q[i]), pred: i => R.pred[i], f1: i => R.f1[i], tok: i => R.tok[i]};
 const shown = {
-  q: i => Q.id[R.q[i]], s: i => D.systems[R.s[i]].label, cat: i => catName(Q.cat[R.q[i]]),
-  question: i => Q.text[R.q[i]], gold: i => goldText(R.q[i]), pred: i => R.pred[i], f1: i => fmt(R.f1[i]),
-  j: i => fmt(firstJ(i)), tok: i => int(R.tok[i])};
-const TITLED = new Set(["question", "gold", "pred"]);
+  q: i => Q.id[R.q[i]], r: i => D.runs[runOf(i)].label, s: i => D.systems[R.s[i]].name,
+  cat: i => catName(Q.cat[R.q[i]]), question: i => Q.text[R.q[i]], gold: i => goldText(R.q[i]),
+  pred: i => R.pred[i], f1: i => fmt(R.f1[i]), tok: i => int(R.tok[i])};
+JUDGES.forEach((name, n) => { key["j" + n] = judged(name); shown["j" + n] = i => fmt(key["j" + n](i)); });
+const TITLED = new Set(["r", "s", "question", "gold", "pred"]);
 for (const [label, k] of COLS) {
-  const h = el("span", {"data-key": k, class: NUMERIC.has(k) ? "num" : "", title: k === "j" && D.protocols.length ?
-    "J: " + D.protocols.map(p => p.name).join(", then ") : k === "f1" ? "F1 ×100" : ""}, label);
+  const title = k[0] === "j" && k.length > 1 ? "J (" + label.slice(2) + "): the judge's mean score, 0–100" :
+    k === "f1" ? "F1 ×100" : "";
+  const h = el("span", {"data-key": k, class: NUMERIC.has(k) ? "num" : "", title: title}, label);
   h.addEventListener("click", () => sortBy(k));
   $("head").append(h);
 }

@@ -244,6 +244,27 @@ def test_two_runs_in_one_page(run, locomo_dir, browser, tmp_path, cli):
     page.locator(ROWS).first.click()
     assert page.locator("#detail .answer h3.sys").all_inner_texts() == labels, "every run's systems side by side"
     assert "k = 5" in page.locator(".run").nth(1).inner_text()
+    assert page.locator("#head span").all_inner_texts()[:3] == ["sample", "run", "system"]
+    page.select_option("#system", "3")  # k5 · rag_turns: each list row names its run and, whole, its system
+    rows = page.locator(ROWS)
+    assert rows.count() == 5
+    assert set(rows.locator("span:nth-child(2)").all_inner_texts()) == {"k5"}
+    assert set(rows.locator("span:nth-child(3)").all_inner_texts()) == {"rag_turns"}
+
+
+def test_two_judges_get_a_named_column_each(run, browser, tmp_path):
+    both = tmp_path / "two-judges"
+    shutil.copytree(run, both)
+    binary = judgment_row("conv-26:q0000", system="rag_turns", category=2, conversation_id="conv-26",
+                          protocol="binary", scores=[0.0], mean=0.0, std=0.0, run_count=1, explanations=["WRONG"])
+    with open(both / "judgments.jsonl", "a") as handle:
+        handle.write(json.dumps(binary) + "\n")
+    page = browser.open(write_viewer(both, tmp_path / "judges.html"))
+    heads = page.locator("#head span").all_inner_texts()
+    assert [h for h in heads if h.startswith("J")] == ["J binary", "J graded"]
+    row = page.locator(ROWS).first.locator("span").all_inner_texts()
+    assert row[0] == "conv-26:q0000" and row[1] == "rag_turns"
+    assert (row[heads.index("J binary")], row[heads.index("J graded")]) == ("0.0", "80.0")
 
 
 # Strings that end, comment out or open a script, inject markup, break JavaScript string literals in old engines
