@@ -348,6 +348,9 @@ def incomplete_line(missing: Mapping) -> str | None:
                 "choose --llm)")
     elif any(entry.get("unusable") for entry in judgments):
         hint = " (at temperature 0 the same judge model may give the same reply again; --judge-model picks another)"
+    elif answers and "TimedOut" in answers.get("reasons", {}):
+        hint = (" (TimedOut: the server sent no reply within the timeout on any of 3 tries; MEMEVAL_LLM_TIMEOUT_S "
+                "sets the seconds, docs/llm.md \"Bounds of a call\")")
     elif answers and "InvalidReply" in answers.get("reasons", {}):
         hint = (" (InvalidReply: a reply longer than its request's max_tokens can produce, or usage that is not a "
                 "count of tokens — each row's `error` in answers.jsonl says which; nothing of it was kept or priced)")

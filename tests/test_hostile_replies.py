@@ -81,8 +81,11 @@ def test_a_server_that_holds_every_request_fails_the_rows_within_the_timeout(ser
     server.latency_s = 1.0
     out = tmp_path / "run"
     result = _run(cli, locomo_dir, out, "--questions", "first:1")
-    assert result.returncode == 4 and _closing(result).startswith("memeval: incomplete: 1 of 1 answers failed")
+    assert result.returncode == 4, result.stderr
+    assert _closing(result).startswith("memeval: incomplete: 1 of 1 answers failed (TimedOut)"), result.stderr
+    assert "MEMEVAL_LLM_TIMEOUT_S sets the seconds" in _closing(result)
     [row] = _answers(out)
+    assert row["error"].startswith("TimedOut: gave up after 3 attempts") and "APITimeoutError" in row["error"], row
     assert "gave up after 3 attempts" in row["error"] and "APITimeoutError" in row["error"], row
     assert "MEMEVAL_LLM_TIMEOUT_S" in row["error"] and len(server.received) == 3
     assert not (out / ".memeval.lock").exists()

@@ -12,7 +12,7 @@ import pytest
 from memeval.errors import InputError
 from memeval.llm import LLMClient, LLMRequest, ResponseCache, bounds
 from memeval.llm.client import AnthropicBackend
-from memeval.llm.errors import InvalidReply, LLMError, TransientError
+from memeval.llm.errors import InvalidReply, TimedOut, TransientError
 from memeval.llm.types import LLMResponse, public_url
 from tests.scripted import ScriptedBackend
 
@@ -156,7 +156,7 @@ def test_timeouts_are_retried_a_bounded_number_of_times(fake, tmp_path, monkeypa
     client = _client(tmp_path, AnthropicBackend())
     [outcome] = client.complete_many([_request()])
     attempts = bounds.TIMEOUT_RETRIES + 1
-    assert isinstance(outcome, LLMError) and f"gave up after {attempts} attempts" in str(outcome), outcome
+    assert isinstance(outcome, TimedOut) and f"gave up after {attempts} attempts" in str(outcome), outcome
     assert "APITimeoutError" in str(outcome) and bounds.TIMEOUT_VARIABLE in str(outcome)
     assert len(fake.received) == attempts < client.max_retries + 1
 

@@ -90,8 +90,9 @@ def oversized_text(request, text: str) -> str | None:
 class ReplyTooLarge(Exception):
     """Raised while reading a reply's body, past its byte limit; the backend turns it into InvalidReply."""
 
-    def __init__(self, limit: int, seen: int):
-        super().__init__(f"reply body over {limit:,} bytes (read {seen:,})")
+    def __init__(self, limit: int, seen: int, declared: bool = False):
+        super().__init__(f"reply body over {limit:,} bytes ({'its content-length says' if declared else 'read'} "
+                         f"{seen:,})")
         self.limit, self.seen = limit, seen
 
 
@@ -121,7 +122,7 @@ def _bound_response(response) -> None:
         return
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise ReplyTooLarge(limit, int(declared))
+        raise ReplyTooLarge(limit, int(declared), declared=True)
     response.stream = _capped_stream_class()(response.stream, limit)
     # httpx2 decodes through the decoder `_get_content_decoder` memoises in `_decoder` (httpx2 2.17 _models.py);
     # tests/test_llm_bounds.py sends a gzip body that decodes past the limit, so a change there fails a test
@@ -183,7 +184,7 @@ def too_large(exc: BaseException) -> ReplyTooLarge | None:
 
 
 def invalid_size(request, exc: ReplyTooLarge, where: str) -> InvalidReply:
-    return InvalidReply(f"{exc} from {where}, more than max_tokens {request.max_tokens_sent or 'unset'} can produce; "
+    return InvalidReply(f"{where}: {exc}, more than max_tokens {request.max_tokens_sent or 'unset'} can produce; "
                         "not an answer: not kept, the next run asks again")
 
 

@@ -30,6 +30,7 @@ from memeval.llm.errors import (
     InvalidReply,
     LLMError,
     ModelRetired,
+    TimedOut,
     TransientError,
     UnusableReply,
     decide,
@@ -497,7 +498,7 @@ class LLMClient:
                     reason = "the server said not to retry" if not exc.retry else f"gave up after {attempt} attempts"
                     if timeouts > bounds.TIMEOUT_RETRIES:
                         reason += f" ({timeouts} without a reply in time; {bounds.TIMEOUT_VARIABLE} sets the timeout)"
-                    raise LLMError(("" if where == "messages" else f"{where}: ") + f"{reason}: {exc}") from None
+                    raise (TimedOut if timeouts > bounds.TIMEOUT_RETRIES else LLMError)(("" if where == "messages" else f"{where}: ") + f"{reason}: {exc}") from None
                 if exc.retry_after is not None and exc.retry_after > RETRY_AFTER_CAP_S:
                     with self._lock:
                         self.stats.failures += 1

@@ -78,6 +78,11 @@ class InvalidReply(LLMError):
     the row records it and the next run asks again."""
 
 
+class TimedOut(LLMError):
+    """No reply within the provider's timeout, on every try a call was given (memeval/llm/bounds.py); the row records
+    it and the next run asks again."""
+
+
 class CacheMiss(LLMError):
     """Replay mode found no cached response: nothing is sent, nothing is invented."""
 
