@@ -83,6 +83,8 @@ def commands(path: Path, tmp_path: Path) -> dict[str, list]:
                           tmp_path / "imp"],
         "data fetch --source": ["data", "fetch", "locomo", "--source", path, "--sha256", "0" * 64, "--dest",
                                 tmp_path / "dest"],
+        "data fetch file://": ["data", "fetch", "locomo", "--source", f"file://{path}", "--sha256", "0" * 64,
+                               "--dest", tmp_path / "dest"],
     }
 
 

@@ -45,14 +45,14 @@ def _read_source(source: str, timeout: float, kind: str = "locomo") -> tuple[byt
     from memeval.input_files import read_stream
 
     parsed = urllib.parse.urlparse(source)
-    if parsed.scheme in ("http", "https", "file"):
+    if parsed.scheme in ("http", "https"):
         name = Path(urllib.parse.unquote(parsed.path)).name or "locomo10.json"
         try:
             with urllib.request.urlopen(source, timeout=timeout) as response:  # noqa: S310 - user-chosen URL
                 return read_stream(response, source, "zip" if name.endswith(".zip") else kind, "source"), name
         except OSError as exc:
             raise InputError(source, "source", f"download failed ({exc})") from None
-    path = Path(source)
+    path = Path(urllib.request.url2pathname(parsed.path) if parsed.scheme == "file" else source)  # a local file
     if not path.exists():
         raise InputError(source, "source", "no such file")
     return read_bytes(path, "source", "zip" if path.name.endswith(".zip") else kind), path.name

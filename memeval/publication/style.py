@@ -112,14 +112,15 @@ def save_figure(fig, name: str, directory: str | Path) -> list[Path]:
     """`name`.pdf and `name`.png in `directory`, and `name`.json — what each panel drew, for the figure rules —
     when the figure was drawn through `marks.Panel`. The figure stays open, so a notebook cell still shows it;
     callers that draw many (memeval publish) close it."""
-    from memeval.atomic import write_text_atomic
+    from memeval.atomic import atomic_open, write_text_atomic
     from memeval.publication.marks import figure_data
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"{name}.pdf", directory / f"{name}.png"]
-    for path in paths:
-        fig.savefig(path, bbox_inches="tight", dpi=STYLE["savefig.dpi"])
+    for path in paths:  # through the output rule, like every file written: whole, a link's target, no /dev
+        with atomic_open(path, "wb") as fh:
+            fig.savefig(fh, format=path.suffix[1:], bbox_inches="tight", dpi=STYLE["savefig.dpi"])
     data = figure_data(fig, name)
     if data is not None:
         paths.append(directory / f"{name}.json")
