@@ -69,7 +69,12 @@ class JsonlWriter:
     """Appends rows and fsyncs per batch, so a finished row is never lost and never half-written."""
 
     def __init__(self, path: str | Path):
+        from memeval.errors import InputError
+        from memeval.output_paths import resolve
+
         self.path = Path(path)
+        if resolve(self.path).how != "file":  # the output rule; a resumable file cannot be a stream
+            raise InputError(self.path, "results file", "not a regular file: a run appends and resumes only a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(self.path)  # the writer owns the file: a torn tail from a killed run goes before appending
         self._fh = open(self.path, "a", encoding="utf-8")

@@ -275,3 +275,20 @@ def test_view_and_results_follow_the_rule(cli, small_run, tmp_path):
     assert (tmp_path / "link.md").is_symlink() and "rag_turns" in target.read_text()
     for argv in (("view", small_run), ("results", small_run)):
         one_line_refusal(cli(*argv, "--output", "/dev/full"), "/dev/full")
+
+
+def test_a_results_file_is_appended_only_as_a_regular_file(tmp_path, monkeypatch):
+    from memeval.jsonl import JsonlWriter
+
+    fifo = tmp_path / "answers.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a regular file"):
+        JsonlWriter(fifo)
+    fake_dev = tmp_path / "dev"
+    fake_dev.mkdir()
+    (fake_dev / "shm").write_text("")
+    monkeypatch.setattr(output_paths, "SYSTEM_ROOTS", (str(fake_dev),))
+    (tmp_path / "judgments.jsonl").symlink_to(fake_dev / "shm")
+    with pytest.raises(InputError, match="where memeval writes nothing"):
+        JsonlWriter(tmp_path / "judgments.jsonl")
+    assert (fake_dev / "shm").read_text() == ""
