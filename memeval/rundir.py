@@ -6,18 +6,22 @@ additive field (another system, another judge protocol) extends the run and says
 refused with one line naming each field and its two values — unless `restart`, which moves the old directory
 aside to `DIR.replaced-<UTC time>` (never deletes it) and starts afresh.
 
-A directory being written holds a lock file (`.memeval.lock`: the owner's pid and command); a second writer is
-refused with one line naming the owner, and a lock whose pid is dead is taken over and said so. `status` reads
-the manifest and the lock: complete, incomplete or running.
+A directory being written holds a lock file (`.memeval.lock`: the owner's pid and command) and, for the whole
+run, an OS lock on it (`fcntl.flock`), taken before the directory is checked; a second writer is refused with one
+line naming the owner, and a lock no process holds (its owner is gone, whoever has its pid now) is taken over by
+the same atomic OS call and said so. `restart` moves a directory only while holding its lock, so a live run is
+refused, never moved. `status` reads the manifest and the lock: complete, incomplete or running.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -140,12 +144,22 @@ def replaced_path(out: Path) -> Path:
     return candidate
 
 
-def move_aside(out: Path) -> Path | None:
-    """`--restart`: the old directory renamed beside it, never deleted."""
+def move_aside(out: Path, lock: DirectoryLock | None = None) -> Path | None:
+    """`--restart`: the old directory renamed beside it, never deleted, and only under its lock — `lock`, which
+    the caller holds and gets back on a fresh `out`, or one taken here and released — so a live run is refused,
+    never moved."""
     if not out.exists() or not any(out.iterdir()):
         return None
-    target = replaced_path(out)
-    out.rename(target)
+    own = lock is None
+    lock = DirectoryLock(out, "memeval --restart") if own else lock
+    lock.acquire()
+    try:
+        target = lock.move_aside()
+    finally:
+        if own:
+            lock.release()
+    if not own:
+        lock.acquire()
     return target
 
 
@@ -186,30 +200,46 @@ def check(out: Path, wanted: Identity, legacy: Identity | None = None) -> Claim:
 
 def claim(out: Path, wanted: Identity, manifest: dict, restart: bool = False, legacy: Identity | None = None,
           lock: DirectoryLock | None = None) -> Claim:
-    """`check` (refusing another identity unless `restart`; `restart` always moves a non-empty directory aside),
-    take `lock` if given, then record the identity in the manifest before any row is written, with
-    `complete: false` until the run finishes."""
+    """Take `lock` first (a live writer is refused; the caller releases it when the run ends), then `check`
+    (refusing another identity unless `restart`; `restart` always moves a non-empty directory aside, under that
+    lock, and takes it again on the fresh directory), then record the identity in the manifest before any row is
+    written, with `complete: false` until the run finishes. A refusal releases the lock and leaves nothing."""
     from memeval.atomic import write_json_atomic
 
-    holder = lock_holder(out)
-    if holder is not None and holder.get("pid") != os.getpid():
-        refuse_locked(out, holder)
-    if restart:
-        result = Claim(wanted, [], move_aside(out), None)
-        if result.moved_to is not None:
-            print(f"memeval: note: --restart moved the previous contents of {out} to {result.moved_to}",
-                  file=sys.stderr)
+    existed = out.exists()
+    if lock is None:
+        holder = lock_holder(out)
+        if holder is not None and holder.get("pid") != os.getpid():
+            refuse_locked(out, holder)
     else:
-        result = check(out, wanted, legacy)
-    if lock is not None:
         lock.acquire()
-    out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "manifest.json", {**(result.previous or {}), **manifest,
-                                               "identity": result.identity.as_dict(), "complete": False})
+    try:
+        if restart:
+            result = Claim(wanted, [], move_aside(out, lock), None)
+            if result.moved_to is not None:
+                print(f"memeval: note: --restart moved the previous contents of {out} to {result.moved_to}",
+                      file=sys.stderr)
+        else:
+            result = check(out, wanted, legacy)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "manifest.json", {**(result.previous or {}), **manifest,
+                                                   "identity": result.identity.as_dict(), "complete": False})
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        if not existed:
+            try:
+                out.rmdir()  # made only to hold the lock
+            except OSError:
+                pass
+        raise
     return result
 
 
 # ---- the lock ------------------------------------------------------------------------------------------------
+
+LOCK_WAIT_S = 0.5  # how long a writer retries a busy lock: a reader (`memeval ls`) holds its shared one for microseconds
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -229,77 +259,164 @@ def read_lock(out: Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-def lock_holder(out: Path) -> dict | None:
-    """The live process holding `out`'s lock, or None (no lock, or its owner is gone)."""
-    doc = read_lock(out)
+def _flock(fd: int, exclusive: bool) -> bool:
+    """The OS lock on `fd`'s file, without waiting; False when another open file of it holds the lock."""
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file open as `fd` (a releasing owner unlinks it)."""
+    try:
+        here, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _recorded_holder(doc: Mapping | None) -> Mapping | None:
+    """Who a lock file names when no process holds its OS lock: nobody, if this version wrote it (the kernel
+    drops the OS lock when its owner ends, so a reused pid never looks alive) or its pid is gone; a lock an
+    older memeval wrote (no OS lock) whose pid lives, or one written on another machine, still holds."""
     if doc is None:
         return None
-    same_host = doc.get("host") == socket.gethostname()
+    if doc.get("host") != socket.gethostname():
+        return doc
     pid = doc.get("pid")
-    if same_host and isinstance(pid, int) and not _alive(pid):
+    if doc.get("flock") or isinstance(pid, int) and not _alive(pid):
         return None
     return doc
 
 
+def lock_holder(out: Path) -> dict | None:
+    """The live process holding `out`'s lock, or None (no lock, or its owner is gone)."""
+    try:
+        fd = os.open(out / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if not _flock(fd, exclusive=False):
+            return read_lock(out) or {}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    holder = _recorded_holder(read_lock(out))
+    return None if holder is None else dict(holder)
+
+
 def refuse_locked(out: Path, holder: Mapping) -> None:
-    raise InputError(out, "lock", f"another memeval is writing here (pid {holder.get('pid')}, "
+    raise InputError(out, "lock", f"another memeval is writing here (pid {holder.get('pid', '?')}, "
                      f"{holder.get('command')!r}, since {holder.get('started_utc')}); wait for it or use another "
                      "--out")
 
 
 class DirectoryLock:
-    """One writer per output directory. Re-entrant within a process (a notebook kernel rerunning a cell that
-    died holds no lock; one that finished released it)."""
+    """One writer per output directory: an OS lock (`fcntl.flock`, exclusive) on `.memeval.lock`, held from the
+    claim until the run ends, on a file that names its owner (pid, host, command, start). Taking over the lock
+    of a process that is gone is the same atomic OS call, so two takers cannot both win."""
 
     def __init__(self, out: Path, command: str):
         self.out = Path(out)
         self.command = command
         self.taken_over: dict | None = None
-        self._held = False
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
 
     def acquire(self) -> DirectoryLock:
+        if self._fd is not None:
+            return self
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / LOCK_NAME
-        mine = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
-                "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        for _ in range(3):
+        for _ in range(20):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                holder = read_lock(self.out)
-                if holder is not None and holder.get("pid") == os.getpid() and holder.get("host") == mine["host"]:
-                    break  # this process already holds it
-                if lock_holder(self.out) is not None:
+                if not self._wait(fd):
+                    refuse_locked(self.out, self._named_holder())
+                if not _same_file(fd, path):  # its owner released (unlinked) it between our open and our lock
+                    os.close(fd)
+                    continue
+                previous = _read_fd(fd)
+                holder = _recorded_holder(previous)
+                if holder is not None and holder.get("pid") != os.getpid():
                     refuse_locked(self.out, holder)
-                self.taken_over = holder
-                try:
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(mine, handle)
+                mine = {"pid": os.getpid(), "host": socket.gethostname(), "command": self.command,
+                        "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "flock": True}
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(mine).encode("utf-8"), 0)
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
+            self.taken_over = previous if previous and previous.get("pid") != os.getpid() else None
             break
         else:
             raise InputError(self.out, "lock", "could not take the directory's lock; try again")
-        self._held = True
         if self.taken_over is not None:
             print(f"memeval: note: took over {path} from a process that is gone (pid "
                   f"{self.taken_over.get('pid')}, {self.taken_over.get('command')!r})", file=sys.stderr)
         return self
 
+    @staticmethod
+    def _wait(fd: int) -> bool:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while not _flock(fd, exclusive=True):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def _named_holder(self) -> dict:
+        """The live owner's record (it writes it right after taking the OS lock: wait a moment for it)."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while (doc := read_lock(self.out)) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return doc or {}
+
+    def move_aside(self) -> Path | None:
+        """`--restart` under this held lock: the directory renamed to DIR.replaced-<UTC> (never deleted) with the OS
+        lock held throughout, so no other run starts in it meanwhile; the lock is then released (take it again on
+        the fresh directory). None when the directory holds nothing but the lock (nothing moved, lock kept)."""
+        if not any(p.name != LOCK_NAME for p in self.out.iterdir()):
+            return None
+        target = replaced_path(self.out)
+        self.out.rename(target)
+        fd, self._fd = self._fd, None
+        try:
+            (target / LOCK_NAME).unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+        return target
+
     def release(self) -> None:
-        if self._held:
-            holder = read_lock(self.out)
-            if holder is not None and holder.get("pid") == os.getpid():
-                (self.out / LOCK_NAME).unlink(missing_ok=True)
-            self._held = False
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            path = self.out / LOCK_NAME
+            if _same_file(fd, path):
+                path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)  # the OS lock goes with the last descriptor
 
     def __enter__(self) -> DirectoryLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _read_fd(fd: int) -> dict | None:
+    try:
+        doc = json.loads(os.pread(fd, 1 << 16, 0).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def status(out: Path, manifest: Mapping | None) -> str:
