@@ -11,6 +11,9 @@ Runs — each takes its config object, or the config's fields as keywords, or bo
   union packages by pruning rule, as `memeval memaudit sweep natural` does.
 - `chosen_models(answer=None, judge=None, extract=None)` → a config's `models` (role → model id), None (the
   project's default for the role) left out.
+- `check_parameters(notebook, values)` → the values of a notebook's parameters checked as the command line checks
+  the same flags, text read as the value it spells (`"2,6"` → [2, 6]); a bad one raises one line
+  (memeval.parameters; every notebook's first cell does this before creating its configuration directory).
 
 Results:
 
@@ -42,8 +45,8 @@ if TYPE_CHECKING:
     from memeval.qa.longmemeval_run import LongMemEvalConfig
     from memeval.records import RunResult
 
-__all__ = ["LocomoRunConfig", "LongMemEvalConfig", "StoredRun", "StudyConfig", "SweepConfig", "chosen_models",
-           "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep"]
+__all__ = ["LocomoRunConfig", "LongMemEvalConfig", "StoredRun", "StudyConfig", "SweepConfig", "check_parameters",
+           "chosen_models", "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep"]
 
 _CONFIGS = {"LocomoRunConfig": "memeval.qa.locomo_run", "LongMemEvalConfig": "memeval.qa.longmemeval_run",
             "StudyConfig": "memeval.graph80.study", "SweepConfig": "memeval.memaudit.sweep"}
@@ -65,6 +68,13 @@ def _configured(cls: type, config: Any, fields: dict) -> Any:
 def chosen_models(answer: str | None = None, judge: str | None = None, extract: str | None = None) -> dict[str, str]:
     """role → model id for the roles given a model; the others keep the project's defaults (memeval.llm.profiles)."""
     return {role: model for role, model in zip(ROLES, (answer, judge, extract), strict=True) if model}
+
+
+def check_parameters(notebook: str, values: dict) -> dict:
+    """A notebook's parameters as the notebook will use them, checked through the command line's own flags."""
+    from memeval.parameters import checked_parameters
+
+    return checked_parameters(notebook, values)
 
 
 def run_locomo(config: LocomoRunConfig | None = None, /, client: LLMClient | None = None, **fields) -> RunResult:

@@ -123,13 +123,23 @@ def _short(value) -> str:
 
 
 def configuration_for(notebook: str, parameters: dict) -> str:
-    """The configuration directory's name for a notebook executed with these (papermill) parameters."""
-    return configuration_name(notebook, configuration_parameters(notebook, {**notebook_parameters(notebook),
-                                                                            **parameters}))
+    """The configuration directory's name for a notebook executed with these (papermill) parameters, read as
+    the notebook reads them (`"2,6"` is [2, 6])."""
+    from memeval.parameters import checked_parameters
+
+    values = checked_parameters(notebook, {**notebook_parameters(notebook), **parameters})
+    return configuration_name(notebook, configuration_parameters(notebook, values))
 
 
 def configuration_dir(notebook: str, namespace: dict, explicit: str | Path | None = None) -> Path:
-    """Where a notebook run with these parameters keeps its results: its own directory per configuration."""
+    """Where a notebook run with these parameters keeps its results: its own directory per configuration.
+    The parameters are checked first, as the command line checks the same flags (memeval.parameters), and text
+    papermill passed is read into the value it spells in `namespace` itself — a notebook passes its globals(), so
+    `-p budgets "2,6"` is the list [2, 6] in the cells below — so a refused one leaves no directory behind."""
+    from memeval.parameters import checked_parameters
+
+    given = {n: namespace[n] for n in notebook_parameters(notebook) if n in namespace}
+    namespace.update(checked_parameters(notebook, given))
     values = configuration_parameters(notebook, namespace)
     path = artifacts_dir(notebook, explicit) / configuration_name(notebook, values)
     path.mkdir(parents=True, exist_ok=True)
@@ -177,10 +187,17 @@ def figures_dir(explicit: str | Path | None = None) -> Path:
     return path
 
 
-def notebook_figures_dir(explicit: str | Path | None = None) -> Path:
-    """Where notebooks 00–06 save their own images: beside the reports (reports/figures), so that figures/
-    holds only the publication set that notebook 07 and `memeval publish` write."""
+def notebook_figures_dir(explicit: str | Path | None = None, notebook: str | None = None,
+                         configuration: str | Path | None = None) -> Path:
+    """Where a notebook (00–06, 08) saves its own images: beside the reports (reports/figures, or `explicit`), so
+    that figures/ holds only the publication set that notebook 07 and `memeval publish` write; and there in a
+    directory per notebook and configuration (`configuration`: its configuration directory or that directory's
+    name), like its results, so a rerun with other parameters never overwrites the paper configuration's images."""
     path = Path(explicit) if explicit else artifacts_root().parent / "figures"
+    if notebook:
+        path = path / notebook
+        if configuration:
+            path = path / Path(configuration).name
     path.mkdir(parents=True, exist_ok=True)
     return path
 

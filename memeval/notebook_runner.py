@@ -61,6 +61,10 @@ def execute_notebook(
 ) -> Path:
     import papermill as pm
 
+    from memeval.parameters import checked_parameters
+
+    # refused here in one line, before a kernel starts or anything is written, as the notebook itself would
+    parameters = checked_parameters(Path(notebook).stem, dict(parameters or {}))
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # The kernel inherits this process's environment: it must get the inline matplotlib backend, since any
@@ -70,7 +74,7 @@ def execute_notebook(
         pm.execute_notebook(
             str(notebook),
             str(output),
-            parameters=dict(parameters or {}),
+            parameters=parameters,
             cwd=str(cwd or project_root()),
             progress_bar=progress,
             kernel_name="python3",
@@ -209,7 +213,9 @@ def reproduce(notebooks_dir: str | Path, out_dir: str | Path, only: list[str] | 
             execute_notebook(nb, executed, params, progress=progress_enabled(progress))
         except PapermillExecutionError as exc:
             render_html(executed)
-            raise NotebookFailed(nb.name, str(executed), f"{exc.ename} in cell {exc.exec_count}") from None
+            said = " ".join(str(exc.evalue).split())[:300]
+            raise NotebookFailed(nb.name, str(executed), f"{exc.ename} in cell {exc.exec_count}"
+                                 + (f": {said}" if said else "")) from None
         html = render_html(executed)
         bare = render_html(executed, no_input=True)
         seconds = time.perf_counter() - start

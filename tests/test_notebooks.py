@@ -42,6 +42,15 @@ def notebook_parameters(name: str, root: Path) -> dict:
     return params
 
 
+def figures_of(name: str, root: Path) -> Path:
+    """Where notebook `name`, executed with its test parameters, saves its own images: a directory per notebook
+    and configuration (notebook 00 has no configuration)."""
+    from memeval.artifacts import UNCONFIGURED, configuration_for
+
+    base = root / "figures" / name
+    return base if name in UNCONFIGURED else base / configuration_for(name, notebook_parameters(name, root))
+
+
 def test_committed_notebooks_have_no_outputs():
     offenders = []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
@@ -93,7 +102,7 @@ def test_data_tour_notebook(workspace):
     metrics = _run("00_data_tour", workspace)
     assert metrics["questions"] == 1986
     assert metrics["by_category"] == {"1": 282, "2": 321, "3": 96, "4": 841, "5": 446}
-    assert (workspace / "figures" / "00_data_tour.png").stat().st_size > 10_000
+    assert (figures_of("00_data_tour", workspace) / "00_data_tour.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -104,7 +113,7 @@ def test_prototype_scoring_notebook(workspace):
     assert metrics["judged"] == {}
     assert any("prototype only (20 questions, 1 conversation)" in n for n in metrics["notes"])
     assert any("J skipped" in n for n in metrics["notes"])
-    assert (workspace / "figures" / "01_prototype_locomo.png").stat().st_size > 10_000
+    assert (figures_of("01_prototype_scoring", workspace) / "01_prototype_locomo.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -117,7 +126,7 @@ def test_full_run_notebook(workspace):
         assert 0 < curve[0] <= curve[-1] <= 1
     assert metrics["judged"] == {} and any("J skipped" in n for n in metrics["notes"])
     for ext in ("png", "pdf"):
-        assert (workspace / "figures" / f"02_locomo.{ext}").stat().st_size > 10_000
+        assert (figures_of("02_full_run", workspace) / f"02_locomo.{ext}").stat().st_size > 10_000
     run = configured("02_full_run", workspace / "artifacts" / "02_full_run", notebook_parameters("02_full_run", workspace))
     assert (run / "run" / "view.html").stat().st_size > 10_000
 
@@ -131,7 +140,7 @@ def test_memaudit_natural87_notebook(workspace):
     assert metrics["writer_mean_ratio"]["opt@30"] == 1.0
     assert metrics["bridge_pairs"] == 5 * 3 * 3 * 2 and metrics["audit"] is None
     for name in ("05_bridge", "05_natural_writers", "05_natural_stores"):
-        assert (workspace / "figures" / f"{name}.png").stat().st_size > 10_000
+        assert (figures_of("05_memaudit_natural87", workspace) / f"{name}.png").stat().st_size > 10_000
     config = configured("05_memaudit_natural87", workspace / "artifacts" / "05_memaudit_natural87",
                         notebook_parameters("05_memaudit_natural87", workspace))
     assert (config / "audit_frame.csv").stat().st_size > 0
@@ -150,7 +159,7 @@ def test_memory_graph_study_notebook(workspace):
     assert metrics["path_recall"]["memory_graph:hops=1"] > metrics["path_recall"]["no_memory"]
     assert metrics["score_kind"] == "gold-answer containment (no judge)"
     for name in ("06_profile_graph", "06_graph_study"):
-        assert (workspace / "figures" / f"{name}.png").stat().st_size > 10_000
+        assert (figures_of("06_memory_graph_study", workspace) / f"{name}.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -160,7 +169,7 @@ def test_memaudit_small_notebook(workspace):
     assert metrics["certification_matches"] == metrics["certification_rows"] == 18
     assert metrics["ratios"]["opt@4"] == 1.0
     assert 0 < metrics["ratios"]["no_tombstone_opt@2"] < 1
-    assert (workspace / "figures" / "03_budget_sweep.png").stat().st_size > 10_000
+    assert (figures_of("03_memaudit_small", workspace) / "03_budget_sweep.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -169,7 +178,7 @@ def test_memaudit_validity_notebook(workspace):
     assert metrics["no_tombstone_opt"]["update_chain"] == pytest.approx(0.5126, abs=1e-3)
     assert metrics["no_tombstone_opt"]["temporal_interval"] == pytest.approx(0.700, abs=1e-3)
     assert all(metrics["opt_certified"][d] == 3 for d in metrics["opt_certified"])
-    assert (workspace / "figures" / "04_validity.png").stat().st_size > 10_000
+    assert (figures_of("04_memaudit_validity", workspace) / "04_validity.png").stat().st_size > 10_000
 
 
 @pytest.mark.notebook
@@ -190,6 +199,9 @@ def test_publication_notebook(workspace):
     from memeval.publication.figure_rules import problems_in
 
     checked = problems_in(workspace / "figures")  # every figure's saved record, notebooks 02-06's included
+    for name in ("02_full_run", "03_memaudit_small", "04_memaudit_validity", "05_memaudit_natural87",
+                 "06_memory_graph_study"):
+        checked.update(problems_in(figures_of(name, workspace)))
     assert {f"{name}.json" for name in metrics["figures"]} <= set(checked), "a figure drawn around the marks layer"
     assert {name: found for name, found in checked.items() if found} == {}
     executed = json.loads((workspace / "07_publication.ipynb").read_text())
@@ -209,7 +221,8 @@ def test_publication_notebook(workspace):
                                        ("04_validity", "fig_validity"), ("05_natural_writers", "fig_natural_writers"),
                                        ("05_natural_stores", "fig_natural_stores"), ("05_bridge", "fig_bridge"),
                                        ("06_graph_study", "fig_graph_study")):
-        mine = (workspace / "figures" / f"{notebook_figure}.png").read_bytes()
+        notebook = next(n for n in SMALL_PARAMETERS if n[:3] == notebook_figure[:3])
+        mine = (figures_of(notebook, workspace) / f"{notebook_figure}.png").read_bytes()
         assert mine == (workspace / "figures" / f"{published}.png").read_bytes(), notebook_figure
 
     import pandas as pd
@@ -489,7 +502,7 @@ def test_longmemeval_notebook_runs_on_a_file_in_the_published_format(tmp_path):
     assert metrics["instances"] == 3 and metrics["answers"] == 9 and metrics["judgments"] == 0
     assert metrics["natural"]["accepted"] == 2 and metrics["natural"]["opt_certified"] == metrics["natural"]["opt_rows"]
     assert "not measured" in (config / "run" / "report.md").read_text()
-    assert (tmp_path / "figures" / "08_longmemeval_recall.png").is_file()
+    assert (tmp_path / "figures" / "08_longmemeval" / config.name / "08_longmemeval_recall.png").is_file()
 
 
 @pytest.mark.notebook

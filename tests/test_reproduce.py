@@ -75,6 +75,6 @@ def test_reproduce_quick_runs_a_notebook_on_small_parameters(tmp_path, capsys):
     assert metrics["packages"] == 6 and metrics["opt_rows"] == 6 * 3
     manifest = json.loads((out / "reproduce_manifest.json").read_text())
     assert manifest["quick"] is True and manifest["command_line"].endswith("--only 03 --quick")
-    # figures/ holds only the publication set; a notebook's own images go beside the reports
-    assert (out / "figures" / "03_budget_sweep.png").is_file()
+    # figures/ holds only the publication set; a notebook's own images go beside the reports, per configuration
+    assert (out / "figures" / "03_memaudit_small" / config / "03_budget_sweep.png").is_file()
     assert not (tmp_path / "figures").exists() or not list((tmp_path / "figures").glob("03_*"))

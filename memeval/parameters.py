@@ -1,0 +1,226 @@
+"""A notebook's parameters checked as the command line checks the same flags, before anything is created.
+
+papermill passes `-p budgets "[2, 6]"` as a string and `-y` as YAML, so a parameter can arrive as the Python value
+the parameters cell holds or as the text a user typed. Each parameter that has a flag is read through that very
+flag's parsing (its argparse `type` and `choices`, found on the `memeval` parser: `seeds` is `memaudit sweep
+--n-seeds`, bounds included), and text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
+[2, 6]. A value the flag refuses is one line naming the notebook, the parameter and the flag (`ParameterError`),
+raised before the notebook's configuration directory exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+from functools import lru_cache
+
+from memeval.errors import InputError
+
+SWEEP = "memaudit sweep"
+LOCOMO = {"conversations": ("locomo run", "--conversations"), "questions": ("locomo run", "--questions"),
+          "systems": ("locomo run", "--systems"), "answerer": ("locomo run", "--reader"),
+          "judge": ("locomo run", "--judge"), "judge_runs": ("locomo run", "--judge-runs"),
+          "judge_mode": ("locomo run", "--judge-mode"), "llm": ("locomo run", "--llm"),
+          "answer_model": ("locomo run", "--answer-model"), "judge_model": ("locomo run", "--judge-model"),
+          "extract_model": ("locomo run", "--extract-model"), "k": ("locomo run", "--k")}
+SWEEPS = {"seeds": (SWEEP, "--n-seeds"), "methods": (SWEEP, "--methods"), "certify": (SWEEP, "--certify"),
+          "jobs": (SWEEP, "--jobs")}
+
+# notebook → parameter → (command, flag) whose parsing it shares
+FLAGS: dict[str, dict[str, tuple[str, str]]] = {
+    "01_prototype_scoring": LOCOMO,
+    "02_full_run": LOCOMO,
+    "03_memaudit_small": {**SWEEPS, "budgets": (SWEEP, "--budgets")},
+    "04_memaudit_validity": {**SWEEPS, "budget": ("memaudit solve", "--budget")},
+    "05_memaudit_natural87": {"source": ("natural build", "--source"), "budgets": (SWEEP, "--budgets"),
+                              "target": ("natural build", "--target"), "certify": (SWEEP, "--certify"),
+                              "jobs": (SWEEP, "--jobs"), "noise_rate": ("natural sensitivity", "--noise-rate"),
+                              "noise_seeds": ("natural sensitivity", "--noise-seeds"),
+                              "conversation_scope": ("natural build", "--conversations"),
+                              "conversation_budgets": (SWEEP, "--budgets")},
+    "06_memory_graph_study": {"seed": ("graph80 generate", "--seed"), "systems": ("graph80 run", "--systems"),
+                              "extractor": ("graph80 run", "--extractor"), "answerer": ("graph80 run", "--reader"),
+                              "judge": ("graph80 run", "--judge"), "llm": ("graph80 run", "--llm"),
+                              "extract_model": ("graph80 run", "--extract-model"),
+                              "answer_model": ("graph80 run", "--answer-model"),
+                              "judge_model": ("graph80 run", "--judge-model"),
+                              "repeats": ("graph80 run", "--repeats")},
+    "08_longmemeval": {"systems": ("longmemeval run", "--systems"), "questions": ("longmemeval run", "--questions"),
+                       "k": ("longmemeval run", "--k"), "reader": ("longmemeval run", "--reader"),
+                       "judge": ("longmemeval run", "--judge"), "llm": ("longmemeval run", "--llm"),
+                       "answer_model": ("longmemeval run", "--answer-model"),
+                       "judge_model": ("longmemeval run", "--judge-model"),
+                       "natural_target": ("natural build", "--target"),
+                       "natural_budgets": (SWEEP, "--budgets")},
+}
+# Values a parameter takes that its flag has no spelling for: "not set" (None) and 0 for "skip this part".
+OFF_VALUES: dict[tuple[str, str], tuple] = {
+    ("05_memaudit_natural87", "conversation_scope"): (None,),
+    ("08_longmemeval", "questions"): (None,),
+    ("08_longmemeval", "natural_target"): (0,),
+}
+PATHS = frozenset({"data_path", "run_dir", "sweep_dir", "artifacts_dir", "figures_dir", "artifacts_root",
+                   "labels_csv", "qa_run_dir"})
+FLAGS_ONLY = frozenset({"allow_incomplete"})  # booleans
+# Lists of {key: value} records: the other harnesses' answers (02) and stores (05), with the keys each needs.
+RECORDS = {"imported_answers": ("source", "format", "system"), "imported_stores": ("store", "format", "system")}
+
+
+class ParameterError(InputError):
+    """A parameter refused: shown in the notebook as its one line, not a traceback through the package."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for how an exception is shown in a cell
+        return [f"{type(self).__name__}: {self}"]
+
+
+def known_parameters(notebook: str) -> frozenset[str]:
+    """The parameters this module checks for `notebook` (every name of its parameters cell, tests/test_notebooks.py
+    checks)."""
+    return frozenset(FLAGS.get(notebook, {})) | PATHS | FLAGS_ONLY | frozenset(RECORDS)
+
+
+def checked_parameters(notebook: str, values: dict) -> dict:
+    """`values` (a notebook's parameters: its globals, or papermill's parameters) with every known parameter
+    checked and its text read as the committed default's type; raises `ParameterError` naming the first bad one."""
+    from memeval.artifacts import notebook_parameters
+
+    defaults = notebook_parameters(notebook)
+    out = dict(values)
+    for name in defaults:
+        if name in values:
+            out[name] = _checked(notebook, name, values[name], defaults[name])
+    return out
+
+
+def _checked(notebook: str, name: str, value, default):
+    where = f"notebook {notebook}"
+    if name in PATHS:
+        if value is None or isinstance(value, (str, os.PathLike)):
+            return value
+        raise ParameterError(where, name, f"expected a path or None, got {_shown(value)}")
+    if name in FLAGS_ONLY:
+        if isinstance(value, str) and value in ("True", "False"):
+            return value == "True"
+        if isinstance(value, bool):
+            return value
+        raise ParameterError(where, name, f"expected True or False, got {_shown(value)}")
+    if name in RECORDS:
+        return _records(where, name, value)
+    if (value is None and default is None) or (value in OFF_VALUES.get((notebook, name), ())
+                                               and not isinstance(value, bool)):
+        return value
+    command, flag = FLAGS[notebook][name]
+    action = _action(command, flag)
+    as_value = _read(value, default) if isinstance(value, str) else value
+    if isinstance(as_value, bool) or (isinstance(default, list) and not isinstance(as_value, (list, tuple))):
+        raise ParameterError(where, name, f"expected {'a list' if isinstance(default, list) else 'a value'} as "
+                             f"`{flag}` of `memeval {command}` takes it, got {_shown(value)}")
+    text = _text(as_value)
+    try:
+        parsed = action.type(text) if action.type else text
+    except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
+        raise ParameterError(where, name, f"{exc} (read as `memeval {command} {flag}`)") from None
+    if action.choices is not None and parsed not in action.choices:
+        raise ParameterError(where, name, f"{_shown(value)}: expected one of {', '.join(map(str, action.choices))} "
+                             f"(as `memeval {command} {flag}`)")
+    if name == "methods":
+        _known_writers(where, as_value)
+    if name == "systems" and command != "graph80 run":
+        _known_systems(where, as_value)
+    if isinstance(default, list):
+        return list(as_value)
+    return parsed if isinstance(value, str) else value  # text becomes what the flag reads it as (50, not "50")
+
+
+def _read(text: str, default):
+    """A parameter's text as the value it spells: a Python or JSON literal ("[2, 6]", "50"), else for a list
+    parameter its comma- (or, for systems, semicolon-) separated items, each a number where it reads as one;
+    text that spells nothing else stays text."""
+    stripped = text.strip()
+    try:
+        literal = ast.literal_eval(stripped)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        literal = None
+    if isinstance(default, list):
+        if isinstance(literal, (list, tuple)):
+            return list(literal)
+        separator = ";" if ";" in stripped else ","
+        return [_number(item.strip()) for item in stripped.split(separator) if item.strip()]
+    if isinstance(default, (int, float)) and not isinstance(default, bool) and isinstance(literal, (int, float)):
+        return literal
+    return text
+
+
+def _number(item: str):
+    try:
+        value = ast.literal_eval(item)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return item
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else item
+
+
+def _text(value) -> str:
+    """The value as a user would type it after the flag."""
+    if isinstance(value, (list, tuple)):
+        items = [str(v) for v in value]
+        return (";" if any("," in i for i in items) else ",").join(items)
+    return str(value)
+
+
+def _records(where: str, name: str, value) -> list:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ParameterError(where, name, "expected a list of records as JSON, e.g. "
+                                 f'[{{"{RECORDS[name][0]}": "FILE", "format": "mem0", "system": "NAME"}}]') from None
+    if not isinstance(value, (list, tuple)):
+        raise ParameterError(where, name, f"expected a list of records, got {_shown(value)}")
+    for n, record in enumerate(value):
+        missing = [k for k in RECORDS[name] if not isinstance(record, dict) or not isinstance(record.get(k), str)]
+        if missing:
+            raise ParameterError(where, f"{name}[{n}]", f"expected a record with {', '.join(RECORDS[name])} "
+                                 f"(text); missing or not text: {', '.join(missing)}")
+    return list(value)
+
+
+def _known_writers(where: str, methods) -> None:
+    from memeval.memaudit.writers import ALL_WRITERS
+
+    unknown = [m for m in methods if m not in ALL_WRITERS]
+    if unknown:
+        raise ParameterError(where, "methods", f"unknown writer(s) {', '.join(map(str, unknown))}; known: "
+                             f"{', '.join(ALL_WRITERS)}")
+
+
+def _known_systems(where: str, systems) -> None:
+    from memeval.memory.base import SystemConfig
+    from memeval.memory.registry import known, system_names
+
+    for spec in systems:
+        try:
+            name = SystemConfig.parse(str(spec)).name
+        except ValueError as exc:
+            raise ParameterError(where, "systems", str(exc)) from None
+        if not known(name):
+            raise ParameterError(where, "systems", f"{name!r}: unknown memory system; known: "
+                                 f"{', '.join(system_names())} (or a factory as module.path:Factory)")
+
+
+@lru_cache(maxsize=None)
+def _action(command: str, flag: str) -> argparse.Action:
+    """The argparse action of `memeval COMMAND FLAG`: the one definition of how the flag is read."""
+    from memeval.cli import build_parser
+
+    parser = build_parser()
+    for word in command.split():
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return next(a for a in parser._actions if flag in a.option_strings)
+
+
+def _shown(value, limit: int = 60) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
