@@ -326,7 +326,7 @@ def _bad_type(path: Path) -> None:
 @pytest.mark.parametrize("damage, needle", [
     (lambda p: p.write_text(p.read_text().replace("\n", "\n{oops\n", 1)), ":2: line: not valid JSON"),
     (_bad_type, " line 1: category: "),
-    (lambda p: (p.unlink(), p.mkdir()), "Is a directory"),
+    (lambda p: (p.unlink(), p.mkdir()), "answers.jsonl: results: a directory, not a regular file"),
     (lambda p: p.unlink(), "answers.jsonl: file: not found"),
 ])
 def test_a_damaged_run_is_one_line_naming_the_file(damage, needle, runs, tmp_path):
