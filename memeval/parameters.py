@@ -58,7 +58,6 @@ FLAGS: dict[str, dict[str, tuple[str, str]]] = {
 # Values a parameter takes that its flag has no spelling for: "not set" (None) and 0 for "skip this part".
 OFF_VALUES: dict[tuple[str, str], tuple] = {
     ("05_memaudit_natural87", "conversation_scope"): (None,),
-    ("08_longmemeval", "questions"): (None,),
     ("08_longmemeval", "natural_target"): (0,),
 }
 PATHS = frozenset({"data_path", "run_dir", "sweep_dir", "artifacts_dir", "figures_dir", "artifacts_root",
@@ -131,7 +130,9 @@ def _checked(notebook: str, name: str, value, default):
         _known_systems(where, as_value)
     if isinstance(default, list):
         return list(as_value)
-    return parsed if isinstance(value, str) else value  # text becomes what the flag reads it as (50, not "50")
+    if isinstance(value, str) and isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        return parsed  # a count or a budget typed as text is the number the flag reads (50, not "50")
+    return value
 
 
 def _read(text: str, default):
