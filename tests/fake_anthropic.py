@@ -588,3 +588,16 @@ def compressed(payload: dict, padding: int) -> tuple:
 def first_text(body: dict) -> str:
     """The text of the first message, whether sent as a string or as content blocks."""
     return "".join(b.get("text", "") for b in _blocks(body["messages"][0]["content"]))
+
+
+def main(argv=None) -> int:
+    from tests.loopback import serve_by_hand
+
+    return serve_by_hand(FakeAnthropic, "fake Anthropic Messages API", argv,
+                         lambda server, args: {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": TEST_SECRET},
+                         then=lambda args: "then run memeval as usual (the claude reader, judges); models are the "
+                                           "API's ids (claude-sonnet-4-6, claude-haiku-4-5, ...)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -356,3 +356,27 @@ def bag_of_words(text: str, width: int) -> np.ndarray:
         vector[0] = 1.0
         return vector
     return vector / norm
+
+
+def main(argv=None) -> int:
+    """OPENAI_BASE_URL is where memeval's OpenAI backend sends (memeval/llm/openai_backend.py, `endpoint_for`):
+    `--llm openai` with the test key, or with `--local` any key and model, as `--llm local` expects."""
+    from tests.loopback import serve_by_hand
+
+    def options(parser):
+        parser.add_argument("--local", dest="fake_options", action="store_const", const={"local": True},
+                            default={}, help="behave like vLLM or Ollama started without a key: any key, any model "
+                                             "(for --llm local)")
+
+    def env(server, args):
+        if args.fake_options:
+            return {"OPENAI_BASE_URL": server.url}
+        return {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": TEST_KEY}
+
+    return serve_by_hand(FakeOpenAI, "fake OpenAI chat-completions and embeddings API", argv, env, options,
+                         then=lambda args: "then pass --llm local and name each role's model (--answer-model "
+                                           "ANY)" if args.fake_options else "then pass --llm openai")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -40,10 +40,12 @@ class _QuietServer(ThreadingHTTPServer):
 class LoopbackServer:
     """Subclasses build their handler class and call `serve(handler, path)`; `url` is the base URL clients use."""
 
+    port = 0  # a free port; `serve_by_hand` asks for the one a user names
+
     def serve(self, handler: type[JsonHandler], path: str = "") -> None:
         self._n = 0
         self._lock = threading.Lock()
-        self.server = _QuietServer(("127.0.0.1", 0), handler)
+        self.server = _QuietServer(("127.0.0.1", self.port), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}{path}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02},
                                        daemon=True)
@@ -60,6 +62,54 @@ class LoopbackServer:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+def serve_by_hand(fake: type[LoopbackServer], what: str, argv, env, options=None, then=None) -> int:
+    """`python -m tests.fake_*`: one fake in the foreground on 127.0.0.1 (never another interface), answering every
+    message with `--reply`; prints its base URL and the environment a `memeval` in another shell needs, then
+    serves until Ctrl-C. `env(server, args)` gives those variables, `then(args)` a line on how to run memeval;
+    `options(parser)` adds a fake's own flags."""
+    import argparse
+    import signal
+    import sys
+
+    module = sys.modules[fake.__module__]
+    spec = getattr(module, "__spec__", None)  # run as `python -m tests.fake_x`, the module is __main__
+    parser = argparse.ArgumentParser(prog=f"python -m {spec.name if spec else fake.__module__}", description=what)
+    parser.add_argument("--port", type=int, default=0, help="the TCP port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--reply", default="ok", help="the text every message is answered with (default: ok)")
+    if options is not None:
+        options(parser)
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"argument --port: expected 0-65535, got {args.port}")
+
+    class Served(fake):
+        port = args.port
+
+    try:
+        server = Served(responder=lambda body: args.reply, **getattr(args, "fake_options", {}))
+    except OSError as exc:
+        print(f"{parser.prog}: error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"{what} listening on {server.url} (a test server: Ctrl-C stops it). In the shell that runs memeval:")
+    for name, value in env(server, args).items():
+        print(f"  export {name}={value}")
+    if then is not None:
+        print(then(args))
+    sys.stdout.flush()
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # `kill` stops it as Ctrl-C does: the socket closed, exit 0
+    try:
+        server.server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server.server_close()
+    return 0
 
 
 def need_local_server() -> None:
