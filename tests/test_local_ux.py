@@ -144,12 +144,14 @@ def test_a_closing_line_reads_no_http_status_out_of_a_token_count():
     assert error_kind("LLMError: Error code: 529 - overloaded") == "LLMError (529)"
 
 
-def test_a_local_server_gets_minutes_per_call_and_openai_a_minute(monkeypatch):
-    """A CPU server answers one call at a time: at the cloud's 60 s, queued calls time out and are sent again
-    while the server still works on them."""
+def test_a_local_server_gets_minutes_per_call_and_openai_two(monkeypatch):
+    """A CPU server answers one call at a time: at the cloud's 120 s, queued calls time out and are sent again
+    while the server still works on them. Both connect within 10 s (memeval/llm/bounds.py)."""
     from memeval.llm.openai_backend import OpenAIBackend
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    assert OpenAIBackend("local").client.timeout == 600.0
-    assert OpenAIBackend("openai").client.timeout == 60.0
+    monkeypatch.delenv("MEMEVAL_LLM_TIMEOUT_S", raising=False)
+    local, cloud = OpenAIBackend("local").client.timeout, OpenAIBackend("openai").client.timeout
+    assert (local.read, local.connect) == (600.0, 10.0)
+    assert (cloud.read, cloud.connect) == (120.0, 10.0)
