@@ -85,3 +85,37 @@ def test_a_bad_time_limit_is_refused_before_anything_is_written(tmp_path, monkey
     with pytest.raises(InputError, match="MEMEVAL_MILP_TIME_LIMIT"):
         run_sweep(config, tmp_path / "sweep", progress=False)
     assert not (tmp_path / "sweep").exists()
+
+
+def test_union_rows_are_not_written_from_an_optimum_cut_by_the_time_limit(conversations, monkeypatch):
+    """A natural sweep's union rows too: at load ≈10 some came back uncertified, and a rerun kept them."""
+    from memeval.natural.construct import build_natural
+    from memeval.natural.union import union_package, union_rows
+
+    pkg = next(e.package for e in build_natural(conversations[:1]) if e.accepted)
+    union = union_package(pkg, conversations[0], "rag_turns")
+    monkeypatch.setenv("MEMEVAL_MILP_TIME_LIMIT", TINY)
+    assert union_rows(union, [30, 100], solver="milp") == []
+    monkeypatch.delenv("MEMEVAL_MILP_TIME_LIMIT")
+    rows = union_rows(union, [30, 100], solver="milp")
+    assert len(rows) == 6 and all(r.certified for r in rows)
+
+
+def test_a_restricted_optimum_cut_by_the_time_limit_writes_no_row(tmp_path, monkeypatch):
+    """fact_only is an exact optimum too (of the package restricted to facts): cut short, it is no row either."""
+    original = MilpModel.solve
+
+    def cut_restricted(self, budget, time_limit=None, start=None, observe=None):
+        restricted = len(self.index) < len(self.cp.costs)
+        return original(self, budget, float(TINY) if restricted else time_limit, start, observe)
+
+    config = SweepConfig(kind="small", distribution="base", seeds=2, budgets=[2, 4], methods=["opt", "fact_only", "gvt"],
+                         solver="milp", n_jobs=1, n_boot=100)
+    monkeypatch.setattr(MilpModel, "solve", cut_restricted)
+    first = run_sweep(config, tmp_path / "sweep", progress=False)
+    assert first.missing["rows"]["missing"] == 4
+    assert {r["method"] for r in read_rows(tmp_path / "sweep" / "raw_results.jsonl")} == {"opt", "gvt"}
+    monkeypatch.setattr(MilpModel, "solve", original)
+    assert run_sweep(config, tmp_path / "sweep", progress=False)["computed_rows"] == 4
+    run_sweep(config, tmp_path / "never-cut", progress=False)
+    assert _rows(tmp_path / "sweep") == _rows(tmp_path / "never-cut")

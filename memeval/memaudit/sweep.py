@@ -320,6 +320,8 @@ def writer_rows(pkg: Package, source: PackageSource, budgets: Sequence[float], m
             else:
                 res = every_budget[method][float(budget)] if method in every_budget else \
                     run_writer(method, cp, budget, k, solver=solver)
+                if res.status == SolveStatus.TIME_LIMIT:  # an exact restricted optimum (fact_only, ...) cut short
+                    continue
                 selected, value, runtime, own_cert = res.selected, res.value, res.runtime_s, res.certified
             certified = opt_certified and (own_cert is None or bool(own_cert))
             rows.append(SweepRow(

@@ -19,6 +19,7 @@ import numpy as np
 
 from memeval.data.locomo import Conversation
 from memeval.memaudit.objective import objective
+from memeval.memaudit.outcomes import SolveStatus
 from memeval.memaudit.package import Candidate, Experience, Package
 from memeval.memaudit.solvers import solve_exact
 from memeval.memaudit.tolerance import fits
@@ -160,6 +161,8 @@ def union_rows(pkg: Package, budgets: Sequence[float], solver: str = "auto") -> 
         opt_union = solve_exact(cp, budget, 1, None, solver)
         opt_package = solve_exact(cp, budget, 1, ~external, solver)
         upper = solve_exact(cp, budget, 1, external, solver)
+        if any(s.status == SolveStatus.TIME_LIMIT for s in (opt_union, opt_package, upper)):
+            continue  # proves nothing: no row, so the sweep is incomplete and a rerun computes them (never load-bound)
         certified = bool(opt_union.certified and opt_package.certified)
         for pruning in PRUNINGS:
             if pruning == "upper":
