@@ -39,6 +39,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(handler=_stats)
 
+    sample = command(sub, "sample", "write a small synthetic sample in a benchmark's file format (this project's own "
+                     "text, said to be synthetic wherever it is shown): LongMemEval offline, without a download",
+                     "memeval data sample longmemeval --out data/sample\n  memeval longmemeval run --data "
+                     "data/sample/longmemeval_sample.json --systems rag_turns,full_context --out runs/lme-sample")
+    sample.add_argument("dataset", choices=["longmemeval"], help="the format: longmemeval")
+    sample.add_argument("--out", required=True, metavar="DIR",
+                        help="directory that receives longmemeval_sample.json and a README")
+    sample.set_defaults(handler=_sample)
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from memeval.data.longmemeval_sample import SYNTHETIC, sample_instances, write_sample
+
+    data, readme = write_sample(args.out)
+    print(f"wrote {data} ({len(sample_instances())} questions, {SYNTHETIC}) and {readme}")
+    return 0
+
 
 def _fetch(args: argparse.Namespace) -> int:
     from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
@@ -117,10 +134,16 @@ def _longmemeval_stats(args: argparse.Namespace) -> int:
         raise InputError("data stats", "path", "name the LongMemEval file (memeval data fetch longmemeval writes it)")
     instances, report = load_longmemeval(args.path)
     result = {**stats(instances), "quirks": dict(sorted(report.quirks.items()))}
+    from memeval.data.longmemeval_sample import is_synthetic
+
+    if is_synthetic(instances):
+        result["synthetic"] = True
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"source: {args.path}")
+    from memeval.data.longmemeval_sample import SYNTHETIC
+
+    print(f"source: {args.path}" + (f" ({SYNTHETIC})" if is_synthetic(instances) else ""))
     for key in ("instances", "abstention", "sessions", "sessions_per_question_mean", "turns", "evidence_turns",
                 "evidence_sessions"):
         value = result[key]

@@ -292,6 +292,12 @@ class LongMemEvalTask(Task):
         return [row for row, _ in fresh]
 
     def notes(self, client) -> list[str]:
+        from memeval.data.longmemeval_sample import NOTE, is_synthetic
+
+        notes = self.reader_notes()
+        return [f"Data: {NOTE}", *notes] if is_synthetic(self.instances) else notes
+
+    def reader_notes(self) -> list[str]:
         notes = []
         uncredited = next((n for q, n in self.data_report.quirks.items() if "no retrieval credit" in q), 0)
         if uncredited:

@@ -740,7 +740,6 @@ def csv_text(rows: Sequence[ResultRow]) -> str:
     return out.getvalue()
 
 
-def write_parquet(rows: Sequence[ResultRow], path: Path) -> Path:
 def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
@@ -776,6 +775,7 @@ def json_text(comparison: Comparison) -> str:
     return json.dumps(json_document(comparison).to_row(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def write_parquet(rows: Sequence[ResultRow], path: Path) -> Path:
     import pandas as pd
 
     from memeval.atomic import atomic_open
