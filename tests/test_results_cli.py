@@ -210,6 +210,15 @@ def test_json_is_typed_rows_with_the_csv_numbers(runs, tmp_path):
     assert json.loads((tmp_path / "r.json").read_text()) == json.loads(printed)
 
 
+def test_json_on_a_terminal_is_ascii(runs, tmp_path):
+    """A directory named with an OSC 52 clipboard write and a C1 CSI reaches stdout as \\u escapes only."""
+    hostile = tmp_path / "run\x1b]52;c;SGVsbG8=\x07\u009b31m"
+    shutil.copytree(runs / "runs" / "a", hostile)
+    printed = ok("results", hostile, "--format", "json")
+    assert printed.isascii() and not [c for c in printed if ord(c) < 32 and c != "\n"]
+    assert json.loads(printed)["runs"][0]["directory"] == str(hostile)
+
+
 def test_judgments_and_categories_add_rows(runs, tmp_path):
     from tests.rows import judgment_row
 

@@ -770,9 +770,11 @@ def json_document(comparison: Comparison) -> ResultsDocument:
 
 
 def json_text(comparison: Comparison) -> str:
+    """ASCII only: every control or non-ASCII character from a manifest is a \\u escape, so printing the document
+    cannot drive a terminal (a raw U+009B is CSI to some)."""
     import json
 
-    return json.dumps(json_document(comparison).to_row(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(json_document(comparison).to_row(), indent=1, ensure_ascii=True, allow_nan=False) + "\n"
 
 
 def write_parquet(rows: Sequence[ResultRow], path: Path) -> Path:
