@@ -72,7 +72,8 @@ def test_a_run_recorded_with_a_bare_n_resumes_under_first_n(cli, locomo_dir, tmp
 
 
 def test_bad_specs_are_one_line(cli, locomo_dir, tmp_path):
-    for spec, says in (("first:0", "positive integer"), ("some:3", "sample:N or first:N"), ("x", "first:N")):
+    for spec, says in (("first:0", "from 1 to 100,000"), ("some:3", "sample:N or first:N"), ("x", "first:N"),
+                       ("9" * 30, "from 1 to 100,000"), ("5_000", "first:N"), ("sample:\u0665", "first:N")):
         result = _run(cli, locomo_dir, tmp_path / "r", "--questions", spec)
         assert result.returncode == 2 and says in result.stderr and len(result.stderr.strip().splitlines()) == 1
     negative = _run(cli, locomo_dir, tmp_path / "r", "--questions", "3", "--question-seed", "-1")

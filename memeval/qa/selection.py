@@ -4,6 +4,7 @@ sample of N (`N`, `sample:N`) or the first N in file order (`first:N`)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:  # the CLI imports this module for its help text: the loader i
 
 PROTOTYPE_CONVERSATION = "conv-26"
 PROTOTYPE_QUOTA = {2: 10, 4: 8, 1: 2}  # first 10 temporal, 8 single-hop, 2 multi-hop, in file order
+MAX_QUESTIONS = 100_000  # the bound of every --questions count (commands/arguments.py BOUNDS)
 
 
 def select_conversations(conversations: Sequence[Conversation], spec: str) -> list[Conversation]:
@@ -50,14 +52,11 @@ def question_spec(spec: str | int) -> tuple[str, int | None]:
     if text in ("all", "prototype"):
         return text, None
     mode, _, count = text.rpartition(":")
-    if mode not in ("", "first", "sample"):
+    if mode not in ("", "first", "sample") or not re.fullmatch(r"[0-9]+", count.strip()):
         raise InputError("--questions", text, "expected all, prototype, N, sample:N or first:N")
-    try:
-        n = int(count)
-    except ValueError:
-        raise InputError("--questions", text, "expected all, prototype, N, sample:N or first:N") from None
-    if n <= 0:
-        raise InputError("--questions", text, "expected a positive integer")
+    n = int(count) if len(count.strip()) <= 7 else MAX_QUESTIONS + 1
+    if not 1 <= n <= MAX_QUESTIONS:
+        raise InputError("--questions", text, f"expected N from 1 to {MAX_QUESTIONS:,} (questions per conversation)")
     return mode or "sample", n
 
 
