@@ -71,27 +71,29 @@ def _dispatch(args: argparse.Namespace) -> int:
             from memeval.output_paths import resolve
 
             resolve(args.output)
+        if isinstance(getattr(args, "out", None), str):  # every --out DIR, likewise
+            _check_out_dir(args.out)
         return int(args.handler(args) or 0)
     except (InputError, DataNotFoundError) as exc:
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 2
     except PluginFailed as exc:  # --fail-fast: the first plug-in failure stops the run (rows so far are kept)
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 1
     except APIRejected as exc:
-        print(f"memeval: error: {exc.one_line()}", file=sys.stderr)
+        _error(exc.one_line())
         return 1
     except ModelRetired as exc:
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 2
     except BackendNotConfigured as exc:  # no key, endpoint or SDK: fixed by the user's setup, before any call
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 2
     except LLMError as exc:  # a failure no row could absorb (a batch that never finished, say); rerun resumes
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 1
     except NotebookFailed as exc:
-        print(f"memeval: error: {exc}", file=sys.stderr)
+        _error(exc)
         return 1
     except KeyboardInterrupt:
         print("memeval: interrupted", file=sys.stderr)
@@ -103,13 +105,37 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 141
     except OSError as exc:  # the machine, not the code: a read-only or full disk, a file gone or locked
         line, code = _os_error(exc)
-        print(f"memeval: error: {line}", file=sys.stderr)
+        _error(line)
         return code
+
+
+def _error(message: object) -> None:
+    """The one line of an error; what it quotes from data (a manifest, a file name) shows its control characters
+    as escapes, never as commands to the terminal."""
+    from memeval.safe_text import shown
+
+    print(f"memeval: error: {shown(message)}", file=sys.stderr)
+
+
+def _check_out_dir(out: str) -> None:
+    """`--out DIR` names a directory or nothing yet: a file there, or on the way there, is bad input (exit 2)
+    refused before any work, not mkdir's EEXIST or ENOTDIR after it."""
+    from pathlib import Path
+
+    path = Path(out)
+    for place in (path, *path.parents):
+        if place.is_dir():
+            return
+        if place.exists() or place.is_symlink():
+            what = "a file" if place.is_file() else "not a directory"
+            raise InputError(out, "--out", f"{place} is {what}; --out names the directory the command writes "
+                             "into (one file is --output FILE where a command writes one)")
 
 
 def _os_error(exc: OSError) -> tuple[str, int]:
     """One line naming the path and what the system said, and the exit code: 2 when the place cannot be written
-    (read-only, no permission: choose another --out), 1 otherwise (a full disk: free space, rerun to resume)."""
+    (read-only, no permission: choose another --out) or the path cannot be used (a file where a directory must be),
+    1 otherwise (a full disk: free space, rerun to resume)."""
     import errno
 
     path = exc.filename if exc.filename is not None else "(no file named)"
@@ -118,6 +144,8 @@ def _os_error(exc: OSError) -> tuple[str, int]:
     text = f"{path}: {what}" + (f" ({code})" if code else "")
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return text + "; it cannot be written here: use another --out or fix its permissions", 2
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP):
+        return text + "; the path given cannot be used as it is: name another", 2
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return text + "; free space and rerun (finished rows are kept and a rerun resumes)", 1
     return text, 1

@@ -40,6 +40,51 @@ def _integer(text: str, low: int) -> int:
     return value
 
 
+# The most each count flag allows, in one place (docs/layout.md lists them): far above any earnest use, low enough
+# that a typo (`--jobs 10000`, `--n-seeds 1000000000000`) is one line naming what is allowed instead of work that
+# never ends or a machine out of memory. flag: (least, most, why the most).
+BOUNDS: dict[str, tuple[int, int, str]] = {
+    "--jobs": (1, 256, "worker processes"),
+    "--max-concurrency": (1, 256, "requests in flight"),
+    "--threads": (1, 256, "CPU threads"),
+    "--n-seeds": (1, 100_000, "seeds: each is one package solved at every budget"),
+    "--seed": (0, 2**32 - 1, "seeds are 32-bit"),
+    "--seed-start": (0, 2**32 - 1, "seeds are 32-bit"),
+    "--question-seed": (0, 2**32 - 1, "seeds are 32-bit"),
+    "--facts": (0, 10_000, "facts per generated package; the paper's have 3"),
+    "--updates": (0, 10_000, "updates per generated package; the paper's have 2"),
+    "--count": (1, 10_000, "items per stress package; the paper's have at most 5"),
+    "--k": (1, 1_000, "memories given to the reader"),
+    "--judge-runs": (1, 100, "judge runs per answer"),
+    "--answer-max-tokens": (1, 128_000, "the largest output any supported model allows"),
+    "--questions": (1, 100_000, "questions"),
+    "--repeats": (1, 100, "runs of every question per system"),
+    "--target": (1, 100_000, "packages accepted"),
+    "--noise-seeds": (1, 1_000, "label-noise seeds"),
+    "--port": (1, 65_535, "TCP ports"),
+    "--n-ctx": (1, 131_072, "tokens of context"),
+}
+
+
+def bounded(flag: str):
+    """The argparse type of a count flag: an integer within its `BOUNDS`, refused in one line saying what is
+    allowed (`argument --jobs: expected an integer from 1 to 256 (worker processes), got '10000'`)."""
+    low, high, what = BOUNDS[flag]
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low} to {high:,} ({what}), "
+                                             f"got {_shown(text)}")
+        return value
+
+    parse.__name__ = f"count {flag}"
+    return parse
+
+
 def positive_int(text: str) -> int:
     """A count of things to do (--k, --jobs, --n-seeds, --repeats ...): an integer >= 1."""
     return _integer(text, 1)
@@ -170,9 +215,9 @@ def add_systems(parser: argparse.ArgumentParser, default: str, example: str, bui
 
 
 def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:
-    parser.add_argument("--n-seeds", "--seeds", dest="n_seeds", type=positive_int, default=default,
+    parser.add_argument("--n-seeds", "--seeds", dest="n_seeds", type=bounded("--n-seeds"), default=default,
                         help=f"how many seeds (default {default}; --seeds: older spelling)")
-    parser.add_argument("--seed-start", type=non_negative_int, default=0, help="the first seed (default 0)")
+    parser.add_argument("--seed-start", type=bounded("--seed-start"), default=0, help="the first seed (default 0)")
 
 
 def add_restart(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ import sys
 
 from memeval.categories import CATEGORY_NAMES
 from memeval.commands.arguments import command
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +54,7 @@ def _sample(args: argparse.Namespace) -> int:
     from memeval.data.longmemeval_sample import SYNTHETIC, sample_instances, write_sample
 
     data, readme = write_sample(args.out)
-    print(f"wrote {data} ({len(sample_instances())} questions, {SYNTHETIC}) and {readme}")
+    print(f"wrote {shown(data)} ({len(sample_instances())} questions, {SYNTHETIC}) and {shown(readme)}")
     return 0
 
 
@@ -113,7 +114,7 @@ def _stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**result, "quirks": dict(sorted(report.quirks.items()))}, sort_keys=False))
         return 0
-    print(f"source: {path} ({report.layout})")
+    print(f"source: {shown(path)} ({report.layout})")
     for key in ("conversations", "questions", "turns", "sessions"):
         print(f"{key}: {result[key]}")
     print("by_category:")
@@ -122,7 +123,7 @@ def _stats(args: argparse.Namespace) -> int:
     if report.quirks:
         print("quirks (repaired or reported, not fatal):")
         for quirk, count in sorted(report.quirks.items()):
-            print(f"  {quirk}: {count}")
+            print(f"  {shown(quirk)}: {count}")
     return 0
 
 
@@ -143,16 +144,16 @@ def _longmemeval_stats(args: argparse.Namespace) -> int:
         return 0
     from memeval.data.longmemeval_sample import SYNTHETIC
 
-    print(f"source: {args.path}" + (f" ({SYNTHETIC})" if is_synthetic(instances) else ""))
+    print(f"source: {shown(args.path)}" + (f" ({SYNTHETIC})" if is_synthetic(instances) else ""))
     for key in ("instances", "abstention", "sessions", "sessions_per_question_mean", "turns", "evidence_turns",
                 "evidence_sessions"):
         value = result[key]
         print(f"{key}: {value:.1f}" if isinstance(value, float) else f"{key}: {value}")
     print("by_type:")
     for qtype, count in result["by_type"].items():
-        print(f"  {qtype}: {count}")
+        print(f"  {shown(qtype)}: {count}")
     if result["quirks"]:
         print("quirks (reported, not fatal):")
         for quirk, count in result["quirks"].items():
-            print(f"  {quirk}: {count}")
+            print(f"  {shown(quirk)}: {count}")
     return 0

@@ -11,10 +11,9 @@ from memeval.commands.arguments import (
     add_progress,
     add_restart,
     add_systems,
+    bounded,
     command,
     finish,
-    non_negative_int,
-    positive_int,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
@@ -26,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = g.add_subparsers(dest="graph80_command", required=True)
     gen = command(sub, "generate", "write documents.jsonl, questions.jsonl, triples.jsonl",
                   "memeval graph80 generate --seed 0 --out graph80")
-    gen.add_argument("--seed", type=non_negative_int, default=0, help="the corpus seed")
+    gen.add_argument("--seed", type=bounded("--seed"), default=0, help="the corpus seed")
     add_out_dir(gen, "corpus directory")
     gen.set_defaults(handler=_generate)
     run = command(sub, "run", "compare memory systems on graph80",
@@ -42,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", choices=["none", "three_dim"], default="none",
                      help="none: gold-answer containment, labelled as such (default); three_dim: the "
                           "three-dimension LLM judge (entity, relation, no wrong information)")
-    run.add_argument("--repeats", type=positive_int, default=3, help="runs of every question per system (default 3)")
+    run.add_argument("--repeats", type=bounded("--repeats"), default=3, help="runs of every question per system (default 3)")
     add_out_dir(run, "study directory (answers.jsonl, judgments.jsonl, rows.jsonl, summary.json, report.md, "
                          "manifest.json; a rerun resumes, another configuration is refused)")
     add_restart(run)

@@ -8,6 +8,7 @@ import sys
 
 from memeval.commands.arguments import command, non_negative_finite_float
 from memeval.commands.cache import register_batches
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,7 +52,7 @@ def _ls(args: argparse.Namespace) -> int:
     problems: list[str] = []
     found = list_results(roots, problems)
     for problem in problems:  # the rest of the tree is still listed
-        print(f"memeval: note: skipped {problem}", file=sys.stderr)
+        print(f"memeval: note: skipped {shown(problem)}", file=sys.stderr)
     if args.json:
         print(json.dumps(found, indent=2))
         return 0
@@ -86,8 +87,10 @@ def listing(found: list[dict], long: bool = False, now: float | None = None, wid
     from memeval.reports.results import short_commit
 
     now = time.time() if now is None else now
-    cells = [[r["kind"], r["status"], _rows(r["rows"], r["failed"]), short_commit(r["commit"]) if r["commit"] else "–",
-              _age(now - _last_written(r["directory"])), _shown_path(r["directory"])] for r in found]
+    cells = [[shown(cell) for cell in (r["kind"], r["status"], _rows(r["rows"], r["failed"]),
+                                       short_commit(r["commit"]) if r["commit"] else "–",
+                                       _age(now - _last_written(r["directory"])), _shown_path(r["directory"]))]
+             for r in found]
     widths = [max(len(row[i]) for row in [HEADERS, *cells]) for i in range(len(HEADERS) - 1)]
     room = max(width - sum(widths) - 2 * len(widths), 12) if width else None
     lines = []
@@ -97,7 +100,7 @@ def listing(found: list[dict], long: bool = False, now: float | None = None, wid
         if long and n:
             if path != row[-1]:
                 lines.append(f"    path: {row[-1]}")
-            lines.append(f"    command: {found[n - 1]['command_line'] or '(none recorded)'}")
+            lines.append(f"    command: {shown(found[n - 1]['command_line'] or '(none recorded)')}")
     if any(r["commit"] and r["commit"].endswith("-dirty") for r in found):
         lines.append("+: the commit had uncommitted changes when the directory was written")
     return lines
@@ -165,10 +168,10 @@ def _cache_stats(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats, indent=2))
     else:
-        print(f"{stats['path']}: {stats['responses']} responses, {stats['token_counts']} token counts, "
+        print(f"{shown(stats['path'])}: {stats['responses']} responses, {stats['token_counts']} token counts, "
               f"{stats['embeddings']} embeddings, {stats['batches']} saved batches, {stats['bytes'] / 1e6:.1f} MB")
         for model, n in stats["by_model"].items():
-            print(f"  {model}: {n}")
+            print(f"  {shown(model)}: {n}")
     return 0
 
 

@@ -84,9 +84,9 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
                              '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '
                              "(USD per million tokens; cached defaults to input), so --budget-usd and --dry-run "
                              "count dollars; cloud models keep their own prices")
-    from memeval.commands.arguments import positive_int
+    from memeval.commands.arguments import bounded
 
-    parser.add_argument("--max-concurrency", type=positive_int, default=8,
+    parser.add_argument("--max-concurrency", type=bounded("--max-concurrency"), default=8,
                         help="model calls in flight at once (default 8); the provider's rate-limit headers are "
                              "waited on either way")
     parser.add_argument("--dry-run", action="store_true",

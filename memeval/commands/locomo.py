@@ -12,9 +12,9 @@ from memeval.commands.arguments import (
     add_progress,
     add_restart,
     add_systems,
+    bounded,
     command,
     finish,
-    positive_int,
     split_systems,
     system_name,
 )
@@ -23,6 +23,7 @@ from memeval.memory.registry import BUILTIN
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
 from memeval.qa.selection import QUESTIONS_HELP
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
+from memeval.safe_text import shown
 
 __all__ = ["register", "split_systems"]
 
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="all, one id or a comma-separated list; the released data's ids: "
                           + ", ".join(RELEASED_CONVERSATIONS))
     run.add_argument("--questions", default="all", help=QUESTIONS_HELP)
-    run.add_argument("--question-seed", type=int, default=0, metavar="N",
+    run.add_argument("--question-seed", type=bounded("--question-seed"), default=0, metavar="N",
                      help="the seed of the `N` / `sample:N` sample (default 0; recorded in the run's identity, so "
                           "another seed is another run)")
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256", builtin=BUILTIN)
@@ -57,13 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "CORRECT/WRONG judge: its prompt byte for byte once `memeval data fetch protocols` has "
                           "fetched it, else paraphrased; Mem0's label rule either way); needs a key or a cache "
                           "holding the calls")
-    run.add_argument("--judge-runs", type=positive_int, default=None,
+    run.add_argument("--judge-runs", type=bounded("--judge-runs"), default=None,
                      help="judge runs per question (default: graded 10, binary 1)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",
                      help="sync: one request per judgment (default); batch: uncached judgments through the Message "
                           "Batches API at half price, resumed after a kill")
-    run.add_argument("--k", type=positive_int, default=10, help="memories given to the reader by ranked systems")
-    run.add_argument("--answer-max-tokens", type=positive_int, default=None, metavar="N",
+    run.add_argument("--k", type=bounded("--k"), default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--answer-max-tokens", type=bounded("--answer-max-tokens"), default=None, metavar="N",
                      help="the LLM reader's output cap (default: its protocol's, 64; the paper's 50 with "
                           "claude_official's fetched prompts). A reply still running at the cap is never an answer: "
                           "a model with longer answers needs a larger cap (a small base model may never stop: use an "
@@ -144,9 +145,9 @@ def _import(args: argparse.Namespace) -> int:
             print(f"  {report['by_position']} rows whose question text repeats in their conversation were placed "
                   "by position (the k-th such row answers the k-th such question in dataset order)")
         for example in report["examples"]:
-            print(f"  {example}")
+            print(f"  {shown(example)}")
         for skipped in report["skipped_rows"]:
-            print(f"  skipped (invalid): {skipped}")
+            print(f"  skipped (invalid): {shown(skipped)}")
         print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
     return 0
 

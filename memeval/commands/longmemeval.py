@@ -11,9 +11,9 @@ from memeval.commands.arguments import (
     add_progress,
     add_restart,
     add_systems,
+    bounded,
     command,
     finish,
-    positive_int,
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
@@ -30,14 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "rag_turns,full_context --questions 50 --out runs/lme")
     add_data(run, "a LongMemEval file (memeval data fetch longmemeval --variant s)", required=True)
     add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256")
-    run.add_argument("--questions", type=positive_int, default=None, help="the first N questions (default: all)")
-    run.add_argument("--k", type=positive_int, default=10, help="memories given to the reader by ranked systems")
+    run.add_argument("--questions", type=bounded("--questions"), default=None, help="the first N questions (default: all)")
+    run.add_argument("--k", type=bounded("--k"), default=10, help="memories given to the reader by ranked systems")
     run.add_argument("--reader", choices=["extractive", "llm"], default="extractive",
                      help="extractive: the no-LLM baseline; llm: the answer model reads the memories")
     run.add_argument("--judge", choices=["none", "longmemeval"], default="none",
                      help="longmemeval: the benchmark's yes/no protocol (needs a key or a cache); the published "
                           "one is --judge-model gpt-4o-2024-08-06 --llm openai")
-    run.add_argument("--answer-max-tokens", type=positive_int, default=None, metavar="N",
+    run.add_argument("--answer-max-tokens", type=bounded("--answer-max-tokens"), default=None, metavar="N",
                      help="--reader llm: the reader's output cap (default: its protocol's, 200; the benchmark's 500 "
                           "with its fetched prompt). A reply still running at the cap is never an answer; part of "
                           "the run's identity and of every request's cache key")

@@ -16,15 +16,16 @@ from memeval.commands.arguments import (
     add_output_file,
     add_progress,
     add_restart,
+    bounded,
     command,
     names,
-    non_negative_int,
     positive_finite_float,
     positive_int,
 )
 from memeval.errors import InputError
 from memeval.output_paths import notices
 from memeval.rundir import RunDir
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,11 +69,11 @@ def _generate_parser(sub, name: str, alias: str) -> None:
     gen.add_argument("family", choices=["small"], help="the package family (MEMAUDIT-Small)")
     gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
                      help="base (default) or a stress distribution")
-    gen.add_argument("--seed", type=non_negative_int, default=0, help="the one seed of this package")
-    gen.add_argument("--facts", type=non_negative_int, default=3, help="stable facts in the package (default 3)")
-    gen.add_argument("--updates", type=non_negative_int, default=2,
+    gen.add_argument("--seed", type=bounded("--seed"), default=0, help="the one seed of this package")
+    gen.add_argument("--facts", type=bounded("--facts"), default=3, help="stable facts in the package (default 3)")
+    gen.add_argument("--updates", type=bounded("--updates"), default=2,
                      help="preferences that are later changed (default 2)")
-    gen.add_argument("--count", type=positive_int, default=None, help="override a stress distribution's item count")
+    gen.add_argument("--count", type=bounded("--count"), default=None, help="override a stress distribution's item count")
     add_output_file(gen, "the package file to write")
     gen.set_defaults(handler=_generate)
 
@@ -98,12 +99,12 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
                        help="milp: solve every OPT row by the MILP as well; parts: by the exact solver over "
                             "independent parts (memaudit/parts.py, faster); either stops (exit 3) if the solvers "
                             "disagree")
-    sweep.add_argument("--facts", type=non_negative_int, default=3, help="small: stable facts per package (default 3)")
-    sweep.add_argument("--updates", type=non_negative_int, default=2,
+    sweep.add_argument("--facts", type=bounded("--facts"), default=3, help="small: stable facts per package (default 3)")
+    sweep.add_argument("--updates", type=bounded("--updates"), default=2,
                        help="small: preferences later changed, per package (default 2)")
-    sweep.add_argument("--count", type=positive_int, default=None,
+    sweep.add_argument("--count", type=bounded("--count"), default=None,
                        help="small: override a stress distribution's item count")
-    sweep.add_argument("--jobs", type=positive_int, default=2,
+    sweep.add_argument("--jobs", type=bounded("--jobs"), default=2,
                        help="worker processes (joblib; with --backend dask and no "
                             "--scheduler, the local cluster's workers)")
     sweep.add_argument("--backend", choices=["local", "dask"], default="local",
@@ -125,7 +126,7 @@ def _validate(args: argparse.Namespace) -> int:
     from memeval.memaudit.package import load_package
 
     pkg = load_package(args.package)
-    print(f"{args.package}: valid {pkg.package_id}: {len(pkg.experiences)} experiences, "
+    print(f"{shown(args.package)}: valid {pkg.package_id}: {len(pkg.experiences)} experiences, "
           f"{len(pkg.candidates)} candidates, {len(pkg.units)} units, {len(pkg.coverage)} coverage cells")
     return 0
 
@@ -163,7 +164,7 @@ def _solve(args: argparse.Namespace) -> int:
         cert = "certified optimal" if doc["certified"] else ("heuristic" if doc["certified"] is None else "NOT certified")
         print(f"{pkg.package_id} B={budget:g} {args.method}: F = {doc['value']:.6f} ({cert}, status {doc['status']}), "
               f"cost {doc['cost']:g}")
-        print("selected: " + (", ".join(doc["selected"]) or "(nothing)"))
+        print("selected: " + shown(", ".join(doc["selected"]) or "(nothing)"))
     return 0
 
 
@@ -239,7 +240,7 @@ def _sweep(args: argparse.Namespace) -> int:
           f"OPT certified {summary['opt_certified']}/{summary['opt_rows']}, solver disagreements "
           f"{summary['opt_disagreements']}"
           + (f"; union rows certified {summary['union_certified']}/{summary['union_rows']}"
-             if summary.get("union_rows") else "") + f" -> {args.out}/summary.json")
+             if summary.get("union_rows") else "") + f" -> {shown(args.out)}/summary.json")
     from memeval.commands.arguments import finish
 
     return finish(summary.closing_line())

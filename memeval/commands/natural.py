@@ -13,9 +13,8 @@ from memeval.commands.arguments import (
     add_output_file,
     add_progress,
     add_restart,
+    bounded,
     command,
-    non_negative_int,
-    positive_int,
     share,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
@@ -37,9 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_restart(build)
     build.add_argument("--cost", choices=["words", "bytes"], default="words",
                        help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
-    build.add_argument("--target", type=positive_int, default=TARGET_ACCEPTED,
+    build.add_argument("--target", type=bounded("--target"), default=TARGET_ACCEPTED,
                        help=f"packages to accept ({TARGET_ACCEPTED})")
-    build.add_argument("--seed", type=non_negative_int, default=SAMPLE_SEED,
+    build.add_argument("--seed", type=bounded("--seed"), default=SAMPLE_SEED,
                        help=f"the examination-order seed ({SAMPLE_SEED})")
     build.add_argument("--source", choices=["locomo", "longmemeval"], default="locomo",
                        help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
@@ -61,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_budgets(sens, required=False, default="30,60,100")
     sens.add_argument("--noise-rate", type=share, default=0.1,
                       help="share of coverage cells replaced by a random level in the label-noise check (0.1)")
-    sens.add_argument("--noise-seeds", type=positive_int, default=3, help="how many label-noise seeds")
+    sens.add_argument("--noise-seeds", type=bounded("--noise-seeds"), default=3, help="how many label-noise seeds")
     add_output_file(sens, "the JSON file to write")
     sens.set_defaults(handler=_sensitivity)
 
@@ -110,7 +109,7 @@ def _frame_parser(sub, name: str, help_text: str, out_help: str, example: str) -
     parser.add_argument("--packages", required=True, help="a `natural build` directory")
     add_output_file(parser, out_help)
     parser.add_argument("--zero-rate", type=share, default=0.2, help="share of zero cells sampled per kind")
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="the seed of the zero-cell sample")
+    parser.add_argument("--seed", type=bounded("--seed"), default=0, help="the seed of the zero-cell sample")
     return parser
 
 

@@ -35,6 +35,7 @@ def _results(args: argparse.Namespace) -> int:
 
     from memeval.errors import InputError
     from memeval.reports import results as report
+    from memeval.safe_text import shown
 
     if args.out and Path(args.out).suffix.lower() in (".md", ".csv", ".parquet", ".html", ".htm") \
             and not Path(args.out).is_dir():
@@ -54,9 +55,9 @@ def _results(args: argparse.Namespace) -> int:
 
             written.append(write_text_atomic(args.output, text))
         else:
-            sys.stdout.write(text)
+            sys.stdout.write(shown(text, lines=True))  # a CSV cell's ESC never reaches the terminal
     if args.out:
         written += report.write(comparison, Path(args.out))
     if written:
-        print("written: " + ", ".join(str(p) for p in written), file=notices(args.output))
+        print(shown("written: " + ", ".join(str(p) for p in written)), file=notices(args.output))
     return 0

@@ -11,6 +11,7 @@ from pathlib import Path
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.commands.arguments import command
 from memeval.errors import InputError
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -123,7 +124,10 @@ def _score(args: argparse.Namespace) -> int:
 
     scored, bad = score_rows(Path(args.predictions), args.mode, args.by)
     for b in bad:
-        print(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)", file=sys.stderr)
+        print(shown(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)"), file=sys.stderr)
+    if bad and not scored:  # nothing to score is bad input (exit 2), said in the closing line like every error
+        raise InputError(args.predictions, "predictions", f"none of its {len(bad):,} rows could be scored (first: "
+                         f"line {bad[0]['line']}: {bad[0]['error']})")
     groups: dict[str, list[ScoredRow]] = {}
     if args.by == "system":
         for row in scored:
@@ -136,7 +140,7 @@ def _score(args: argparse.Namespace) -> int:
         if args.by == "system":
             doc["by_system"] = {name: _summary(rows) for name, rows in groups.items()}
         print(json.dumps(doc))
-        return 0 if scored or not bad else 1
+        return 0
     unscored = " (category 5 is not scored in this mode)" if args.mode == "mem0" else ""
     print(f"F1 mode: {args.mode}; values ×100{unscored}; overall (1–4) averages questions of categories 1–4, "
           "overall (1–5) every question (as the LoCoMo paper's overall row)")
@@ -158,4 +162,4 @@ def _score(args: argparse.Namespace) -> int:
         print(markdown_table(["category", "mean F1 ×100", "count", "min", "max"], rows))
     if bad:
         print(f"{len(bad)} bad row(s) skipped; see stderr")
-    return 0 if scored or not bad else 1
+    return 0

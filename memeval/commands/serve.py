@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import command, positive_int
+from memeval.commands.arguments import bounded, command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     serve = command(subparsers, "serve-local", "serve Gemma 3 270M (llama.cpp, CPU) on 127.0.0.1 for `--llm local`; "
                     "needs the memeval[local] extra", "memeval serve-local --port 8000")
-    serve.add_argument("--port", type=positive_int, default=8000, help="port on 127.0.0.1 (default 8000)")
-    serve.add_argument("--n-ctx", type=positive_int, default=4096, help="context window in tokens (default 4096)")
-    serve.add_argument("--threads", type=positive_int, default=2, help="CPU threads (default 2)")
+    serve.add_argument("--port", type=bounded("--port"), default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument("--n-ctx", type=bounded("--n-ctx"), default=4096, help="context window in tokens (default 4096)")
+    serve.add_argument("--threads", type=bounded("--threads"), default=2, help="CPU threads (default 2)")
     serve.set_defaults(handler=_serve)
 
 

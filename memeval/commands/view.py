@@ -21,8 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _view(args: argparse.Namespace) -> int:
+    from memeval.safe_text import shown
     from memeval.viewer import write_viewer
 
     path = write_viewer(args.runs, args.output)
-    print(f"viewer: {path} (open it in a browser)", file=notices(args.output))
+    print(f"viewer: {shown(path)} (open it in a browser)", file=notices(args.output))
     return 0

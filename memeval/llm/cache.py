@@ -6,6 +6,7 @@ sampling parameters, template version, repeat index) — never headers, so never
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -26,11 +27,20 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("MEMEVAL_CACHE_DIR") or project_root() / ".memeval" / "cache")
 
 
-def unusable(path: Path, exc: sqlite3.Error) -> InputError:
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10  # https://www.sqlite.org/rescode.html (extended codes keep the low byte)
+
+
+def unusable(path: Path, exc: sqlite3.Error) -> InputError | OSError:
     """A cache SQLite cannot use, as one line: a damaged file says how to move it aside (with its WAL files; the
-    next run starts a fresh cache and sends again what is no longer cached); anything else (locked, unreadable)
-    names the file and SQLite's reason."""
+    next run starts a fresh cache and sends again what is no longer cached); a full disk or an I/O error is the
+    machine's (an OSError: exit 1, as for any file); anything else (locked, unreadable) names the file and SQLite's
+    reason."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == _SQLITE_FULL or "disk is full" in reason:
+        return OSError(errno.ENOSPC, f"the response cache cannot grow ({reason})", str(path))
+    if code == _SQLITE_IOERR or "disk I/O error" in reason:
+        return OSError(errno.EIO, f"the response cache could not be written ({reason})", str(path))
     if isinstance(exc, sqlite3.OperationalError) and "malformed" not in reason and "not a database" not in reason:
         return InputError(path, "cache", f"SQLite cannot use it ({reason}); another process may hold it, or use "
                           "another cache directory (MEMEVAL_CACHE_DIR)")

@@ -15,6 +15,8 @@ import numpy as np
 from memeval.atomic import write_text_atomic
 from memeval.errors import InputError
 from memeval.memaudit.saturation import Saturation, SaturationError, normalised
+from memeval.memaudit.tolerance import MIN_COST
+from memeval.safe_paths import check_package_id
 
 SCHEMA = "memaudit.package/v1"
 KNOWN_CANDIDATE_KINDS = frozenset(
@@ -291,11 +293,12 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
     if not isinstance(doc, dict):
         raise InputError(source, "package", f"expected a JSON object, got {type(doc).__name__}")
     pid = doc.get("package_id")
-    where = f"{source} [{pid}]" if isinstance(pid, str) else source
+    if not isinstance(pid, str) or not pid:
+        raise InputError(source, "package_id", "missing or not a string")
+    check_package_id(pid, source)  # it names files and rows, and is printed: the documented id rule, never `../`
+    where = f"{source} [{pid}]"
     if doc.get("schema") != SCHEMA:
         raise InputError(where, "schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}")
-    if not isinstance(pid, str) or not pid:
-        raise InputError(where, "package_id", "missing or not a string")
 
     def items(name: str, required: bool = True) -> list:
         value = doc.get(name, None if required else [])
@@ -336,8 +339,8 @@ def package_from_dict(doc: Any, source: str = "<package>") -> Package:
         if not _known(exp, exp_ids):
             raise InputError(where, f"candidates[{cid}].experience", f"unknown experience {exp!r}")
         cost = item.get("cost")
-        if not _finite_number(cost) or cost <= 0:
-            raise InputError(where, f"candidates[{cid}].cost", f"must be a number > 0, got {cost!r}")
+        if not _finite_number(cost) or cost < MIN_COST:
+            raise InputError(where, f"candidates[{cid}].cost", f"must be a finite number >= {MIN_COST:g}, got {cost!r}")
         kind = item.get("kind")
         if not isinstance(kind, str) or not kind:
             raise InputError(where, f"candidates[{cid}].kind", "missing or not a string")

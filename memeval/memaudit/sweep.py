@@ -195,7 +195,7 @@ def _handshake(address: str, timeout: float) -> None:
     from distributed.comm import connect
 
     async def probe() -> None:
-        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout + 2)
         await comm.close()
 
     failed: list[BaseException] = []
@@ -213,9 +213,11 @@ def _handshake(address: str, timeout: float) -> None:
         raise TimeoutError(f"no Dask handshake within {timeout:g} s")
     if failed:
         exc = failed[0]
+        if isinstance(exc, TimeoutError) and not str(exc):  # asyncio.wait_for's says nothing
+            raise TimeoutError(f"connected, but no Dask handshake within {timeout + 2:g} s")
         if isinstance(exc, (OSError, TimeoutError, ValueError)):
             raise exc
-        raise OSError(f"not a Dask scheduler: {type(exc).__name__}: {' '.join(str(exc).split())[:120]}")
+        raise OSError(f"what answered does not speak Dask's protocol ({type(exc).__name__})")
 
 
 @contextmanager

@@ -7,6 +7,7 @@ which stores fit; gains and values are sums of weights in [0, 1] over at most th
 from __future__ import annotations
 
 COST_EPS = 1e-9  # a store fits when cost <= budget + COST_EPS
+MIN_COST = 1e-6  # the least cost a candidate may declare: far above COST_EPS, so "fits" and gain per cost stay finite
 GAIN_EPS = 1e-12  # a marginal gain at or below this is no gain
 BOUND_RTOL = 1e-10  # B&B prunes a node when its bound is within this (relative to the total weight) of the incumbent
 VALUE_RTOL = 1e-9  # two optima (B&B and MILP, or a row and its certificate) agree within this, relative

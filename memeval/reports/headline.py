@@ -20,7 +20,7 @@ from memeval.publication.readers import (
     stress_summaries,
 )
 from memeval.reports.publication import PublishedTable, _reader
-from memeval.reports.tables import markdown_table
+from memeval.reports.tables import Markdown, code_span, markdown_table, md_text
 from memeval.rundir import RunDir
 
 
@@ -42,14 +42,14 @@ def _recorded_lines(directory: Path) -> str:
     """The command lines recorded in the directory's manifest when the results were made (never rebuilt)."""
     from memeval.invocation import recorded_commands
 
-    return "; ".join(f"`{line}`" for line in recorded_commands(directory))
+    return Markdown("; ".join(code_span(line) for line in recorded_commands(directory)))
 
 
 def _recorded(directory: Path, notebook: str, note: str = "") -> str:
     lines = _recorded_lines(directory)
     if not lines:
         return f"– (no command recorded: rerun notebook {notebook})"
-    return f"{lines} ({note}notebook {notebook})"
+    return Markdown(f"{lines} ({md_text(note)}notebook {notebook})")
 
 
 def _section(root: Path, build: Callable[[Path], list[list[str]]]) -> list[list[str]]:
@@ -72,12 +72,12 @@ def _memaudit_rows(root: Path) -> list[list[str]]:
     rows = []
     for method, published in PUBLISHED_BASE.items():
         budgets = list(published)
-        rows.append([f"MEMAUDIT-Small `base`, {method} / OPT at B = {', '.join(map(str, budgets))} "
-                     f"({base['packages']} packages, {base['opt_certified']}/{base['opt_rows']} OPT certified)",
+        rows.append([Markdown(f"MEMAUDIT-Small `base`, {method} / OPT at B = {', '.join(map(str, budgets))} "
+                              f"({base['packages']} packages, {base['opt_certified']}/{base['opt_rows']} OPT certified)"),
                      ", ".join(_ratio(base, method, b) for b in budgets),
                      ", ".join(f"{v:.3f}" for v in published.values()), command, commit])
     for method, (budgets, low, high) in PUBLISHED_BASE_RANGES.items():
-        rows.append([f"MEMAUDIT-Small `base`, {method} / OPT at B = {', '.join(map(str, budgets))}",
+        rows.append([Markdown(f"MEMAUDIT-Small `base`, {method} / OPT at B = {', '.join(map(str, budgets))}"),
                      ", ".join(_ratio(base, method, b) for b in budgets), f"{low:.3f}–{high:.3f}", command, commit])
     stress = stress_summaries(root)
     names = [d for d in PUBLISHED_STRESS_NO_TOMBSTONE_B6 if d in stress]
@@ -103,7 +103,8 @@ def _natural_rows(root: Path) -> list[list[str]]:
              ", ".join(_ratio(summary, "estimated_gvt", b) for b in budgets),
              ", ".join(f"{PAPER_NATURAL_ESTIMATED_GVT[int(b)]:.2f}" if int(b) in PAPER_NATURAL_ESTIMATED_GVT
                        else "–" for b in budgets) + " (LongMemEval, model labels: not the same quantity)",
-             _recorded_lines(stored("natural_packages", root)) + "; " + _recorded(stored("natural_sweep", root), "05"),
+             Markdown(_recorded_lines(stored("natural_packages", root)) + "; "
+                      + _recorded(stored("natural_sweep", root), "05")),
              commit]]
     stores = sorted((r["system"], r["method"]) for r in summary["rows"]
                     if r.get("pruning") == "salience" and float(r["budget"]) == budgets[-1])
@@ -149,7 +150,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
             for protocol, judgments in sorted(by_protocol.items()))
     else:
         ours = "not measured: no judge ran (no endpoint here)"
-        command = ("`memeval data fetch protocols`, then `memeval locomo run --reader claude --judge binary "
+        command = Markdown("`memeval data fetch protocols`, then `memeval locomo run --reader claude --judge binary "
                    "--judge-model gpt-4o-mini --llm openai` (Mem0's judge protocol; not run)")
     rows.append(["LoCoMo J (categories 1–4)", ours, f"Mem0 {mem0_j:.2f} (gpt-4o-mini binary judge)",
                  command, commit if by_protocol else "–"])

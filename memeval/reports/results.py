@@ -628,10 +628,9 @@ def _different_sets(runs: list[Column]) -> str | None:
 
 def _aligned(headers: Sequence[str], body: Sequence[Sequence[str]], left: int = 2) -> str:
     """A Markdown table padded so that it also reads as a table in a terminal: labels left, numbers right."""
-    def esc(text: str) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
+    from memeval.reports.tables import md_cell
 
-    rows = [[esc(h) for h in headers], *[[esc(c) for c in row] for row in body]]
+    rows = [[md_cell(h) for h in headers], *[[md_cell(c) for c in row] for row in body]]
     widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
 
     def line(row):
@@ -645,13 +644,15 @@ def _aligned(headers: Sequence[str], body: Sequence[Sequence[str]], left: int = 
 def markdown(rows_or_comparison, compact: bool = False) -> str:
     """The comparison as Markdown: a table per kind (runs, sweeps), directories in columns, notes under each.
     `compact` (a list of one sweep's rows, as `memaudit sweep` prints it): one row per writer and budget."""
+    from memeval.reports.tables import md_markup
+
     if compact:
         return _compact(rows_or_comparison)
     parts = []
     tables = wide_tables(rows_or_comparison)
     for table in tables:
         title = [f"## {table.title}", ""] if len(tables) > 1 else []
-        notes = "\n".join(f"- {n}" for n in table.notes)
+        notes = "\n".join(f"- {md_markup(n)}" for n in table.notes)
         parts.append("\n".join([*title, _aligned(table.headers, table.rows), "", notes]))
     return "\n\n".join(parts) + "\n"
 
