@@ -120,10 +120,10 @@ CASES = [
     (("memaudit", "validate", "{empty}"), "candidates: empty"),
     (("memaudit", "validate", "{no_units}"), "units: empty"),
     # memaudit generate
-    (GENERATE + ("--seed", "-1"), "argument --seed: expected an integer >= 0"),
+    (GENERATE + ("--seed", "-1"), "argument --seed: expected an integer from 0 to 4,294,967,295"),
     (GENERATE + ("--facts", "-1"), "argument --facts"),
     (GENERATE + ("--updates", "-1"), "argument --updates"),
-    (GENERATE + ("--distribution", "update_chain", "--count", "0"), "argument --count: expected an integer >= 1"),
+    (GENERATE + ("--distribution", "update_chain", "--count", "0"), "argument --count: expected an integer from 1 to 10,000"),
     (GENERATE + ("--distribution", "density_trap", "--count", "-1"), "argument --count"),
     (GENERATE + ("--facts", "0", "--updates", "0"), "--facts/--updates/--count: these counts give"),
     # memaudit sweep (and `memeval sweep`)
@@ -144,7 +144,7 @@ CASES = [
     (SWEEP + ("--facts", "0", "--updates", "0"), "--facts/--updates/--count"),
     (("sweep", "natural", "--packages", NATURAL, "--budgets", "nan", "--out", "{out}"), "argument --budgets"),
     # locomo run and import
-    (LOCOMO + ("--judge-runs", "0"), "argument --judge-runs: expected an integer >= 1, got '0'"),
+    (LOCOMO + ("--judge-runs", "0"), "argument --judge-runs: expected an integer from 1 to 100 (judge runs per answer), got '0'"),
     (LOCOMO + ("--judge", "binary", "--llm", "replay", "--judge-runs", "-2"), "argument --judge-runs"),
     (LOCOMO + ("--systems", "rag_turns:chunk_tokens=abc"), "chunk_tokens must be an integer >= 1, got 'abc'"),
     (LOCOMO + ("--systems", "rag_turns:chunk_tokens=0"), "chunk_tokens must be an integer >= 1"),
@@ -159,7 +159,7 @@ CASES = [
     (IMPORT + ("--system", " mem0"), "argument --system"),
     (IMPORT + ("--system", "mem\n0"), "argument --system"),
     # longmemeval run
-    (LME + ("--questions", "-1"), "argument --questions: expected an integer >= 1, got '-1'"),
+    (LME + ("--questions", "-1"), "argument --questions: expected an integer from 1 to 100,000 (questions), got '-1'"),
     (LME + ("--questions", "0"), "argument --questions"),
     (LME + ("--k", "0"), "argument --k"),
     (LME + ("--k", "-3"), "argument --k"),
