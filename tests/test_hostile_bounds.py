@@ -268,7 +268,7 @@ def test_score_with_no_scorable_row_is_one_error_line_exit_2(cli, tmp_path):
     result = cli("score", path)
     assert result.returncode == 2
     line = one_error_line(result, str(path), "predictions", "none of its 2 rows could be scored")
-    assert line.startswith("memeval: error: ")
+    assert line.startswith("memeval: error: ") and result.stderr == line + "\n"
     assert result.stdout == ""
 
 

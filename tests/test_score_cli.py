@@ -58,11 +58,14 @@ def test_score_errors_name_the_field_and_line_or_the_empty_file(tmp_path, cli):
     path = tmp_path / "p.jsonl"
     path.write_text(json.dumps({"answer": "x", "category": 4}) + "\n" + json.dumps({"prediction": "x"}) + "\n")
     result = cli("score", path)
-    assert result.returncode == 2  # nothing scorable is bad input, closed by the error line like every error
-    assert result.stderr.splitlines() == [f"{path}:1: prediction: missing (row skipped)",
-                                          f"{path}:2: category: missing (row skipped)",
-                                          f"memeval: error: {path}: predictions: none of its 2 rows could be "
+    assert result.returncode == 2  # nothing scorable is bad input: one error line like every error
+    assert result.stderr.splitlines() == [f"memeval: error: {path}: predictions: none of its 2 rows could be "
                                           "scored (first: line 1: prediction: missing)"]
+    path.write_text(path.read_text() + json.dumps({"prediction": "x", "answer": "x", "category": 4}) + "\n")
+    result = cli("score", path)
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [f"{path}:1: prediction: missing (row skipped)",
+                                          f"{path}:2: category: missing (row skipped)"]
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     result = cli("score", empty)

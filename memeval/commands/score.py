@@ -123,11 +123,11 @@ def _score(args: argparse.Namespace) -> int:
     from memeval.scoring.aggregate import overall_mean
 
     scored, bad = score_rows(Path(args.predictions), args.mode, args.by)
-    for b in bad:
-        print(shown(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)"), file=sys.stderr)
-    if bad and not scored:  # nothing to score is bad input (exit 2), said in the closing line like every error
+    if bad and not scored:  # nothing to score is bad input (exit 2): one error line, naming the first bad row
         raise InputError(args.predictions, "predictions", f"none of its {len(bad):,} rows could be scored (first: "
                          f"line {bad[0]['line']}: {bad[0]['error']})")
+    for b in bad:
+        print(shown(f"{args.predictions}:{b['line']}: {b['error']} (row skipped)"), file=sys.stderr)
     groups: dict[str, list[ScoredRow]] = {}
     if args.by == "system":
         for row in scored:
