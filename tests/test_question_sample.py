@@ -67,8 +67,12 @@ def test_a_run_recorded_with_a_bare_n_resumes_under_first_n(cli, locomo_dir, tmp
     assert manifest["identity"]["fixed"]["questions"] == "3" and "question_seed" not in manifest["identity"]["fixed"]
     again = _run(cli, locomo_dir, out, "--questions", "first:3")
     assert again.returncode == 0, again.stderr
+    before = (out / "manifest.json").read_bytes()
     refused = _run(cli, locomo_dir, out, "--questions", "3")
-    assert refused.returncode == 2 and "questions: '3' here, 'sample:3' asked" in refused.stderr
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "the first 3 questions per conversation in file order" in refused.stderr
+    assert "resume it with --questions first:3" in refused.stderr and (out / "manifest.json").read_bytes() == before
+    assert _run(cli, locomo_dir, out, "--questions", "3", "--restart").returncode == 0  # a sample, the old run aside
 
 
 def test_bad_specs_are_one_line(cli, locomo_dir, tmp_path):

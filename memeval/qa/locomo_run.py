@@ -50,7 +50,12 @@ from memeval.qa.answer_pass import (
 from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
 from memeval.qa.reader_cap import FLAG as CAP_FLAG
 from memeval.qa.reader_cap import check_cap, cut_advice
-from memeval.qa.selection import questions_identity, select_conversations, select_questions
+from memeval.qa.selection import (
+    questions_identity,
+    refuse_a_sample_of_a_file_order_run,
+    select_conversations,
+    select_questions,
+)
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
 from memeval.rundir import Identity, RunDir
@@ -281,6 +286,8 @@ class LocomoTask(Task):
 
     def validate(self) -> None:
         self.config.validate()
+        if not self.config.restart:
+            refuse_a_sample_of_a_file_order_run(self.config.out, self.config.questions)
 
     def prepare(self) -> None:
         config = self.config

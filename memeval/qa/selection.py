@@ -72,6 +72,22 @@ def questions_identity(spec: str | int, seed: int) -> dict:
     return {"questions": mode}
 
 
+def refuse_a_sample_of_a_file_order_run(out, spec: str | int) -> None:
+    """A directory whose identity records a bare `N` holds the first N questions in file order (what N meant before
+    samples existed). Asking it for a sample is refused naming the spelling that resumes it, before the generic
+    refusal that would only say '5' here, 'sample:5' asked."""
+    from pathlib import Path
+
+    from memeval.rundir import read_manifest, recorded_identity
+
+    identity = recorded_identity(read_manifest(Path(out)))
+    recorded = str((identity.fixed if identity else {}).get("questions", ""))
+    if recorded.isdigit() and question_spec(spec)[0] == "sample":
+        raise InputError(out, "--questions", f"this run holds the first {recorded} questions per conversation in file "
+                         f"order (recorded as {recorded}, before N meant a seeded sample): resume it with --questions "
+                         f"first:{recorded}, or use another --out (or --restart) for a sample")
+
+
 def _rank(seed: int, qa: QA) -> str:
     """A question's place in the seed's order: a hash of seed and question id, the same on every platform and
     Python version, and a question keeps its place when others are added to the file."""
