@@ -105,9 +105,9 @@ def _run(args: argparse.Namespace) -> int:
     llm = llm_options(args)
     config = LocomoRunConfig(
         out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
+        question_seed=args.question_seed,
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
         judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend,
-        question_seed=args.question_seed,
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
     )
