@@ -139,3 +139,12 @@ def test_solve_shows_hostile_candidate_ids_as_text(cli, tmp_path):
     for argv in (["memaudit", "solve", path, "--method", "greedy"], ["memaudit", "validate", path]):
         result = cli(*argv, check=True)
         no_controls(result.stdout + result.stderr)
+
+
+def test_a_closing_line_quoting_a_message_is_shown_as_text(capsys):
+    from memeval.commands.arguments import finish
+
+    assert finish(f"incomplete: 1 of 2 answers failed (plugin: ValueError: {OSC52}); rerun to retry them") == 4
+    err = capsys.readouterr().err
+    no_controls(err)
+    assert err.startswith("memeval: incomplete: ") and "\\x1b]52;c;aGVsbG8=\\x07" in err and err.count("\n") == 1

@@ -231,10 +231,11 @@ def finish(closing_line: str | None) -> int:
     import sys
 
     from memeval.errors import EXIT_INCOMPLETE, EXIT_OK
+    from memeval.safe_text import shown
 
     if not closing_line:
         return EXIT_OK
-    print(f"memeval: {closing_line}", file=sys.stderr)
+    print(f"memeval: {shown(closing_line)}", file=sys.stderr)  # it may quote an API's or a plug-in's message
     return EXIT_INCOMPLETE
 
 

@@ -121,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.summary()))
     else:
-        print(result.report)
+        print(shown(result.report, lines=True))
         print(f"written to {result.out}/ ({_files(result.out)})")
     return finish(result.closing_line())
 

@@ -17,6 +17,7 @@ from memeval.commands.arguments import (
     split_systems,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,10 +60,10 @@ def _run(args: argparse.Namespace) -> int:
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast,
         max_concurrency=llm.max_concurrency, prices=args.prices, answer_max_tokens=args.answer_max_tokens))
     if llm.dry_run:
-        print(result.note)
+        print(shown(result.note))
         return 0
     from memeval.commands.locomo import _files
 
-    print(result.report)
+    print(shown(result.report, lines=True))
     print(f"written to {result.out}/ ({_files(result.out)})")
     return finish(result.closing_line())

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from memeval.commands.arguments import command
+from memeval.safe_text import shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def _publish(args: argparse.Namespace) -> int:
         print(json.dumps(metrics, indent=2, sort_keys=True))
     else:
         for r in results:
-            print(f"{r.name:22} {r.status:13} {', '.join(r.paths) if r.paths else r.message}")
+            print(shown(f"{r.name:22} {r.status:13} {', '.join(r.paths) if r.paths else r.message}"))
         for key, read in metrics["configurations"].items():
             print(f"read {key}: {read['configuration']} ({read['directory']})")
     return 0
