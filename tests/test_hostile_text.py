@@ -148,3 +148,15 @@ def test_a_closing_line_quoting_a_message_is_shown_as_text(capsys):
     err = capsys.readouterr().err
     no_controls(err)
     assert err.startswith("memeval: incomplete: ") and "\\x1b]52;c;aGVsbG8=\\x07" in err and err.count("\n") == 1
+
+
+def test_a_whole_run_report_shows_names_notes_and_answers_as_text():
+    """report.md as `run_task` writes it: a system's name in headings, a note quoting a plug-in's message."""
+    from memeval.reports.run_report import run_report
+
+    rows = [answer(f"conv-1:q{i:04d}", category=1 + i % 4, question=f"q{i}", gold="<b>gold</b>",
+                   prediction=HOSTILE, f1=i / 10) for i in range(4)]
+    text = run_report({"<script>s</script>": rows}, notes=[f"1 of 4 answers failed (plugin: ValueError: {HOSTILE})"])
+    no_controls(text)
+    assert "<script>" not in text and "<b>" not in text
+    assert "## &lt;script&gt;s&lt;/script&gt;: top 5 questions" in text

@@ -24,6 +24,7 @@ from memeval.reports.tables import (
     extremes,
     full_report,
     markdown_table,
+    md_markup,
     present_categories,
     question_set_note,
 )
@@ -127,7 +128,7 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
                      "be; n/a with one question.")
     notes.append(question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                     for name, rows in systems.items()}))
-    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
 
 
 def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000,
@@ -153,7 +154,7 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
              "n/a when the questions in common come from one conversation.",
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in systems.items()})]
-    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {n}" for n in notes if n)
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
 
 
 def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str) -> str:
@@ -222,7 +223,7 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
     text = full_report(answers, judgments, title=title, judge_model=judge_model, protocol_problem=protocol_problem)
     head, _, rest = text.partition("\n")
     parts = [head, ""]
-    parts += [f"> {n}" for n in notes]
+    parts += [f"> {md_markup(n)}" for n in notes]  # a note may quote an API's or a plug-in's message
     parts.append(rest)
     parts += ["## Evidence recall (×100) of the memories given to the reader", "", evidence_recall_table(answers)]
     parts += ["", "## Ranked retrieval: evidence recall@k (×100)", "", recall_at_k_table(answers)]

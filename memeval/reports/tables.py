@@ -161,7 +161,7 @@ def different_sets_note(sets: Mapping[str, frozenset]) -> str | None:
 
 def _with_notes(table: str, notes: Sequence[str | None]) -> str:
     notes = [n for n in notes if n]
-    return table + ("\n\n" + "\n".join(f"- {n}" for n in notes) if notes else "")
+    return table + ("\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes) if notes else "")
 
 
 def present_categories(systems: Mapping[str, Rows]) -> tuple[int, ...]:
@@ -427,7 +427,7 @@ def full_report(
     parts += ["", "## Per-category breakdown", "", category_breakdown(systems)]
     for name, rows in systems.items():
         top, bottom = extremes(rows)
-        parts += ["", f"## {name}: top 5 questions", "", _question_rows(top)]
-        parts += ["", f"## {name}: bottom 5 questions", "", _question_rows(bottom), "",
+        parts += ["", f"## {md_text(name)}: top 5 questions", "", _question_rows(top)]
+        parts += ["", f"## {md_text(name)}: bottom 5 questions", "", _question_rows(bottom), "",
                   f"- Top and bottom by F1; {EXTREMES_TIES}."]
     return "\n".join(parts) + "\n"
