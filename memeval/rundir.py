@@ -358,8 +358,10 @@ class DirectoryLock:
         else:
             raise InputError(self.out, "lock", "could not take the directory's lock; try again")
         if self.taken_over is not None:
-            print(f"memeval: note: took over {path} from a process that is gone (pid "
-                  f"{self.taken_over.get('pid')}, {self.taken_over.get('command')!r})", file=sys.stderr)
+            from memeval.safe_text import shown
+
+            print(shown(f"memeval: note: took over {path} from a process that is gone (pid "
+                        f"{self.taken_over.get('pid')}, {self.taken_over.get('command')!r})"), file=sys.stderr)
         return self
 
     @staticmethod

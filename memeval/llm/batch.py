@@ -243,7 +243,9 @@ def not_found(saved: SavedBatch) -> str:
 
 
 def _note(line: str) -> None:
-    print(f"memeval: note: {line}", file=sys.stderr)
+    from memeval.safe_text import shown
+
+    print(f"memeval: note: {shown(line)}", file=sys.stderr)  # it may quote a batch id or status from the API
 
 
 def _forget(client: LLMClient, cache: ResponseCache, saved: SavedBatch, why: str, n: int, then: str,
