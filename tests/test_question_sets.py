@@ -58,7 +58,7 @@ def test_one_conversation_prints_no_interval_and_the_notes_name_the_method_used(
 
 
 def test_results_flag_runs_with_other_question_selections(locomo_dir, tmp_path, cli):
-    for name, questions in (("four", "4"), ("six", "6")):
+    for name, questions in (("four", "first:4"), ("six", "first:6")):
         cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26,conv-30", "--questions", questions,
             "--systems", "rag_turns", "--out", tmp_path / name, "--no-progress", "--json", check=True)
     printed = cli("results", tmp_path / "four", tmp_path / "six", check=True).stdout
