@@ -182,7 +182,7 @@ JUDGED_PARAMETERS = {
 # in well under a minute; its numbers are not the published ones). The notebook tests run these too.
 QUICK_PARAMETERS = {
     "01_prototype_scoring": {"systems": ["rag_turns", "no_memory"]},
-    "02_full_run": {"conversations": "conv-26,conv-30", "questions": 15,
+    "02_full_run": {"conversations": "conv-26,conv-30", "questions": "first:15",
                     "systems": ["rag_turns", "observations", "full_context"]},
     "03_memaudit_small": {"seeds": 6, "budgets": [2, 4, 16], "certify": "milp", "jobs": 1},
     "04_memaudit_validity": {"seeds": 3, "certify": "milp", "jobs": 1},

@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast,
         max_concurrency=llm.max_concurrency, prices=args.prices, answer_max_tokens=args.answer_max_tokens))
     if llm.dry_run:
-        print(shown(result.note))
+        print(shown(result.note, lines=True))
         return 0
     from memeval.commands.locomo import _files
 
