@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
 import socket
 import sqlite3
 import threading
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memeval.commands.arguments import BOUNDS
+from tests.alarms import deadline
 
 
 def one_error_line(result, *fragments: str) -> str:
@@ -130,19 +130,9 @@ class Hung(BaseException):
     """Not an Exception: the code under test catches TimeoutError and OSError, and must not catch this."""
 
 
-@contextmanager
 def hang_guard(seconds: int):
     """Turns a hang (the code before the fix waited forever on a silent port) into a failure."""
-    def expired(signum, frame):
-        raise Hung(f"still waiting after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    return deadline(seconds, Hung)
 
 
 @pytest.mark.parametrize("reply", [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", None], ids=["http", "silent"])

@@ -7,10 +7,8 @@ import argparse
 import copy
 import json
 import math
-import signal
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 
 from memeval.errors import InputError
 from memeval.memaudit.generators import generate
+from tests.alarms import deadline
 
 GOOD = generate("base", 1).to_json_dict()
 
@@ -231,18 +230,9 @@ def test_a_resumed_sweep_directory_is_left_alone(flags, fragment, existing_sweep
 
 
 # --- the former hangs: a max_per_group far beyond any group's size -------------------------------------------------
-@contextmanager
 def time_bound(seconds: int):
-    def expired(signum, frame):
-        raise TimeoutError(f"still running after {seconds} s: the loop depends on max_per_group")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    """The loop must not depend on max_per_group."""
+    return deadline(seconds)
 
 
 def _memeval(*argv, cwd) -> subprocess.CompletedProcess:
