@@ -88,3 +88,41 @@ def test_a_lock_whose_owner_died_is_taken_over_even_when_its_pid_is_reused(tmp_p
         other.wait()
     assert taken.returncode == 0 and f"took over {lock} from a process that is gone" in taken.stderr, taken.stderr
     assert not lock.exists()
+
+
+def test_a_natural_build_being_written_is_never_moved_by_restart(locomo_dir, tmp_path, monkeypatch):
+    """`natural build` held no lock: a `--restart` (or a second build) while one was computing moved or
+    interleaved with it. Now the build holds its directory's lock from start to last file."""
+    from memeval.natural import build
+
+    out = tmp_path / "packages"
+    assert main(["natural", "build", "--data", str(locomo_dir), "--target", "2", "--no-union", "--no-progress",
+                 "--out", str(out)]) == 0
+    before = _tree(out)
+
+    computing, go = threading.Event(), threading.Event()
+    build_natural = build.build_natural
+
+    def held(*args, **kwargs):  # the first build is computing its packages
+        computing.set()
+        go.wait(120)
+        return build_natural(*args, **kwargs)
+
+    monkeypatch.setattr(build, "build_natural", held)
+    codes = []
+    first = threading.Thread(target=lambda: codes.append(main(
+        ["natural", "build", "--data", str(locomo_dir), "--target", "2", "--no-union", "--no-progress",
+         "--out", str(out)])))
+    first.start()
+    try:
+        assert computing.wait(60)
+        second = subprocess.run([sys.executable, "-m", "memeval", "natural", "build", "--data", str(locomo_dir),
+                                 "--target", "3", "--no-union", "--no-progress", "--restart", "--out", str(out)],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        go.set()
+        first.join(120)
+    assert second.returncode == 2, second.stderr
+    assert "another memeval is writing here" in second.stderr and len(second.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.glob("packages.replaced-*"))
+    assert codes == [0] and _tree(out) == before

@@ -6,7 +6,9 @@ the same data with the same code are identical byte for byte.
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -46,16 +48,44 @@ def graph_requests(data: str | None = None, cost_rule: str = "words", target: in
     return [r for cid in graph_conversation_ids(examined) for r in system.planned_requests(conversations[cid])]
 
 
+
+def _one_writer(build):
+    """A build holds its directory's lock from before `--restart` moves anything until its last file is written,
+    as a run does: a second build, or a `--restart` while this one computes, is refused in one line, never moved
+    or interleaved with it."""
+    @functools.wraps(build)
+    def locked(out, *args, restart: bool = False, **kwargs):
+        from memeval.rundir import DirectoryLock, move_aside
+
+        out = Path(out)
+        existed = out.exists()
+        lock = DirectoryLock(out, "memeval natural build")
+        lock.acquire()
+        try:
+            if restart and (moved := move_aside(out, lock)) is not None:
+                print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
+            return build(out, *args, **kwargs)
+        finally:
+            lock.release()
+            if not existed:
+                try:
+                    out.rmdir()  # made only to hold the lock: a refused build leaves nothing
+                except OSError:
+                    pass
+    return locked
+
+
+@_one_writer
 def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
                     target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED, union: bool = True,
-                    graph_client=None, progress: bool = False, restart: bool = False) -> dict:
+                    graph_client=None, progress: bool = False) -> dict:
     """`graph_client`: an LLM client whose extractions (cached or live) give the memory graph's union
     packages; without one the graph is not exported and the manifest says why."""
     data_path = find_locomo(data)
     identity = settle_output(out, {"source": SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
                                    "target": target, "seed": seed, "union": union,
                                    "with_graph": graph_client is not None, "rule_version": RULE_VERSION,
-                                   "data_sha256": data_hashes(data_path)}, restart)
+                                   "data_sha256": data_hashes(data_path)})
     conversations = {c.sample_id: c for c in load_locomo(data_path)}
     examined = build_natural(list(conversations.values()), target, seed, cost_rule, progress)
     accepted = [e for e in examined if e.accepted]
@@ -125,8 +155,9 @@ def build_directory(out: str | Path, data: str | None = None, cost_rule: str = "
     return manifest
 
 
+@_one_writer
 def build_conversation_directory(out: str | Path, data: str | None = None, cost_rule: str = "words",
-                                 union: bool = True, conversations: str = "all", restart: bool = False) -> dict:
+                                 union: bool = True, conversations: str = "all") -> dict:
     """`natural build --scope conversation`: one package per LoCoMo conversation (every turn, every question's
     evidence units) and, unless `union` is off, the built-in stores' union packages over it."""
     from memeval.natural import conversation_scope as scope
@@ -136,7 +167,7 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
     chosen = select_conversations(load_locomo(data_path), conversations)
     identity = settle_output(out, {"source": scope.SOURCE_LABEL, "scope": "conversation", "cost_rule": cost_rule,
                                    "union": union, "conversations": [c.sample_id for c in chosen],
-                                   "rule_version": RULE_VERSION, "data_sha256": data_hashes(data_path)}, restart)
+                                   "rule_version": RULE_VERSION, "data_sha256": data_hashes(data_path)})
     packages = [scope.build_conversation_package(c, cost_rule) for c in chosen]
     line = ["memeval", "natural", "build", "--scope", "conversation", *flag_args(
         {"data": data, "cost": cost_rule, "no_union": not union, "conversations": conversations},
@@ -176,8 +207,9 @@ def build_conversation_directory(out: str | Path, data: str | None = None, cost_
     return manifest
 
 
+@_one_writer
 def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
-                                seed: int = SAMPLE_SEED, progress: bool = False, restart: bool = False) -> dict:
+                                seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
     """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
     examined.jsonl, manifest.json), no union packages (LongMemEval has no annotated stores to export)."""
     from memeval.data.longmemeval import load_longmemeval
@@ -186,7 +218,7 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
     instances, _ = load_longmemeval(data)
     identity = settle_output(out, {"source": lme.SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
                                    "target": target, "seed": seed, "rule_version": RULE_VERSION,
-                                   "data_sha256": data_hashes(data)}, restart)
+                                   "data_sha256": data_hashes(data)})
     examined = lme.build_lme_natural(instances, target, seed, cost_rule, progress)
     accepted = [e for e in examined if e.accepted]
     rejected = [e for e in examined if not e.accepted]
@@ -223,17 +255,14 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
     return manifest
 
 
-def settle_output(out: str | Path, fixed: dict, restart: bool) -> dict:
+def settle_output(out: str | Path, fixed: dict) -> dict:
     """A build directory holds one build: the same settings rebuild it (byte for byte), other settings are refused
-    in one line before anything is computed, unless `restart` moves the old build aside (never deleted).
+    in one line before anything is computed (`--restart` has moved the old build aside by then: `_one_writer`).
     Returns the identity recorded in the manifest."""
-    from memeval.rundir import Identity, check, move_aside, read_manifest
+    from memeval.rundir import Identity, check, read_manifest
 
     identity = Identity("natural build", fixed=fixed)
     out = Path(out)
-    if restart:
-        move_aside(out)
-        return identity.as_dict()
     previous = read_manifest(out) or {}
     legacy = None
     if previous and "identity" not in previous:  # built before identities were recorded
