@@ -33,8 +33,23 @@ EXAMPLES = """example:
   (`memeval COMMAND --help` shows each command's flags and an example)"""
 
 
+class Parser(argparse.ArgumentParser):
+    """Flags are spelled whole (argparse would take `--data` for `data stats --dataset` and `--rest` for
+    `--restart`), and a bad flag is one line naming the command and what is wrong, not the usage block first:
+    `--help` shows the usage. Every subcommand's parser is of this class (argparse makes them from the parent's)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        from memeval.safe_text import shown
+
+        self.exit(2, f"{self.prog}: error: {shown(message)} (`{self.prog} --help` shows the flags)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memeval", description=__doc__, epilog=EXAMPLES,
+    parser = Parser(prog="memeval", description=__doc__, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memeval {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -72,7 +87,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             resolve(args.output)
         if isinstance(getattr(args, "out", None), str):  # every --out DIR, likewise
-            _check_out_dir(args.out)
+            _check_out_dir(args.out, restart=bool(getattr(args, "restart", False)))
         return int(args.handler(args) or 0)
     except (InputError, DataNotFoundError) as exc:
         _error(exc)
@@ -117,12 +132,22 @@ def _error(message: object) -> None:
     print(f"memeval: error: {shown(message)}", file=sys.stderr)
 
 
-def _check_out_dir(out: str) -> None:
+def _check_out_dir(out: str, restart: bool = False) -> None:
     """`--out DIR` names a directory or nothing yet: a file there, or on the way there, is bad input (exit 2)
-    refused before any work, not mkdir's EEXIST or ENOTDIR after it."""
+    refused before any work, not mkdir's EEXIST or ENOTDIR after it. An empty name is refused (it would be the
+    current directory, where a run's files would land among the user's), and `--restart` never moves the
+    directory the command runs in, or one above it."""
+    import os
     from pathlib import Path
 
+    if not out.strip():
+        raise InputError("(empty)", "--out", "names no directory; name the directory the command writes into")
     path = Path(out)
+    if restart:
+        here, target = os.path.realpath(os.getcwd()), os.path.realpath(out)
+        if here == target or here.startswith(target.rstrip("/") + "/"):
+            raise InputError(out, "--restart", "would move the directory this command runs in (or one above "
+                             "it) aside; name a directory below it, or run from elsewhere")
     for place in (path, *path.parents):
         if place.is_dir():
             return

@@ -135,6 +135,7 @@ def recorded_identity(manifest: Mapping | None) -> Identity | None:
 
 
 def replaced_path(out: Path) -> Path:
+    out = Path(os.path.abspath(out))  # `.` has no name to put a suffix on
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     candidate = out.with_name(f"{out.name}{REPLACED}{stamp}")
     n = 1

@@ -167,6 +167,26 @@ def test_a_200_reply_that_is_not_json_stops_the_run_in_one_line(content_type, lo
     assert rows == "" and json.loads((out / "manifest.json").read_text())["complete"] is False
 
 
+def test_a_200_reply_that_is_other_json_on_an_openai_wire_stops_the_run_in_one_line(locomo_dir, tmp_path, cli,
+                                                                                     monkeypatch):
+    """A gateway that answers any path with its own JSON (`{"id": ...}`, no choices): the SDK parses it into a
+    completion without choices, which crashed in response_from_completion with a traceback."""
+    from tests.fake_openai import FakeOpenAI
+
+    out = tmp_path / "run"
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeOpenAI(lambda body: "ok", local=True) as server:
+        server.chat_faults += [(200, {}, {"id": "gw-1", "status": "ok"})] * 5
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        result = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3",
+                     "--systems", "rag_turns", "--reader", "claude", "--llm", "local", "--answer-model", "foo",
+                     "--out", out, "--no-progress")
+        assert len(server.received) == 1, "the same request would get the same JSON: nothing more is sent"
+    _one_line(result, 1, "200 invalid_response", "not a chat completion", "OPENAI_BASE_URL")
+    rows = (out / "answers.jsonl").read_text() if (out / "answers.jsonl").exists() else ""
+    assert rows == "" and json.loads((out / "manifest.json").read_text())["complete"] is False
+
+
 # ---- a damaged response cache ---------------------------------------------------------------------------------
 
 def test_a_damaged_cache_says_how_to_move_it_aside(locomo_dir, tmp_path, cli, monkeypatch):

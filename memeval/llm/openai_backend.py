@@ -116,6 +116,11 @@ class OpenAIBackend:
                 completion = raw.parse()
         except Exception as exc:  # noqa: BLE001 — classified, never swallowed
             raise classify_openai_error(exc, request) from None
+        if not _is_completion(completion):  # a gateway's or web server's other JSON: the same request gets it again
+            raise APIRejected(200, "invalid_response", f"the reply is JSON that is not a chat completion (no "
+                              f"choices[0].message); is {self.endpoint} an OpenAI-compatible chat endpoint? "
+                              "(OPENAI_BASE_URL)", getattr(completion, "id", None), request.model, "",
+                              "/v1/chat/completions", self.endpoint)
         response = response_from_completion(completion, request, p)
         response.rate_headers = rate_limit_headers(raw.headers)
         return response
@@ -148,6 +153,11 @@ class OpenAIBackend:
         return EmbeddingReply(vectors, str(getattr(reply, "model", "") or batch.model), request_id,
                               int(tokens) if isinstance(tokens, int) and tokens >= 0 else 0,
                               rate_limit_headers(raw.headers))
+
+
+def _is_completion(completion) -> bool:
+    choices = getattr(completion, "choices", None)
+    return isinstance(choices, list) and bool(choices) and getattr(choices[0], "message", None) is not None
 
 
 FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}

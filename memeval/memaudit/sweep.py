@@ -195,7 +195,7 @@ def _handshake(address: str, timeout: float) -> None:
     from distributed.comm import connect
 
     async def probe() -> None:
-        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout + 2)
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
         await comm.close()
 
     failed: list[BaseException] = []
@@ -214,7 +214,7 @@ def _handshake(address: str, timeout: float) -> None:
     if failed:
         exc = failed[0]
         if isinstance(exc, TimeoutError) and not str(exc):  # asyncio.wait_for's says nothing
-            raise TimeoutError(f"connected, but no Dask handshake within {timeout + 2:g} s")
+            raise TimeoutError(f"connected, but no Dask handshake within {timeout:g} s")
         if isinstance(exc, (OSError, TimeoutError, ValueError)):
             raise exc
         raise OSError(f"what answered does not speak Dask's protocol ({type(exc).__name__})")
