@@ -39,7 +39,10 @@ class ProgressBar:
         if progress_enabled(enabled) and total > 0:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=desc, unit=unit, mininterval=1.0)
+            from memeval.safe_text import shown
+
+            # a label may name a run directory or a model from a manifest: its control characters are shown, not obeyed
+            self._bar = tqdm(total=total, desc=shown(desc), unit=unit, mininterval=1.0)
             if status is not None:
                 self._status, self._interval_s, self._shown, self._drawn = status, interval_s, "", time.monotonic()
                 self._stop = threading.Event()
@@ -53,7 +56,9 @@ class ProgressBar:
     def _show(self) -> None:
         text = self._status()
         if self._bar is not None and (text != self._shown or time.monotonic() - self._drawn >= REDRAW_S):
-            self._bar.set_postfix_str(text)
+            from memeval.safe_text import shown
+
+            self._bar.set_postfix_str(shown(text))
             self._shown, self._drawn = text, time.monotonic()
 
     def update(self, n: int = 1) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.rundir import RunDir
+from memeval.safe_text import shown
 
 N_BOOT = 2000
 RunPaths = str | Path | Sequence[str | Path]
@@ -360,7 +361,7 @@ def render(data: dict) -> str:
     from memeval.viewer_page import TEMPLATE
 
     title = "memeval view · " + " vs ".join(run["label"] for run in data["runs"])
-    values = {"__TITLE__": html.escape(title), "__DATA__": embedded(data)}
+    values = {"__TITLE__": html.escape(shown(title)), "__DATA__": embedded(data)}
     # one pass: a run named __DATA__ (or data holding __TITLE__) is never substituted twice
     return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
 

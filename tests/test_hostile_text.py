@@ -160,3 +160,34 @@ def test_a_whole_run_report_shows_names_notes_and_answers_as_text():
     no_controls(text)
     assert "<script>" not in text and "<b>" not in text
     assert "## &lt;script&gt;s&lt;/script&gt;: top 5 questions" in text
+
+
+def test_a_progress_bar_shows_a_hostile_label_as_text(locomo_dir, tmp_path, cli, monkeypatch):
+    """`results` labels its BLEU-1 bar with the run's name: the bar, on stderr, printed it raw."""
+    run = tmp_path / f"run{OSC52}"
+    cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
+        "rag_turns", "--no-progress", "--out", run, check=True)
+    monkeypatch.setenv("MEMEVAL_PROGRESS", "1")
+    result = cli("results", run, check=True)
+    assert "\\x1b]52" in result.stderr, "the bar was not drawn: the test would not see it"
+    no_controls(result.stdout + result.stderr.replace("\r", ""))  # tqdm's own carriage returns redraw the bar
+
+
+def test_a_progress_bar_status_is_shown_as_text(capsys, monkeypatch):
+    from memeval.progress import ProgressBar
+
+    monkeypatch.setenv("MEMEVAL_PROGRESS", "1")
+    with ProgressBar(2, f"run{TITLE}", "q", status=lambda: f"waiting for m{OSC52}", interval_s=0.01) as bar:
+        bar._show()
+        bar.update()
+    err = capsys.readouterr().err
+    assert "waiting for m\\x1b]52" in err
+    no_controls(err.replace("\r", ""))
+
+
+def test_the_viewer_page_title_shows_a_hostile_run_name_as_text(tmp_path):
+    from memeval.viewer import render
+
+    head = render({"runs": [{"label": f"run{TITLE}"}]}).split("<script", 1)[0]
+    assert "run\\x1b]0;pwned" in head
+    no_controls(head)
