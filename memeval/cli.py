@@ -70,12 +70,29 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     from memeval.invocation import set_cli_argv
 
+    process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     set_cli_argv(argv)
     try:
-        return _dispatch(build_parser().parse_args(argv))
+        code = _dispatch(build_parser().parse_args(argv))
     finally:
         set_cli_argv(None)
+    if process and code == 130:
+        _leave_now(code)
+    return code
+
+
+def _leave_now(code: int) -> None:
+    """After Ctrl-C the run has released its lock and said so; calls still in flight on worker threads would hold
+    the interpreter's exit until their read timeouts ran out (minutes), so the process ends here."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
