@@ -143,3 +143,18 @@ def _conv_and_items(locomo_dir):
 
     conv = next(c for c in load_locomo(locomo_dir / "locomo10_v2") if c.sample_id == "conv-26")
     return conv, turn_items(conv)
+
+
+def test_a_dry_run_says_whether_the_papers_reader_and_mem0s_judge_are_published(locomo_dir, tmp_path, cli,
+                                                                               monkeypatch):
+    """The cost table alone did not say it: only a finished run's report did."""
+    monkeypatch.setenv("MEMEVAL_PROTOCOLS_DIR", str(tmp_path / "no-protocols"))
+    result = cli("locomo", "run", "--data", locomo_dir, "--reader", "claude_official", "--judge", "binary",
+                 "--conversations", "conv-26", "--questions", "first:2", "--systems", "rag_turns", "--dry-run",
+                 "--out", tmp_path / "run", check=True)
+    notes = [line for line in result.stderr.splitlines() if line.startswith("memeval: note: ")]
+    assert notes == ["memeval: note: reader claude_official: paraphrased prompts — not the published protocol "
+                     "(`memeval data fetch protocols` fetches them)",
+                     "memeval: note: judge binary: paraphrased prompts — not the published protocol "
+                     "(`memeval data fetch protocols` fetches them)"]
+    assert not (tmp_path / "run").exists()

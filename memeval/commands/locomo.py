@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from memeval.commands.arguments import (
     add_data,
@@ -111,6 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
     )
+    _say_protocols(args)
     if llm.dry_run:
         from memeval.commands.estimates import estimate_table
 
@@ -124,6 +126,22 @@ def _run(args: argparse.Namespace) -> int:
         print(shown(result.report, lines=True))
         print(f"written to {result.out}/ ({_files(result.out)})")
     return finish(result.closing_line())
+
+
+def _say_protocols(args: argparse.Namespace) -> None:
+    """Before any cost or call, whether the paper's reader and Mem0's judge will send the anchors' own prompts or
+    this project's wording: a dry run, and a run's first lines, say it, not only its report."""
+    from memeval.protocols import store
+    from memeval.protocols.store import PARAPHRASED
+
+    asked = {"claude_official": ("reader claude_official", "locomo_reader")} if args.answerer == "claude_official" \
+        else {}
+    if args.judge == "binary":
+        asked["binary"] = ("judge binary", "mem0_judge")
+    for what, name in asked.values():
+        found = store.load(name)
+        print(f"memeval: note: {what}: " + (f"the published prompts, byte for byte ({shown(found.origin)})" if found
+              else f"{PARAPHRASED} (`memeval data fetch protocols` fetches them)"), file=sys.stderr)
 
 
 def _import(args: argparse.Namespace) -> int:
