@@ -74,3 +74,12 @@ def test_a_run_on_it_works_offline_and_says_it_is_synthetic(sample):
     answers = [json.loads(line) for line in (root / "runs" / "lme" / "answers.jsonl").read_text().splitlines()]
     assert len(answers) == 2 * len(json.loads(sample.read_text())) and not [a for a in answers if a["error"]]
     assert "| rag_turns | 100.00 |" in report, "the evidence sessions are found (session recall_any@5)"
+
+
+def test_stats_of_the_sample_without_dataset_names_the_flag(tmp_path, cli):
+    """`data stats FILE` reads LoCoMo unless told: on the sample it said only `sample_id: missing`."""
+    written = cli("data", "sample", "longmemeval", "--out", tmp_path / "s", check=True)
+    assert "memeval data stats --dataset longmemeval" in written.stdout
+    result = cli("data", "stats", tmp_path / "s" / "longmemeval_sample.json")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "sample_id: missing" in result.stderr and "--dataset longmemeval" in result.stderr

@@ -54,7 +54,9 @@ def _sample(args: argparse.Namespace) -> int:
     from memeval.data.longmemeval_sample import SYNTHETIC, sample_instances, write_sample
 
     data, readme = write_sample(args.out)
-    print(f"wrote {shown(data)} ({len(sample_instances())} questions, {SYNTHETIC}) and {shown(readme)}")
+    print(f"wrote {shown(data)} ({len(sample_instances())} questions, {SYNTHETIC}) and {shown(readme)}\n"
+          f"next: memeval data stats --dataset longmemeval {shown(data)}\n"
+          f"      memeval longmemeval run --data {shown(data)} --systems rag_turns,full_context --out runs/lme-sample")
     return 0
 
 
@@ -107,9 +109,16 @@ def _stats(args: argparse.Namespace) -> int:
         return _longmemeval_stats(args)
     from memeval.data.locomo import load_locomo_with_report, stats
     from memeval.data.paths import find_locomo
+    from memeval.errors import InputError
 
     path = find_locomo(args.path)
-    conversations, report = load_locomo_with_report(path)
+    try:
+        conversations, report = load_locomo_with_report(path)
+    except InputError as exc:
+        if args.path is None or exc.field != "sample_id":
+            raise
+        raise InputError(exc.source, exc.field, f"{exc.problem} (read as LoCoMo; a LongMemEval file takes "
+                         "--dataset longmemeval)") from None
     result = stats(conversations)
     if args.json:
         print(json.dumps({**result, "quirks": dict(sorted(report.quirks.items()))}, sort_keys=False))
