@@ -58,7 +58,7 @@ def _one_writer(build):
         from memeval.rundir import DirectoryLock, move_aside
 
         out = Path(out)
-        existed = out.exists()
+        made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what the lock's mkdir creates
         lock = DirectoryLock(out, "memeval natural build")
         lock.acquire()
         try:
@@ -67,11 +67,11 @@ def _one_writer(build):
             return build(out, *args, **kwargs)
         finally:
             lock.release()
-            if not existed:
+            for place in made:  # made only to hold the lock: a refused build leaves nothing
                 try:
-                    out.rmdir()  # made only to hold the lock: a refused build leaves nothing
+                    place.rmdir()
                 except OSError:
-                    pass
+                    break
     return locked
 
 
