@@ -35,8 +35,8 @@ EXAMPLES = """example:
 
 class Parser(argparse.ArgumentParser):
     """Flags are spelled whole (argparse would take `--data` for `data stats --dataset` and `--rest` for
-    `--restart`), and a bad flag is one line naming the command and what is wrong, not the usage block first:
-    `--help` shows the usage. Every subcommand's parser is of this class (argparse makes them from the parent's)."""
+    `--restart`), and a bad flag is one line naming the command and what is wrong, not the usage block first
+    (`--help` shows it). Every subcommand's parser is of this class (argparse makes them from the parent's)."""
 
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
@@ -45,7 +45,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         from memeval.safe_text import shown
 
-        self.exit(2, f"{self.prog}: error: {shown(message)} (`{self.prog} --help` shows the flags)\n")
+        self.exit(2, f"{self.prog}: error: {shown(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

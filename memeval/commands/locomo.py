@@ -112,10 +112,10 @@ def _run(args: argparse.Namespace) -> int:
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
     )
-    _say_protocols(args)
     if llm.dry_run:
         from memeval.commands.estimates import estimate_table
 
+        _say_protocols(args)
         estimate = estimate_run(config)
         print(json.dumps(estimate.as_dict(), indent=2) if args.json else estimate_table(estimate))
         return 0
@@ -125,12 +125,13 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(shown(result.report, lines=True))
         print(f"written to {result.out}/ ({_files(result.out)})")
+    _say_protocols(args)
     return finish(result.closing_line())
 
 
 def _say_protocols(args: argparse.Namespace) -> None:
-    """Before any cost or call, whether the paper's reader and Mem0's judge will send the anchors' own prompts or
-    this project's wording: a dry run, and a run's first lines, say it, not only its report."""
+    """Whether the paper's reader and Mem0's judge send the anchors' own prompts or this project's wording, on
+    stderr: before a dry run's costs, and before a run's closing line (a refusal stays its one line)."""
     from memeval.protocols import store
     from memeval.protocols.store import PARAPHRASED
 
