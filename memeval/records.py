@@ -81,7 +81,7 @@ def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
 class AnswerRow(Record):
     """One (system, question) answer of a LoCoMo run (answers.jsonl)."""
 
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"retrieval_scores"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"retrieval_scores", "request_keys"})
 
     sample_id: str
     conversation_id: str
@@ -102,6 +102,9 @@ class AnswerRow(Record):
     context_tokens: int | None
     error: str | None
     retrieval_scores: list[float] | None = None  # the system's score of each memory in retrieved_ids (viewer)
+    # the response-cache key of each model call that made the prediction (the viewer shows the request and reply
+    # from the cache); None for rows made without a model or before keys were recorded
+    request_keys: list[str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -132,7 +135,7 @@ class JudgmentRow(JudgeOutcome):
     """One judged (system, question, protocol) (judgments.jsonl), with the judge model that gave it (rows
     written before the model was recorded have none)."""
 
-    optional_fields: ClassVar[frozenset[str]] = frozenset({"explanations", "judge_model"})
+    optional_fields: ClassVar[frozenset[str]] = frozenset({"explanations", "judge_model", "request_keys"})
 
     sample_id: str
     conversation_id: str
@@ -140,6 +143,7 @@ class JudgmentRow(JudgeOutcome):
     system: str
     prompt_version: str
     judge_model: str | None = None
+    request_keys: list[str] | None = None  # each judge run's response-cache key, in run order (the viewer's transcript)
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -218,11 +218,61 @@ def _f100(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(100 * value, digits)
 
 
-def page_data(runs: RunPaths) -> dict:
-    """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring)."""
+class _Exchanges:
+    """Every model call the rows name by cache key, each once, and the texts of their messages, each once (a full
+    context prompt's conversation is one text however many questions were asked of it)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, int] = {}
+        self.texts: dict[str, int] = {}
+
+    def refer(self, keys: Sequence[str] | None) -> list[int] | None:
+        if keys is None:
+            return None
+        return [self.keys.setdefault(key, len(self.keys)) for key in keys]
+
+    def text(self, value: str) -> int:
+        return self.texts.setdefault(value, len(self.texts))
+
+    def table(self, cache_dir: str | Path | None, notes: list[str]) -> dict:
+        """{"calls": one entry per key — the request as sent and the reply, or `missing` — and "texts"}."""
+        from memeval.llm.cache import read_exchanges
+
+        found, problem = read_exchanges(list(self.keys), cache_dir)
+        if problem:
+            notes.append(problem + ": requests and replies are shown as not in this machine's cache")
+        calls = [self._call(key, found.get(key)) for key in self.keys]
+        return {"calls": calls, "texts": list(self.texts)}
+
+    def _call(self, key: str, exchange) -> dict:
+        if exchange is None:
+            return {"key": key, "missing": True}
+        request, response = exchange.request, exchange.response
+        messages = request.get("messages") if isinstance(request.get("messages"), list) else []
+        prefix = request.get("cache_prefix_chars") if isinstance(request.get("cache_prefix_chars"), int) else 0
+        shown_messages = []
+        for n, message in enumerate(messages):
+            role, text = (message + [None, None])[:2] if isinstance(message, list) else (None, None)
+            text = text if isinstance(text, str) else json.dumps(text)
+            cut = prefix if n == 0 and 0 < prefix < len(text) else 0
+            parts = [text[:cut], text[cut:]] if cut else [text]
+            shown_messages.append([str(role), [self.text(part) for part in parts]])
+        params = {name: value for name, value in request.items() if name not in ("messages", "system")}
+        reply = {name: response.get(name) for name in ("text", "model", "stop_reason", "input_tokens",
+                                                       "output_tokens", "cache_read_input_tokens", "request_id")}
+        return {"key": key, "system": self.text(str(request.get("system") or "")), "messages": shown_messages,
+                "params": params, "reply": {**reply, "text": self.text(str(reply["text"] or ""))},
+                "created": exchange.created_utc}
+
+
+def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
+    """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring); each
+    answer's and judgment's model calls are read from the response cache in `cache_dir` (default: this machine's,
+    MEMEVAL_CACHE_DIR)."""
     from memeval.records import load_answers, load_judgments
 
     paths = _run_paths(runs)
+    calls = _Exchanges()
     labels = run_labels(paths)
     tables = _Tables()
     data_cache: dict = {}
@@ -231,7 +281,7 @@ def page_data(runs: RunPaths) -> dict:
     protocols: list[dict] = []
     header: list[dict] = []
     columns: dict[str, list] = {name: [] for name in ("q", "s", "pred", "f1", "tok", "ms", "rec", "mem", "err", "j",
-                                                      "prompt", "scores")}
+                                                      "prompt", "scores", "calls")}
     for r, (run, label) in enumerate(zip(paths, labels, strict=True)):
         if not RunDir(run).answers.is_file():
             raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
@@ -261,7 +311,8 @@ def page_data(runs: RunPaths) -> dict:
         judged: dict[tuple[str, str], list] = {}
         for j in judgments:
             judged.setdefault((j.system, j.sample_id), []).append(
-                [protocol_index[j.protocol], _number(j.mean), [_number(x) for x in j.scores], j.explanations or []])
+                [protocol_index[j.protocol], _number(j.mean), [_number(x) for x in j.scores], j.explanations or [],
+                 calls.refer(j.request_keys)])
         for a in answers:
             c = tables.conversation(a.conversation_id)
             qa = locomo_questions.get(a.sample_id)
@@ -285,6 +336,7 @@ def page_data(runs: RunPaths) -> dict:
             columns["j"].append(judged.get((a.system, a.sample_id), []))
             columns["prompt"].append(getattr(a, "prompt", None))  # rows that store the prompt sent (none yet)
             columns["scores"].append(getattr(a, "retrieval_scores", None))
+            columns["calls"].append(calls.refer(a.request_keys))
         header.append(_run_header(run, label, manifest, answers, judgments, system_index, protocol_index,
                                   len({a.sample_id for a in answers})))
     for optional in ("prompt", "scores"):
@@ -293,6 +345,7 @@ def page_data(runs: RunPaths) -> dict:
     items = [list(key) for key in tables.items]
     return {
         "runs": header, "systems": systems, "protocols": protocols, "notes": notes,
+        "exchanges": calls.table(cache_dir, notes),
         "categories": {str(c): n for c, n in CATEGORY_NAMES.items()},
         "conversations": list(tables.conversations),
         "turns": {"conv": [c for c, _ in tables.turns], "id": [i for _, i in tables.turns], "text": tables.turn_text},
@@ -366,7 +419,7 @@ def render(data: dict) -> str:
     return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
 
 
-def write_viewer(runs: RunPaths, output: str | Path | None = None) -> Path:
+def write_viewer(runs: RunPaths, output: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
     """The page for one run (default RUN/view.html) or several (`output` required: no run owns the page)."""
     from memeval.atomic import write_text_atomic
 
@@ -376,4 +429,4 @@ def write_viewer(runs: RunPaths, output: str | Path | None = None) -> Path:
             raise InputError("--output", "(not given)", f"{len(paths)} runs make one page: name it, e.g. "
                              "--output compare.html")
         output = paths[0] / "view.html"
-    return write_text_atomic(Path(output), render(page_data(paths)))
+    return write_text_atomic(Path(output), render(page_data(paths, cache_dir)))

@@ -52,7 +52,8 @@ select{max-width:24em}
 .pred{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;border-radius:4px;padding:4px 6px;margin:2px 0}
 .stats{font-variant-numeric:tabular-nums;color:var(--muted)} .stats b{color:#1f1f1f}
 .judge{margin:4px 0} .judge summary{cursor:pointer} .judge ol{margin:2px 0;padding-left:22px}
-.judge li{margin:1px 0;overflow-wrap:anywhere}
+.judge li{margin:1px 0;overflow-wrap:anywhere} .call{margin:3px 0} .call summary{cursor:pointer;color:var(--accent)}
+pre.reply{background:#eef6ee}
 .mems{margin:2px 0;padding-left:0;list-style:none;max-height:420px;overflow-y:auto}
 .mems li{margin:2px 0;padding:1px 4px;border-radius:3px;overflow-wrap:anywhere}
 .mems li.hasev{background:var(--ev)} .rank{color:var(--muted);font-variant-numeric:tabular-nums;margin-right:4px}
@@ -331,15 +332,43 @@ function memoryBlock(i, evidence) {
   render(false);
   return box;
 }
+// ---- what the model saw: a call's request as sent and its reply, from the response cache by its key ----
+const X = D.exchanges || {calls: [], texts: []}, XT = X.texts;
+function callBlock(c, what) {
+  const x = X.calls[c];
+  if (x.missing) return el("div", {class: "call missing muted"}, what + ": not in this machine's cache (key " +
+    x.key.slice(0, 12) + "…)");
+  const p = x.params, r = x.reply, sent = ["model " + p.model];
+  for (const [k, label] of [["max_tokens", "max_tokens"], ["temperature_sent", "temperature"],
+    ["api_version", "API version"], ["endpoint", "endpoint"], ["repeat_index", "repeat"]])
+    if (p[k] !== null && p[k] !== undefined && p[k] !== "") sent.push(label + " " + p[k]);
+  const text = parts => parts.map(t => XT[t]).join("");
+  return el("details", {class: "call"},
+    el("summary", {}, what + " — request and reply (" + int(r.input_tokens) + " in, " + int(r.output_tokens) +
+      " out" + (r.stop_reason ? ", " + r.stop_reason : "") + ")"),
+    el("div", {class: "muted"}, sent.join(" · ")),
+    XT[x.system] ? [el("h3", {}, "system"), el("pre", {class: "prompt"}, XT[x.system])] : null,
+    x.messages.map(([role, parts]) => [el("h3", {}, role), el("pre", {class: "prompt"}, text(parts))]),
+    el("h3", {}, "reply" + (r.model ? " · " + r.model : "") + (r.request_id ? " · " + r.request_id : "")),
+    el("pre", {class: "prompt reply"}, XT[r.text]),
+    el("div", {class: "muted"}, "cached " + x.created + " UTC · key " + x.key.slice(0, 12) + "…"));
+}
+function callsBlock(calls, what, none) {
+  if (calls === null || calls === undefined) return el("div", {class: "call muted"}, what + ": " + none);
+  return calls.map((c, k) => callBlock(c, calls.length > 1 ? what + " " + (k + 1) : what));
+}
 function judgeBlock(i) {
   if (!R.j[i].length) return el("div", {class: "muted"}, D.protocols.length ? "not judged" : "no judge in this run");
-  return R.j[i].map(([p, mean, scores, expl]) => {
+  return R.j[i].map(([p, mean, scores, expl, calls]) => {
     const proto = D.protocols[p], shown = s => s === null || s < 0 ? "failed" : fmt(s, 0);
     return el("details", {class: "judge", ...(scores.length <= 3 ? {open: ""} : {})},
       el("summary", {}, el("b", {}, "J " + proto.name + " " + fmt(mean)), " — " + (scores.length === 1 ? "1 run" :
         "mean of " + scores.length + " runs: " + scores.map(shown).join(", ")) + (proto.model ? " (" + proto.model +
         ")" : "")),
-      el("ol", {}, scores.map((s, k) => el("li", {}, el("b", {}, shown(s)), expl[k] ? " — " + expl[k] : ""))));
+      el("ol", {}, scores.map((s, k) => el("li", {}, el("b", {}, shown(s)), expl[k] ? " — " + expl[k] : "",
+        calls && calls[k] !== undefined ? callBlock(calls[k], "judge run " + (k + 1)) : null))),
+      calls ? null : el("div", {class: "call muted"}, "judge requests: not recorded in this row (judged before " +
+        "memeval recorded request keys, or recorded by another harness)"));
   });
 }
 function answerColumn(i, current, evidence) {
@@ -351,6 +380,9 @@ function answerColumn(i, current, evidence) {
     el("div", {class: "stats"}, el("b", {}, "F1 " + fmt(R.f1[i])), " · evidence recall " + fmt(R.rec[i]) +
       " · " + int(R.tok[i]) + " context tokens · " + fmt(R.ms[i]) + " ms"),
     judgeBlock(i),
+    callsBlock(R.calls ? R.calls[i] : null, "reader", D.runs[x.run].reader.reader === "extractive" ?
+      "no model call (the extractive reader)" : "request not recorded in this row (answered before memeval " +
+      "recorded request keys, or imported)"),
     prompt ? el("details", {}, el("summary", {}, "prompt sent"), el("pre", {class: "prompt"}, prompt)) : null,
     memoryBlock(i, evidence));
 }

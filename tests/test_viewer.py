@@ -91,7 +91,7 @@ def test_page_data_stores_questions_turns_and_memory_lists_once(run, locomo_dir)
     assert len(set(full)) == 2, "full context's memory list is stored once per conversation"
     i = next(k for k in range(len(rows["q"])) if questions["id"][rows["q"][k]] == "conv-26:q0000"
              and data["systems"][rows["s"][k]]["name"] == "rag_turns")
-    assert rows["j"][i] == [[0, 80.0, [70.0, 90.0], ["right month, wrong day", "matches"]]]
+    assert rows["j"][i] == [[0, 80.0, [70.0, 90.0], ["right month, wrong day", "matches"], None]]
     answer = next(a for a in answers if a["sample_id"] == "conv-26:q0000" and a["system"] == "rag_turns")
     turns = [data["turns"]["id"][t] for item in data["sets"][rows["mem"][i]] for t in data["items"][item]]
     assert turns == [i for item in answer["retrieved_ids"] for i in item], "the memories in rank order"

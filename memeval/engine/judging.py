@@ -75,6 +75,8 @@ def judge_stage(judge: Judge, answers: Sequence, done: set, client, path: Path, 
             row = judge.judgment(answer, replies, model)
             reason = judge.unusable(row)
             if reason is None:
+                if "request_keys" in getattr(type(row), "model_fields", {}):  # the viewer shows each run's exchange
+                    row = row.replace(request_keys=[client.resolve(r).key for r in requests])
                 written += write_records(writer, [row])
                 return
             unusable[reason] = unusable.get(reason, 0) + 1

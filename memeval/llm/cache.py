@@ -84,6 +84,41 @@ def _guarded(method):
     return wrapper
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One cached call as stored: the request's key material (everything sent that changes the reply: model,
+    system, messages, sampling; never a header, so never a key) and the reply as the client read it."""
+
+    key: str
+    request: dict
+    response: dict
+    created_utc: str
+
+
+def read_exchanges(keys: list[str], directory: str | Path | None = None) -> tuple[dict[str, Exchange], str | None]:
+    """The cached calls of `keys` that this machine's cache holds, read without writing anything (no cache is
+    created, no table added); and a note when the cache exists but cannot be read (every call then absent)."""
+    path = (Path(directory) if directory else default_cache_dir()) / "responses.sqlite"
+    if not keys or not path.is_file():
+        return {}, None
+    found: dict[str, Exchange] = {}
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            unique = list(dict.fromkeys(keys))
+            for start in range(0, len(unique), 500):  # below SQLite's bound on host parameters
+                part = unique[start:start + 500]
+                rows = conn.execute("SELECT key, request, response, created FROM responses WHERE key IN "
+                                    f"({','.join('?' * len(part))})", part).fetchall()
+                for key, request, response, created in rows:
+                    found[key] = Exchange(key, json.loads(request), json.loads(response), str(created))
+        finally:
+            conn.close()
+    except (sqlite3.Error, ValueError) as exc:
+        return {}, f"the response cache {path} could not be read ({' '.join(str(exc).split())})"
+    return found, None
+
+
 class ResponseCache:
     def __init__(self, directory: str | Path | None = None):
         self.directory = Path(directory) if directory else default_cache_dir()

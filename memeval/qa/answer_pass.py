@@ -175,6 +175,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     ranked = is_ranked(system)
 
     predictions: list[tuple[str, float, str | None]] = []
+    keys: list[list[str] | None] = [None] * len(searched)  # each question's reader request, by its cache key
     if settings.answerer == "extractive":
         for qa, _, used, _ in searched:
             start = time.perf_counter()
@@ -183,8 +184,9 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     elif settings.answerer in LLM_ANSWERERS:
         if client is None:
             raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
-        replies = (client.complete_many(answer_requests(searched, conversation, settings.answerer, settings.max_tokens))
-                   if searched else [])
+        requests = answer_requests(searched, conversation, settings.answerer, settings.max_tokens)
+        keys = [[client.resolve(r).key] for r in requests]
+        replies = client.complete_many(requests) if searched else []
         published = paper_protocol() if settings.answerer == "claude_official" else None
         for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):
@@ -199,7 +201,8 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
         raise ValueError(f"unknown answerer {settings.answerer!r}; expected one of {ANSWERERS}")
 
     rows = []
-    for (qa, items, used, search_s), (prediction, answer_s, error) in zip(searched, predictions, strict=True):
+    for (qa, items, used, search_s), (prediction, answer_s, error), request_keys in zip(searched, predictions, keys,
+                                                                                          strict=True):
         retrieved_ids = [list(item.source_ids) for item in used]
         rows.append(AnswerRow(
             sample_id=qa.sample_id,
@@ -222,6 +225,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             context_tokens=_context_tokens(conversation, used, settings.answerer),
             error=error,
             retrieval_scores=[round(float(item.score), 4) for item in used] if ranked else None,
+            request_keys=request_keys,
         ))
     if failed:  # the plug-in's failures, each in its question's place
         by_id = {row.sample_id: row for row in rows}
