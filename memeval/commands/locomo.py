@@ -52,15 +52,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
                      help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
                           "project's memory prompt) or claude_official (the LoCoMo paper's setting: its own prompts "
-                          "byte for byte once `memeval data fetch protocols` has fetched them, else paraphrased); "
-                          "--answerer: older spelling, still accepted")
+                          "byte for byte once `memeval data fetch protocols` has fetched them, else paraphrased), "
+                          "evermemos_mem0, evermemos_memos or evermemos_cot (the EverMemOS framework's answer "
+                          "prompts over the retrieved memories, fetched the same way); --answerer: older spelling, "
+                          "still accepted")
     run.add_argument("--judge", choices=JUDGE_CHOICES, default="none",
                      help="none (default: F1 only), graded (0-100, 10 runs a question) or binary (Mem0's "
                           "CORRECT/WRONG judge: its prompt byte for byte once `memeval data fetch protocols` has "
-                          "fetched it, else paraphrased; Mem0's label rule either way); needs a key or a cache "
-                          "holding the calls")
+                          "fetched it, else paraphrased; Mem0's label rule either way) or evermemos (the EverMemOS "
+                          "framework's judge: system and user prompts, 3 runs, JSON label; fetched the same way); "
+                          "needs a key or a cache holding the calls")
     run.add_argument("--judge-runs", type=bounded("--judge-runs"), default=None,
-                     help="judge runs per question (default: graded 10, binary 1)")
+                     help="judge runs per question (default: graded 10, binary 1, evermemos 3)")
     run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",
                      help="sync: one request per judgment (default); batch: uncached judgments through the Message "
                           "Batches API at half price, resumed after a kill")
@@ -137,8 +140,12 @@ def _say_protocols(args: argparse.Namespace) -> None:
 
     asked = {"claude_official": ("reader claude_official", "locomo_reader")} if args.answerer == "claude_official" \
         else {}
+    if args.answerer.startswith("evermemos_"):
+        asked[args.answerer] = (f"reader {args.answerer}", "evermemos_prompts")
     if args.judge == "binary":
         asked["binary"] = ("judge binary", "mem0_judge")
+    if args.judge == "evermemos":
+        asked["evermemos"] = ("judge evermemos", "evermemos_prompts")
     for what, name in asked.values():
         found = store.load(name)
         print(f"memeval: note: {what}: " + (f"the published prompts, byte for byte ({shown(found.origin)})" if found

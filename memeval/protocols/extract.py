@@ -1,4 +1,5 @@
-"""Templates out of a peer's Python source, by parsing it (`ast`): the file is never imported or run.
+"""Templates out of a peer's Python source, by parsing it (`ast`): the file is never imported or run (a YAML
+file, EverMemOS's, is read with `yaml.safe_load`, as that project reads it).
 
 Each extractor knows where its file keeps its prompts (a module constant, a string assigned in a branch of a
 function) and returns them as `str.format` templates exactly as the file would fill them in; an f-string becomes a
@@ -120,7 +121,7 @@ def require_fields(templates: dict[str, str], fields: dict[str, tuple[str, ...]]
             raise ExtractionError(f"{origin}: template {name} has fields {have}, expected {expected}")
 
 
-# ---- the four pinned files ----------------------------------------------------------------------------------------
+# ---- the pinned files -------------------------------------------------------------------------------------------
 
 MEM0_FIELDS = ("question", "gold_answer", "generated_answer")
 
@@ -237,7 +238,41 @@ def _first_format_constant(statements: list[ast.stmt]) -> str | None:
     return None
 
 
+EVERMEMOS_ANSWERS = ("mem0", "memos", "cot")
+
+
+def evermemos_prompts(source: str, origin: str = "prompts.yaml") -> dict[str, str]:
+    """EverMemOS keeps its prompts in YAML, read with `yaml.safe_load` (src/utils/prompts.py,
+    src/utils/config.py). Its judge takes `llm_judge.system_prompt` and `.user_prompt` through `get_prompt`, which
+    strips them; its adapters (online_base.py `answer`) fill `online_api.default.answer_prompt_<name>` as stored,
+    unstripped, with `.format(context=, question=)`. The templates are kept in exactly those forms."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        raise ExtractionError(f"{origin}: not YAML ({str(exc).splitlines()[0]})") from None
+
+    def at(*keys: str) -> str | None:
+        node = doc
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node if isinstance(node, str) else None
+
+    found = {name: text for name, text in (
+        ("judge_system", at("llm_judge", "system_prompt")), ("judge_user", at("llm_judge", "user_prompt")),
+        *((f"answer_{a}", at("online_api", "default", f"answer_prompt_{a}")) for a in EVERMEMOS_ANSWERS))
+        if text is not None}
+    for name in ("judge_system", "judge_user"):
+        if name in found:
+            found[name] = found[name].strip()
+    templates = require(found, ("judge_system", "judge_user", *(f"answer_{a}" for a in EVERMEMOS_ANSWERS)), origin)
+    require_fields(templates, {"judge_system": (), "judge_user": ("question", "golden_answer", "generated_answer"),
+                               **{f"answer_{a}": ("context", "question") for a in EVERMEMOS_ANSWERS}}, origin)
+    return templates
+
+
 EXTRACTORS: dict[str, Callable[[str, str], dict[str, str]]] = {
     "mem0_judge": mem0_judge, "longmemeval_judge": longmemeval_judge, "longmemeval_reader": longmemeval_reader,
-    "locomo_reader": locomo_reader,
+    "locomo_reader": locomo_reader, "evermemos_prompts": evermemos_prompts,
 }

@@ -24,7 +24,8 @@ def candidates(source: ProtocolSource, directory: Path) -> list[Path]:
     """Where a copy of the file may sit in a folder the user names: the repository layout (with or without the
     repository's folder around it), or the file alone."""
     name = source.repo.split("/")[1]
-    return [directory / source.path, directory / name / source.path, directory / Path(source.path).name]
+    paths = (source.path, *source.also_at)
+    return [*(directory / p for p in paths), *(directory / name / p for p in paths), directory / Path(source.path).name]
 
 
 def _download(source: ProtocolSource, timeout: float) -> bytes | OSError:

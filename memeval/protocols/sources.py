@@ -20,6 +20,7 @@ class ProtocolSource:
     sha256: str  # of the file's bytes at `commit`
     holds: str  # what the file gives this project, for the help text and the closing note
     templates_sha256: str = ""  # of what extract.py takes from it: a stored file must hold exactly these templates
+    also_at: tuple[str, ...] = ()  # where the same bytes sit in the repository today (a folder is searched there too)
 
     @property
     def url(self) -> str:
@@ -51,5 +52,13 @@ LOCOMO_READER = ProtocolSource(
     "the LoCoMo paper's QA prompts (`--reader claude_official`)",
     "bda02ba4cc87574f6c8879f8de2866917ff690827648a66a50d0e6a9b7ac2e50")
 
+EVERMEMOS_PROMPTS = ProtocolSource(
+    "evermemos_prompts", "EverMind-AI/EverMemOS", "1f2f083d9fd07fd6580064bbdfc7b97da39c47bb",
+    "evaluation/config/prompts.yaml", "ba4f668e72c3fba74a58b8ee56064568fb9c6aae1441e4f0f7a8f5edba498ee9",
+    "the EverMemOS evaluation framework's judge and answer prompts (`--judge evermemos`, `--reader evermemos_mem0|"
+    "evermemos_memos|evermemos_cot`)",
+    "653cc042ea2f64414786b0f54a33c545e464de8f58ce273119540d722f6a8f1f",
+    also_at=("methods/EverCore/evaluation/config/prompts.yaml",))
+
 SOURCES: dict[str, ProtocolSource] = {s.name: s for s in (MEM0_JUDGE, LONGMEMEVAL_JUDGE, LONGMEMEVAL_READER,
-                                                           LOCOMO_READER)}
+                                                           LOCOMO_READER, EVERMEMOS_PROMPTS)}

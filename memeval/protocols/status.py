@@ -27,6 +27,10 @@ class PublishedJudge:
 PUBLISHED_JUDGES: dict[str, PublishedJudge] = {
     "binary": PublishedJudge("mem0_judge", ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"), "the Mem0 paper's judge",
                              "JSON mode, temperature 0, no output cap, label = JSON `label` equal to CORRECT"),
+    "evermemos": PublishedJudge("evermemos_prompts", ("gpt-4o-mini", "gpt-4o-mini-2024-07-18"),
+                                "the EverMemOS evaluation framework's judge",
+                                "system and user messages, temperature 0, no output cap, 3 runs, label = JSON `label` "
+                                "equal to CORRECT once stripped and upper-cased"),
     "longmemeval": PublishedJudge("longmemeval_judge", ("gpt-4o-2024-08-06",), "LongMemEval's judge",
                                   "temperature 0, 10 output tokens, label = 'yes' in the lower-cased reply"),
 }

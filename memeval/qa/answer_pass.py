@@ -15,6 +15,7 @@ from memeval.errors import PluginFailed
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
 from memeval.memory.registry import build_system, is_plugin
+from memeval.qa import evermemos_reader
 from memeval.qa.answer import (
     ANSWER_MAX_TOKENS,
     ANSWER_MODEL,
@@ -131,6 +132,8 @@ def protocol_cap(answerer: str) -> int:
     and the paraphrased official one)."""
     if answerer == "claude_official" and paper_protocol() is not None:
         return PAPER_MAX_TOKENS
+    if answerer in evermemos_reader.READERS:
+        return evermemos_reader.MAX_TOKENS
     return ANSWER_MAX_TOKENS
 
 
@@ -143,6 +146,9 @@ def _reader_requests(searched, conversation: Conversation, answerer: str) -> lis
                     for qa, _, used, _ in searched]
         return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
                 for qa, _, used, _ in searched]
+    if answerer in evermemos_reader.READERS:
+        return evermemos_reader.reader_requests(answerer, searched, ANSWER_MODEL,
+                                                lambda used: render_memories(_to_memories(used)), shared)
     return [answer_request(qa.question, _to_memories(used), cache_context=shared) for qa, _, used, _ in searched]
 
 
@@ -195,6 +201,8 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
                 predictions.append((paper_prediction(qa, out.text, published), out.latency_s, None))
             elif settings.answerer == "claude_official":
                 predictions.append((official_prediction(qa, out.text), out.latency_s, None))
+            elif settings.answerer in evermemos_reader.READERS:
+                predictions.append((evermemos_reader.prediction(out.text), out.latency_s, None))
             else:
                 predictions.append((out.text.strip(), out.latency_s, None))
     else:

@@ -36,6 +36,7 @@ from memeval.memory.registry import (
     system_names,
 )
 from memeval.prompts import all_prompt_hashes
+from memeval.qa import evermemos_reader
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
     AnswerSettings,
@@ -59,6 +60,7 @@ from memeval.qa.selection import (
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.reports.run_report import run_report
 from memeval.rundir import Identity, RunDir
+from memeval.scoring.evermemos_judge import RUNS as EVERMEMOS_RUNS
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
 from memeval.scoring.judges import JUDGES
 
@@ -144,7 +146,7 @@ class LocomoRunConfig:
     def runs(self) -> int:
         if self.judge_runs is not None:
             return self.judge_runs
-        return GRADED_RUNS if self.judge == "graded" else 1
+        return GRADED_RUNS if self.judge == "graded" else EVERMEMOS_RUNS if self.judge == "evermemos" else 1
 
 
 def imported_systems(out: Path) -> dict[str, dict]:
@@ -178,7 +180,12 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
                                        else protocol_cap(config.answerer))
         prompts = OFFICIAL_PROMPTS if config.answerer == "claude_official" else ("answer_memory",)
         published = paper_protocol() if config.answerer == "claude_official" else None
-        if published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/qa/official.py)
+        if config.answerer in evermemos_reader.READERS:  # the framework's prompt, temperature 0, 32768 tokens
+            fetched = evermemos_reader.published()
+            reader.update(answer=role("answer", evermemos_reader.TEMPERATURE),
+                          answer_prompt=evermemos_reader.version(config.answerer, fetched),
+                          prompt_source=fetched.origin if fetched else "paraphrased")
+        elif published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/qa/official.py)
             reader.update(answer=role("answer", None), answer_prompt=published.version,
                           prompt_source=published.origin)
         else:
@@ -388,6 +395,9 @@ class LocomoTask(Task):
                          "published protocol." if published else
                          "Reader: the LoCoMo paper's setting in this project's wording — paraphrased prompts, not the "
                          "published protocol (`memeval data fetch protocols` fetches the paper's own).")
+        if config.answerer in evermemos_reader.READERS and native:
+            notes.append(evermemos_reader.reader_note(
+                config.answerer, client.model_for("answer") if client is not None else "the answer model"))
         if config.answer_max_tokens is not None and native:
             notes.append(f"Reader output cap: {config.answer_max_tokens} tokens (`{CAP_FLAG}`) in place of the reader "
                          f"protocol's {protocol_cap(config.answerer)}; a reply still running at the cap is no answer.")

@@ -243,9 +243,9 @@ def protocol_note(protocol: str | None, judge_model: str | None = None,
                   prompt_versions: set[str | None] | None = None, problem: str | None = None) -> str:
     """What a judged table's protocol is: published only with the fetched prompts and the anchor's model
     (memeval.protocols.status); paraphrased otherwise."""
-    from memeval.protocols.status import judge_status
+    from memeval.protocols.status import PUBLISHED_JUDGES, judge_status
 
-    if protocol == "binary":
+    if protocol in PUBLISHED_JUDGES:
         return judge_status(protocol, judge_model, prompt_versions or set(), problem) + \
             ("" if judge_model else "; the judge model is not recorded")
     return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (with Mem0's prompt fetched by `memeval "

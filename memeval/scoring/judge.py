@@ -178,8 +178,12 @@ class LocomoJudge(Judge):
     def request(self, answer, gold: str, repeat: int) -> LLMRequest:
         raise NotImplementedError
 
+    def outcome(self, replies) -> JudgeOutcome | None:
+        """The replies read under this judge's label rule (None: a call failed)."""
+        return judgment_from_outcomes(self.name, replies)
+
     def judgment(self, answer, replies, model: str | None) -> JudgmentRow:
-        outcome = judgment_from_outcomes(self.name, replies)
+        outcome = self.outcome(replies)
         return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
                            category=answer.category, system=answer.system, prompt_version=self.version(),
                            judge_model=model, **outcome.model_dump())

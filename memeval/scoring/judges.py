@@ -19,6 +19,12 @@ def binary(runs: int | None = None):
     return BinaryJudge(1 if runs is None else runs)
 
 
+def evermemos(runs: int | None = None):
+    from memeval.scoring.evermemos_judge import RUNS, EverMemOSJudge
+
+    return EverMemOSJudge(RUNS if runs is None else runs)
+
+
 def longmemeval():
     from memeval.scoring.longmemeval_judge import LongMemEvalJudge
 
@@ -37,5 +43,5 @@ def label(packages):
     return LabelAdjudicator(packages)
 
 
-JUDGES: dict[str, Callable] = {"graded": graded, "binary": binary, "longmemeval": longmemeval,
+JUDGES: dict[str, Callable] = {"graded": graded, "binary": binary, "evermemos": evermemos, "longmemeval": longmemeval,
                                "three_dim": three_dim, "label": label}
