@@ -10,6 +10,7 @@ from memeval.commands import (
     doctor,
     graph80,
     inventory,
+    judge,
     locomo,
     longmemeval,
     memaudit,
@@ -24,7 +25,7 @@ from memeval.commands import (
 from memeval.errors import DataNotFoundError, InputError, NotebookFailed
 from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, ModelRetired
 
-COMMAND_MODULES = [doctor, data, score, locomo, longmemeval, memaudit, natural, graph80, results, view, publish,
+COMMAND_MODULES = [doctor, data, score, locomo, judge, longmemeval, memaudit, natural, graph80, results, view, publish,
                    reproduce, inventory, serve]
 
 EXAMPLES = """example:

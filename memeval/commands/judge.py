@@ -1,0 +1,146 @@
+"""`memeval judge calibrate`: a judge's leniency, measured (memeval/scoring/calibration.py), or the rates the
+audit recorded for the judge the field uses (`--recorded`, offline)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memeval.commands.arguments import (
+    add_data,
+    add_out_dir,
+    add_progress,
+    add_restart,
+    bounded,
+    command,
+    finish,
+)
+from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.errors import DataNotFoundError, InputError
+from memeval.safe_text import shown
+from memeval.scoring.leniency import ANSWER_SETS, dumps
+
+CALIBRATING_JUDGES = ("binary", "graded", "evermemos")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    judge = command(subparsers, "judge", "measure a judge: how often it accepts answers known to be wrong",
+                    "memeval judge calibrate --judge evermemos --recorded")
+    sub = judge.add_subparsers(dest="judge_command", required=True)
+    calibrate = command(
+        sub, "calibrate", "run a judge over the locomo-audit's wrong answers (v1 specific-but-wrong, v2 "
+        "vague-but-topical) and over the gold answers, each against LoCoMo's original gold, for the non-adversarial "
+        "questions: the share it accepts, per category, with Wilson 95% intervals, stored as a run and registered so "
+        "every table shows it beside that judge's J",
+        "memeval judge calibrate --judge binary --llm openai --questions 200 --out runs/calibrate-binary")
+    calibrate.add_argument("--judge", required=True, choices=CALIBRATING_JUDGES,
+                           help="the judge to measure (its prompt and protocol as `locomo run --judge` sends it)")
+    calibrate.add_argument("--judge-runs", type=bounded("--judge-runs"), default=None,
+                           help="judge runs per answer (default: the judge's own: binary 1, graded 10, evermemos 3)")
+    calibrate.add_argument("--sets", default=",".join(ANSWER_SETS),
+                           help="answer sets, comma-separated: specific_wrong (audit v1), vague_wrong (audit v2), "
+                                "gold (the gold answer itself) (default: all three)")
+    calibrate.add_argument("--questions", type=bounded("--questions"), default=None, metavar="N",
+                           help="a seeded sample of N questions, stratified by category, the same in every set "
+                                "(default: all 1,540 non-adversarial questions)")
+    calibrate.add_argument("--recorded", action="store_true",
+                           help="no model call: the rates from the judgments the audit recorded (gpt-4o-mini under "
+                                "the EverMemOS prompts, three runs; `--judge evermemos` only)")
+    add_data(calibrate, "LoCoMo file or directory (default: the documented search order)")
+    add_llm_arguments(calibrate, roles=("judge",))
+    add_out_dir(calibrate, "run directory (resumable: rerun to continue); not used with --recorded",
+                required=False)
+    add_restart(calibrate)
+    add_progress(calibrate)
+    calibrate.add_argument("--json", action="store_true", help="print the measured rates as JSON lines")
+    calibrate.set_defaults(handler=_calibrate)
+
+
+def _sets(spec: str) -> list[str]:
+    sets = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [s for s in sets if s not in ANSWER_SETS]
+    if unknown or not sets:
+        raise InputError("--sets", ",".join(unknown) or "(empty)", "answer sets are " + ", ".join(ANSWER_SETS))
+    return list(dict.fromkeys(sets))
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    sets = _sets(args.sets)
+    if args.recorded:
+        return _recorded(args, sets)
+    if not args.out:
+        raise InputError("--out", "(not given)", "a calibration run needs a directory (or --recorded for the audit's "
+                         "recorded rates, no model call)")
+    from memeval.data.locomo import load_locomo
+    from memeval.data.paths import find_locomo
+    from memeval.engine import ModelSettings, RunSettings, run_task
+    from memeval.scoring.calibration import CalibrationTask, audit_rows, gold_rows, select
+    from memeval.scoring.judges import JUDGES
+
+    llm = llm_options(args)
+    judge = JUDGES[args.judge](args.judge_runs)
+    conversations = load_locomo(find_locomo(args.data))
+    rows = [row for s in sets for row in (gold_rows(conversations) if s == "gold" else audit_rows(s, conversations))]
+    rows = select(rows, args.questions)
+    config = {"judge": args.judge, "judge_runs": judge.runs, "sets": sets, "questions": args.questions,
+              "data": args.data}
+    task = CalibrationTask(judge, sets, rows, args.out, _command_line(args, sets), config)
+    if llm.dry_run:
+        print(f"{len(rows):,} answers × {judge.runs} run(s) = {len(rows) * judge.runs:,} judge requests at most "
+              "(cached ones are not sent); nothing sent or written")
+        return 0
+    models = ModelSettings(backend=llm.backend, models=llm.models, sampling=llm.sampling, budget_usd=llm.budget_usd,
+                           max_concurrency=llm.max_concurrency, prices=args.prices)
+    outcome = run_task(task, RunSettings(args.out, progress=not args.no_progress, restart=args.restart), models)
+    if args.json:
+        sys.stdout.write(dumps(task.leniency))
+    else:
+        print(shown(outcome.report, lines=True))
+        print(f"written to {outcome.out}/ (calibration.jsonl, answers.jsonl, judgments.jsonl, report.md, "
+              "manifest.json)")
+    if (outcome.llm or {}).get("backend") == "replay":
+        print("memeval: note: no LLM is configured (set OPENAI_API_KEY or ANTHROPIC_API_KEY, or choose --llm): only "
+              "judgments already in the cache were used; `--judge evermemos --recorded` shows the rates the audit "
+              "recorded for gpt-4o-mini", file=sys.stderr)
+    return finish(outcome.closing_line())
+
+
+def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
+    from memeval.scoring.calibration import identity_line, leniency_table
+    from memeval.scoring.leniency import RECORDED_JUDGE, RECORDED_MODEL, RECORDED_RUNS, recorded_leniency
+
+    if args.questions is not None:
+        raise InputError("--recorded", f"--questions {args.questions}", "the recorded rates are over every question")
+    if args.judge != RECORDED_JUDGE:
+        raise InputError("--recorded", f"--judge {args.judge}", f"the audit recorded judgments of the {RECORDED_JUDGE} "
+                         f"judge ({RECORDED_MODEL}) only; measure {args.judge} with a run (drop --recorded)")
+    if args.judge_model not in (None, RECORDED_MODEL):
+        raise InputError("--recorded", f"--judge-model {args.judge_model}", f"the audit's judgments are "
+                         f"{RECORDED_MODEL}'s; measure another model with a run (drop --recorded)")
+    if args.judge_runs not in (None, RECORDED_RUNS):
+        raise InputError("--recorded", f"--judge-runs {args.judge_runs}", f"the audit recorded {RECORDED_RUNS} "
+                         "runs a question")
+    rates = [r for r in recorded_leniency() if r.answer_set in sets]
+    if not rates and any(s != "gold" for s in sets):
+        raise DataNotFoundError("the audit's scored files are not fetched: `memeval data fetch locomo-audit` stores "
+                                "them (from github.com/dial481/locomo-audit, or --source DIR for a local copy)")
+    if args.json:
+        sys.stdout.write(dumps(rates))
+    else:
+        print(leniency_table(rates, sets))
+        print()
+        print(identity_line(rates[0] if rates else None))
+    if "gold" in sets:
+        print("memeval: note: gold answers: not measured (the audit recorded no judgments of the gold answers; a run "
+              "without --recorded measures them)", file=sys.stderr)
+    return 0
+
+
+def _command_line(args: argparse.Namespace, sets: list[str]) -> list[str]:
+    line = ["memeval", "judge", "calibrate", "--judge", args.judge, "--sets", ",".join(sets), "--out", args.out]
+    for flag, value in (("--judge-runs", args.judge_runs), ("--questions", args.questions), ("--data", args.data),
+                        ("--judge-model", args.judge_model), ("--llm", None if args.llm == "auto" else args.llm)):
+        if value is not None:
+            line += [flag, str(value)]
+    return line
+
