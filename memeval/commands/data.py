@@ -18,17 +18,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
                     "memeval data fetch longmemeval --variant s\n  memeval data fetch protocols --source DIR")
-    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk", "protocols"],
+    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk", "protocols", "locomo-audit"],
                        help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256; "
                             "protocols: the anchors' own prompt files at pinned commits (Mem0's judge, LongMemEval's "
-                            "judge and reader, the LoCoMo paper's reader), parsed into data/protocols/")
+                            "judge and reader, the LoCoMo paper's reader), parsed into data/protocols/; locomo-audit: the "
+                            "independent LoCoMo audit's ten files at a pinned commit (CC BY-NC 4.0), stored byte for "
+                            "byte under data/locomo-audit/")
     fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
                        help="LongMemEval: S (≈115k tokens a question), M (≈500 sessions) or oracle (evidence only)")
     fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
-    fetch.add_argument("--source", default=None,
+    fetch.add_argument("--source", default=None, action="append",
                        help="URL or local file (default: the public file; LongMemEval at a pinned revision); "
                             "protocols: a folder holding the source files (repository layout or the files alone) or "
-                            "one of them")
+                            "one of them; locomo-audit: folders or files, the flag repeated (repository layout, or loose "
+                            "files matched by SHA-256)")
     fetch.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
     fetch.set_defaults(handler=_fetch)
 
@@ -63,6 +66,13 @@ def _sample(args: argparse.Namespace) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
 
+    if args.dataset == "locomo-audit":
+        return _fetch_audit(args)
+    if args.source is not None and len(args.source) > 1:
+        from memeval.errors import InputError
+
+        raise InputError("--source", args.source[1], f"given twice; {args.dataset} takes one source")
+    args.source = args.source[0] if args.source else None
     if args.dataset == "protocols":
         return _fetch_protocols(args)
 
@@ -102,6 +112,26 @@ def _fetch_protocols(args: argparse.Namespace) -> int:
         return 0
     return finish(f"incomplete: {len(missing)} of {len(results)} protocol files not found in {args.source}"
                   if missing else None)
+
+
+def _fetch_audit(args: argparse.Namespace) -> int:
+    from memeval.audit.fetch import fetch_audit
+    from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_LICENCE, AUDIT_REPO
+    from memeval.audit.store import audit_dir
+    from memeval.errors import InputError
+
+    if args.sha256:
+        raise InputError("--sha256", args.sha256, "the audit's files are pinned (memeval/audit/sources.py); no other "
+                         "checksum is taken")
+    result = fetch_audit(args.source, args.dest)
+    for file, path, where in result.stored:
+        print(f"{file.name}: wrote {shown(path)} (SHA-256 verified; from {shown(where)})")
+    have = len(AUDIT_FILES) - len(result.missing)
+    print(f"{have} of {len(AUDIT_FILES)} files of {AUDIT_REPO}@{AUDIT_COMMIT[:12]} stored in {shown(audit_dir(args.dest))} "
+          f"({AUDIT_LICENCE}: read on use, never committed)")
+    for file in result.missing:
+        print(f"still missing: {file.name} ({file.path})", file=sys.stderr)
+    return 0
 
 
 def _stats(args: argparse.Namespace) -> int:
