@@ -66,15 +66,17 @@ def _loose(path: Path, found: dict[str, tuple[bytes, str]], strict: bool) -> Non
     match = next((f for f in AUDIT_FILES.values() if f.sha256 == _digest(data)), None)
     if match is not None:
         found.setdefault(match.name, (data, str(path)))
-    elif strict or path.name in _BASENAMES:
-        raise _refuse(path, data, [f for f in AUDIT_FILES.values() if Path(f.path).name == path.name]
-                      or list(AUDIT_FILES.values()))
+    elif path.name in _BASENAMES:
+        raise _refuse(path, data, [f for f in AUDIT_FILES.values() if Path(f.path).name == path.name])
+    elif strict:
+        raise InputError(path, "sha256", f"{_digest(data)}, the hash of none of the {len(AUDIT_FILES)} pinned files "
+                         f"of {where_to_get()}")
 
 
 def _from_folder(folder: Path, found: dict[str, tuple[bytes, str]]) -> None:
     for file in AUDIT_FILES.values():
         for place in (folder / file.path, folder / "locomo-audit" / file.path):
-            if place.is_file() and file.name not in found:
+            if place.exists() and not place.is_dir() and file.name not in found:  # a FIFO there is refused
                 data = _read(place)
                 if _digest(data) != file.sha256:
                     raise _refuse(place, data, [file])
