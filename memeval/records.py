@@ -65,9 +65,12 @@ def load_answers(path: str | Path) -> list[AnswerRow]:
     return list(latest(read_records(path, AnswerRow), lambda r: r.key).values())
 
 
-def load_judgments(path: str | Path) -> list[JudgmentRow]:
-    """The latest row per (system, question, protocol), as for answers."""
-    return list(latest(read_records(path, JudgmentRow), lambda r: r.key).values())
+def load_judgments(path: str | Path, answer_key: str | None = "original") -> list[JudgmentRow]:
+    """The latest row per (system, question, protocol), as for answers: those made against `answer_key`'s gold
+    (the published key by default, so a reader that knows nothing of corrected keys sees what it always did;
+    None: every key's rows)."""
+    rows = latest(read_records(path, JudgmentRow), lambda r: r.key).values()
+    return [r for r in rows if answer_key is None or r.answer_key == answer_key]
 
 
 def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
@@ -144,10 +147,22 @@ class JudgmentRow(JudgeOutcome):
     prompt_version: str
     judge_model: str | None = None
     request_keys: list[str] | None = None  # each judge run's response-cache key, in run order (the viewer's transcript)
+    # the gold it was judged against: "original" (the published key; every row written before keys existed) or
+    # "corrected" (the LoCoMo audit's correct answer, memeval/audit/key.py), a row of its own beside the original
+    answer_key: str = "original"
+
+    def to_row(self) -> dict:
+        row = super().to_row()
+        if row.get("answer_key") == "original":  # files stay as they were for the published key
+            row.pop("answer_key")
+        return row
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.system, self.sample_id, self.protocol)
+    def key(self) -> tuple[str, ...]:
+        """(system, question, protocol), and the answer key when it is not the original one (older rows and
+        original-key rows keep the key they always had)."""
+        base = (self.system, self.sample_id, self.protocol)
+        return base if self.answer_key == "original" else (*base, self.answer_key)
 
 
 _NATURAL = re.compile(r"^locomo-natural-(?P<conversation>.+)-q(?P<question>\d+)$")

@@ -244,3 +244,12 @@ def add_fail_fast(parser: argparse.ArgumentParser) -> None:
                         help="stop at the first plug-in failure (its own ingest or search raising) with one line "
                              "naming the system, the question and the exception; without it the failure is "
                              "recorded in that question's answer row (retried on a rerun) and the run goes on")
+
+
+def add_answer_key(parser: argparse.ArgumentParser) -> None:
+    """--key and --ambiguous: the LoCoMo answer key a command scores and tables against (memeval/scoring/keyed.py)."""
+    from memeval.scoring.keyed import AMBIGUOUS_FLAG_HELP, KEY_FLAG_HELP
+
+    parser.add_argument("--key", choices=("original", "corrected", "excluded"), default="original",
+                        help=KEY_FLAG_HELP)
+    parser.add_argument("--ambiguous", choices=("include", "drop"), default="include", help=AMBIGUOUS_FLAG_HELP)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from memeval.commands.arguments import (
+    add_answer_key,
     add_data,
     add_fail_fast,
     add_out_dir,
@@ -73,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "claude_official's fetched prompts). A reply still running at the cap is never an answer: "
                           "a model with longer answers needs a larger cap (a small base model may never stop: use an "
                           "instruction-tuned one); part of the run's identity and of every request's cache key")
+    add_answer_key(run)
     add_llm_arguments(run)
     add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
     add_restart(run)
@@ -123,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(estimate.as_dict(), indent=2) if args.json else estimate_table(estimate))
         return 0
     result = run_locomo(config)
+        key=args.key, ambiguous=args.ambiguous,
     if args.json:
         print(json.dumps(result.summary()))
     else:

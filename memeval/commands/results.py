@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import add_out_dir, add_progress, command
+from memeval.commands.arguments import add_answer_key, add_out_dir, add_progress, command
 from memeval.output_paths import notices
 
 FORMATS = ("md", "csv", "parquet", "html", "json")
@@ -24,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     results.add_argument("--output", metavar="FILE", default=None, help="write the --format output here instead of "
                          "printing it")
     results.add_argument("--by-category", action="store_true", help="also F1 per LoCoMo category (1–5)")
+    add_answer_key(results)
     add_out_dir(results, "also write results.md, results.csv and results.parquet here", required=False)
     add_progress(results)
     results.set_defaults(handler=_results)
@@ -43,7 +44,8 @@ def _results(args: argparse.Namespace) -> int:
                          "results.md, .csv and .parquet: for one file use --format FORMAT --output FILE")
     if args.format == "parquet" and not args.output:
         raise InputError("results", "--format", "parquet is binary and is not printed: add --output FILE.parquet")
-    comparison = report.compare(args.directories, by_category=args.by_category, progress=not args.no_progress)
+    comparison = report.compare(args.directories, by_category=args.by_category, progress=not args.no_progress,
+                                key=args.key, ambiguous=args.ambiguous)
     written: list[Path] = []
     if args.format == "parquet":
         written.append(report.write_parquet(comparison.rows, Path(args.output)))

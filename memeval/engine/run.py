@@ -110,11 +110,12 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
     judges = task.judges()
     by_name = {judge.name: judge for judge in judges}
     judge_counts = []
+    graded = task.judge_rows(answers)
     for judge in judges:
         done = {j.key for j in read_records(rundir.judgments, task.judgment_record) if _usable(j, by_name)}
-        todo = sum(1 for a in answers if a.error is None and judge.accepts(a) and judge.key(a) not in done)
+        todo = sum(1 for a in graded if a.error is None and judge.accepts(a) and judge.key(a) not in done)
         with progress_bar(todo, f"judge ({judge.name})", "q", settings.progress, call_status(client)) as bar:
-            counts = judge_stage(judge, answers, done, client, rundir.judgments, settings.judge_mode,
+            counts = judge_stage(judge, graded, done, client, rundir.judgments, settings.judge_mode,
                                  batch_name=f"judge-{judge.name}:{rundir.path.resolve()}",
                                  poll_interval_s=settings.poll_interval_s, progress=bar.callback)
         judge_counts.append(counts)
@@ -129,7 +130,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
 
     report = task.report(answers, judgments, notes, client)
     write_text_atomic(rundir.report, report)
-    missing = missing_rows(task, wanted, answers, judgments, judges, advice, judge_counts)
+    missing = missing_rows(task, wanted, answers, judgments, judges, advice, judge_counts, graded)
     llm = client_summary(client)
     outcome = RunOutcome(out=str(rundir.path), report=report, answers=answers, judgments=judgments,
                          answer_counts=answer_counts, judge_counts=judge_counts, notes=notes, llm=llm,
@@ -212,11 +213,12 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
 
 
 def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list, judges,
-                 advice: str | None = None, judge_counts: Sequence[JudgeCounts] = ()) -> dict:
+                 advice: str | None = None, judge_counts: Sequence[JudgeCounts] = (),
+                 graded: list | None = None) -> dict:
     """What this invocation asked for and does not have: answers that failed (by their error's kind, with the
     task's `advice` when a rerun alone would not help) or were never written, and, per judge, judgments missing
-    for answered rows (with how many of them this invocation found no usable label in, by reason). Empty when
-    the run is complete."""
+    for answered rows (`graded`: the rows the judges grade, `task.judge_rows`; with how many of them this
+    invocation found no usable label in, by reason). Empty when the run is complete."""
     by_key = {a.key: a for a in answers}
     owed = [k for k in wanted if task.owed(k)]
     failed: Counter = Counter()
@@ -236,7 +238,7 @@ def missing_rows(task: Task, wanted: list[tuple], answers: list, judgments: list
     judged = {j.key for j in judgments}
     unusable = {c.protocol: c.unusable for c in judge_counts}
     for judge in judges:
-        answered = [a for a in answers if a.error is None and judge.accepts(a)]
+        answered = [a for a in (answers if graded is None else graded) if a.error is None and judge.accepts(a)]
         missing = [a for a in answered if judge.key(a) not in judged]
         if missing:
             entry = {"protocol": judge.name, "requested": len(answered), "missing": len(missing)}

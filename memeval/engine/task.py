@@ -74,6 +74,11 @@ class Task(ABC):
         """Notes that need the answer stage done (what a library system wrote while answering)."""
         return []
 
+    def judge_rows(self, answers: list) -> list:
+        """The rows the judges grade, from this run's answers (a LoCoMo run under a corrected answer key gives
+        the affected questions their corrected gold, judged as rows of their own)."""
+        return answers
+
     def judged_answer(self, judgment) -> tuple:
         """The key of the answer row a judgment row grades."""
         return judgment.key[:2]

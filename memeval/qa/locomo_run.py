@@ -101,6 +101,10 @@ class LocomoRunConfig:
     sampling: str = flag("--sampling", "protocol")
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))  # role → model
     prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
+    # the answer key the report scores against (memeval/scoring/keyed.py): no stored answer depends on it, and a
+    # corrected key's judgments are rows of their own, so it is not part of the run's identity either
+    key: str = flag("--key", "original")
+    ambiguous: str = flag("--ambiguous", "include")
     poll_interval_s: float = 30.0
     progress: bool = True
     restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
@@ -123,6 +127,12 @@ class LocomoRunConfig:
         if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
             raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
         check_cap(self.answer_max_tokens, self.answerer in LLM_ANSWERERS)
+        from memeval.audit.key import AMBIGUOUS_CHOICES, KEY_MODES
+
+        if self.key not in KEY_MODES:
+            raise InputError("--key", str(self.key), "expected " + ", ".join(KEY_MODES))
+        if self.ambiguous not in AMBIGUOUS_CHOICES:
+            raise InputError("--ambiguous", str(self.ambiguous), "expected include or drop")
         if not self.systems:
             raise InputError("--systems", "(none)", "name at least one memory system")
         imported = imported_systems(Path(self.out))
@@ -299,12 +309,16 @@ class LocomoTask(Task):
     def prepare(self) -> None:
         config = self.config
         self.data_path = find_locomo(config.data)
-        conversations = select_conversations(load_locomo(self.data_path), config.conversations)
+        self.locomo = load_locomo(self.data_path)
+        conversations = select_conversations(self.locomo, config.conversations)
         self.selection = [(c, select_questions(c, config.questions, config.question_seed)) for c in conversations]
         self.imported = imported_systems(Path(config.out))
         self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else parse_system(s)
                         for s in config.systems]
         self.settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
+        from memeval.scoring.keyed import resolve_key
+
+        self.answer_key, self.audit = resolve_key(config.key, config.ambiguous, self.locomo)
 
     def role_temperatures(self) -> dict:
         return role_temperatures(self.config)
@@ -422,7 +436,24 @@ class LocomoTask(Task):
                 + (" — no LLM is configured (no ANTHROPIC_API_KEY or OPENAI_API_KEY), so only cached answers exist"
                    if client and client.backend_name == "replay" else ""))
 
+    def judge_rows(self, answers: list) -> list:
+        from memeval.scoring.keyed import judge_rows
+
+        return judge_rows(answers, self.answer_key)
+
+    def keyed(self, answers: list, judgments: list) -> tuple[list, list]:
+        """This run's rows under its answer key (memeval/scoring/keyed.py)."""
+        from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments
+
+        golds = {a.sample_id: a.gold for a in answers}
+        return (keyed_answers(answers, self.answer_key, key_evidence(self.answer_key, self.audit)),
+                keyed_judgments(judgments, self.answer_key, golds))
+
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
+        from memeval.scoring.keyed import key_notes
+
+        answers, judgments = self.keyed(answers, judgments)
+        notes = [*notes, *key_notes(self.answer_key, self.audit, self.locomo)]
         by_system, by_protocol = self.grouped(answers, judgments)
         title = "LoCoMo prototype report" if self.config.questions == "prototype" else "LoCoMo evaluation report"
         judge_model = client.model_for("judge") if client is not None and self.config.judge != "none" else None
@@ -458,7 +489,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     task = LocomoTask(config)
     outcome = run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast,
                                          config.judge_mode, config.poll_interval_s), model_settings(config), client)
-    by_system, by_protocol = task.grouped(outcome.answers, outcome.judgments)
+    by_system, by_protocol = task.grouped(*task.keyed(outcome.answers, outcome.judgments))
     return RunResult(out=outcome.out, report=outcome.report, answers=by_system, judgments=by_protocol,
                      answer_counts=outcome.answer_counts.model_dump(),
                      judge_counts=outcome.judge_counts[0].model_dump() if outcome.judge_counts else None,

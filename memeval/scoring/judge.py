@@ -163,6 +163,11 @@ def parse_binary(text: str) -> tuple[float, str | None]:
     return (1.0 if label == "CORRECT" else 0.0), None
 
 
+def answer_key_of(answer) -> str:
+    """The answer key whose gold an answer row carries ("original" unless memeval/scoring/keyed.py replaced it)."""
+    return getattr(answer, "answer_key", "original")
+
+
 class LocomoJudge(Judge):
     """The graded and binary judges as the engine runs them: `runs` calls per answer, one judgment row."""
 
@@ -186,7 +191,13 @@ class LocomoJudge(Judge):
         outcome = self.outcome(replies)
         return JudgmentRow(sample_id=answer.sample_id, conversation_id=answer.conversation_id,
                            category=answer.category, system=answer.system, prompt_version=self.version(),
-                           judge_model=model, **outcome.model_dump())
+                           judge_model=model, answer_key=answer_key_of(answer), **outcome.model_dump())
+
+    def key(self, answer) -> tuple:
+        """A row judged against a corrected gold (memeval/scoring/keyed.py) is a judgment of its own."""
+        base = (*answer.key, self.name)
+        key = answer_key_of(answer)
+        return base if key == "original" else (*base, key)
 
     unusable_reason: str  # what a judgment without one usable run lacked
 
