@@ -134,3 +134,19 @@ def test_one_file_missing_from_the_server_writes_nothing(served, tmp_path, cli):
     assert failed.returncode == 2 and failed.stderr.count("\n") == 1
     assert "fc-baseline/results/gpt-4o-mini-cot/eval_results.json: download: failed (" in failed.stderr
     assert not (tmp_path / "stored").exists()
+
+
+def test_data_status_says_what_is_stored_missing_or_edited(files, tmp_path, cli, monkeypatch):
+    monkeypatch.setenv("MEMEVAL_PROTOCOLS_DIR", str(tmp_path / "protocols"))
+    write_layout(tmp_path / "part", {"errors": files["errors"], "v1_scored": files["v1_scored"]})
+    cli("data", "fetch", "locomo-audit", "--source", tmp_path / "part", check=True)
+    (tmp_path / "stored" / AUDIT_FILES["v1_scored"].path).write_bytes(b"{}")
+    status = cli("data", "status")
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    assert "  errors: stored, SHA-256 verified — errors.json" in lines
+    assert "  answer_key: not fetched — ap-baseline/answer_key.json" in lines
+    edited = next(line for line in lines if line.startswith("  v1_scored: "))
+    assert edited.startswith(f"  v1_scored: refused: not {AUDIT_FILES['v1_scored'].origin}")
+    assert lines[-1] == "  9 of 10 not usable; `memeval data fetch locomo-audit` fetches them"
+    assert "  mem0_judge: not fetched (paraphrased) — " in status.stdout

@@ -43,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(handler=_stats)
 
+    status = command(sub, "status", "which fetched files memeval holds and whether each checks out: the anchors' "
+                     "protocol files (MEMEVAL_PROTOCOLS_DIR, else data/protocols) and the LoCoMo audit's "
+                     "(MEMEVAL_LOCOMO_AUDIT_DIR, else data/locomo-audit)", "memeval data status")
+    status.set_defaults(handler=_status)
+
     sample = command(sub, "sample", "write a small synthetic sample in a benchmark's file format (this project's own "
                      "text, said to be synthetic wherever it is shown): LongMemEval offline, without a download",
                      "memeval data sample longmemeval --out data/sample\n  memeval longmemeval run --data "
@@ -131,6 +136,36 @@ def _fetch_audit(args: argparse.Namespace) -> int:
           f"({AUDIT_LICENCE}: read on use, never committed)")
     for file in result.missing:
         print(f"still missing: {file.name} ({file.path})", file=sys.stderr)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    """Fetched state only; a stored file that does not check out is shown as such, not raised, so one bad file
+    does not hide the state of the others."""
+    from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
+    from memeval.audit.store import FETCH_COMMAND, audit_dir, audit_path
+    from memeval.errors import InputError
+    from memeval.protocols import store
+    from memeval.protocols.sources import SOURCES
+
+    print(f"protocols ({shown(store.protocols_dir())}):")
+    for name, source in SOURCES.items():
+        try:
+            state = "fetched" if store.load(name) is not None else "not fetched (paraphrased)"
+        except InputError as exc:
+            state = f"refused: {exc.problem}"
+        print(f"  {name}: {shown(state)} — {source.origin}")
+    print(f"locomo-audit ({AUDIT_REPO}@{AUDIT_COMMIT[:12]}, {shown(audit_dir())}):")
+    missing = 0
+    for name, file in AUDIT_FILES.items():
+        try:
+            state = "stored, SHA-256 verified" if audit_path(name) is not None else "not fetched"
+        except InputError as exc:
+            state = f"refused: {exc.problem}"
+        missing += state != "stored, SHA-256 verified"
+        print(f"  {name}: {shown(state)} — {file.path}")
+    if missing:
+        print(f"  {missing} of {len(AUDIT_FILES)} not usable; `{FETCH_COMMAND}` fetches them")
     return 0
 
 
