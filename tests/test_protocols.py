@@ -2,6 +2,7 @@
 test's own), checksums refused, stored files guarded, and the fetched prompts sent byte for byte through the real
 openai SDK to the local fake — with the label "published protocol" only then, "paraphrased" otherwise."""
 
+import dataclasses
 import hashlib
 import json
 import textwrap
@@ -10,7 +11,7 @@ import pytest
 
 from memeval.errors import InputError
 from memeval.protocols import extract, store
-from memeval.protocols.sources import SOURCES, ProtocolSource
+from memeval.protocols.sources import SOURCES
 from memeval.protocols.status import judge_status
 from tests.fake_openai import user_text
 
@@ -117,8 +118,60 @@ LOCOMO_FILE = textwrap.dedent('''
                 questions.append(qa['question'])
 ''')
 
+# EverMemOS's layout: the judge's prompts under llm_judge, the answer prompts under online_api.default (block scalars
+# whose trailing blank lines and indentation the framework's YAML reader keeps)
+EVERMEMOS_FILE = textwrap.dedent('''
+    # prompts of a harness
+    llm_judge:
+      system_prompt: |
+        You check answers.
+
+      user_prompt: |
+        Check one answer.
+        Q: {question}
+        Gold: {golden_answer}
+        Got: {generated_answer}
+        Return json with a "label".
+
+
+    online_api:
+      default:
+        answer_prompt_mem0: |
+          Short answer from these notes.
+
+          {context}
+
+          Question: {question}
+
+          Answer:
+
+        answer_prompt_memos: |
+          Very short answer, notes below.
+
+          {context}
+
+          Question: {question}
+          Answer:
+        answer_prompt_cot: |
+          Think in steps, end with FINAL ANSWER: then the answer.
+
+          ---
+
+          {context}
+
+          Question: {question}
+
+          Now think:
+
+        answer_prompt_zep: |
+          Not read. {facts}
+      templates:
+        default: |
+          Memories for {speaker_1}: {speaker_1_memories}
+    ''')
+
 FILES = {"mem0_judge": MEM0_FILE, "longmemeval_judge": LME_JUDGE_FILE, "longmemeval_reader": LME_READER_FILE,
-         "locomo_reader": LOCOMO_FILE}
+         "locomo_reader": LOCOMO_FILE, "evermemos_prompts": EVERMEMOS_FILE}
 
 
 @pytest.fixture()
@@ -132,9 +185,8 @@ def pinned(monkeypatch, tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         templates = store.templates_sha256(extract.EXTRACTORS[name](text, real.path))
-        monkeypatch.setitem(SOURCES, name, ProtocolSource(real.name, real.repo, real.commit, real.path,
-                                                          hashlib.sha256(text.encode()).hexdigest(), real.holds,
-                                                          templates))
+        monkeypatch.setitem(SOURCES, name, dataclasses.replace(real, sha256=hashlib.sha256(text.encode()).hexdigest(),
+                                                               templates_sha256=templates))
     monkeypatch.setenv(store.PROTOCOLS_ENV, str(tmp_path / "protocols"))
     return root
 
@@ -197,7 +249,7 @@ def test_fetch_stores_every_protocol_and_a_changed_byte_is_refused_with_nothing_
     partial.mkdir()
     (partial / "llm_judge.py").write_text(MEM0_FILE)
     some = cli("data", "fetch", "protocols", "--source", partial, "--dest", tmp_path / "two")
-    assert some.returncode == 4 and some.stderr.strip().endswith(f"incomplete: 3 of 4 protocol files not found in "
+    assert some.returncode == 4 and some.stderr.strip().endswith(f"incomplete: 4 of 5 protocol files not found in "
                                                                  f"{partial}")
 
 

@@ -76,8 +76,8 @@ def reader_note(reader: str, model: str) -> str:
     fetched = published()
     if fetched is None:
         return (f"Reader: {reader}, the EverMemOS framework's `answer_prompt_{READERS[reader]}` in this project's "
-                "wording — paraphrased prompts, not the published protocol (`memeval data fetch protocols` fetches "
-                "the framework's own).")
+                "wording — paraphrased prompts, not the published protocol; `memeval data fetch protocols` fetches "
+                "the framework's own.")
     return (f"Reader: {model} with the EverMemOS framework's `answer_prompt_{READERS[reader]}` byte for byte "
             f"({fetched.origin}), one user message, temperature 0, {MAX_TOKENS} output tokens, the reply read after "
             "its \"FINAL ANSWER:\"; the context is memeval's retrieved memories, one a line with their dates (the "
