@@ -247,3 +247,17 @@ def test_a_calibration_run_needs_a_directory_and_known_sets(audit, cli):
     assert missing.returncode == 2 and "--out" in missing.stderr and missing.stderr.count("\n") == 1
     unknown = cli("judge", "calibrate", "--judge", "binary", "--sets", "gold,bogus", "--recorded")
     assert unknown.returncode == 2 and "bogus" in unknown.stderr
+
+
+@pytest.mark.parametrize("content", ['{"run": 3', '{"run": "/x", "leniency": [{"rate": 250}]}', "[]"])
+def test_a_registration_that_cannot_be_read_is_one_line_naming_its_file(tmp_path, monkeypatch, content):
+    from memeval.errors import InputError
+
+    monkeypatch.setenv(AUDIT_ENV, str(tmp_path / "none"))
+    monkeypatch.setenv("MEMEVAL_JUDGE_CALIBRATIONS_DIR", str(tmp_path / "registered"))
+    (tmp_path / "registered").mkdir()
+    (tmp_path / "registered" / "0123456789.json").write_text(content)
+    with pytest.raises(InputError) as refused:
+        leniency_for(recorded_identity())
+    assert "0123456789.json" in str(refused.value) and "\n" not in str(refused.value)
+    assert "delete the file" in str(refused.value)

@@ -96,8 +96,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(task.leniency))
     else:
         print(shown(outcome.report, lines=True))
-        print(f"written to {outcome.out}/ (calibration.jsonl, answers.jsonl, judgments.jsonl, report.md, "
-              "manifest.json)")
+        print(f"written to {outcome.out}/ ({_files(outcome.out)})")
     if (outcome.llm or {}).get("backend") == "replay":
         print("memeval: note: no LLM is configured (set OPENAI_API_KEY or ANTHROPIC_API_KEY, or choose --llm): only "
               "judgments already in the cache were used; `--judge evermemos --recorded` shows the rates the audit "
@@ -144,3 +143,12 @@ def _command_line(args: argparse.Namespace, sets: list[str]) -> list[str]:
             line += [flag, str(value)]
     return line
 
+
+
+def _files(out: str) -> str:
+    from pathlib import Path
+
+    from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
+    from memeval.scoring.calibration import CALIBRATION
+
+    return ", ".join(n for n in (CALIBRATION, ANSWERS, JUDGMENTS, REPORT, MANIFEST) if (Path(out) / n).exists())

@@ -212,5 +212,6 @@ def identity_line(rate: Leniency | None) -> str:
         return "No answer was judged: nothing is measured."
     return md_text(f"Judge {rate.judge}, model {rate.judge_model}, prompt {rate.prompt_version} "
                    f"({rate.prompt_source}), sampling {rate.sampling} (temperature sent {rate.temperature_sent}), "
+                   + (f"endpoint {rate.endpoint}, " if rate.endpoint else "") +
                    f"{rate.runs} run(s) a question; source: {rate.source}. Rates are the per-run mean with "
                    "Wilson 95% intervals over the questions judged.")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memeval.categories import QA_CATEGORIES
 
@@ -40,11 +40,11 @@ class Rate(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    accepted: float
-    n: int
-    rate: float
-    low: float
-    high: float
+    accepted: float = Field(ge=0)
+    n: int = Field(ge=0)
+    rate: float = Field(ge=0, le=100)
+    low: float = Field(ge=0, le=100)
+    high: float = Field(ge=0, le=100)
 
     @classmethod
     def of(cls, accepted: float, n: int) -> Rate:
@@ -234,13 +234,16 @@ def registered(directory: str | Path | None = None) -> list[Leniency]:
     if not place.is_dir():
         return []
     out: list[Leniency] = []
+    advice = "; rerun the calibration that wrote it, or delete the file to forget it"
     for path in sorted(place.glob("*.json")):
-        doc = load_json_file(path, "calibration registration")
         try:
-            out.extend(Registration.model_validate(doc).leniency)
+            out.extend(Registration.model_validate(load_json_file(path, "calibration registration")).leniency)
+        except InputError as exc:
+            raise InputError(exc.source, exc.field, exc.problem + advice) from None
         except ValidationError as exc:
             error = exc.errors()[0]
-            raise InputError(path, ".".join(str(p) for p in error["loc"]) or "(top level)", error["msg"]) from None
+            raise InputError(path, ".".join(str(p) for p in error["loc"]) or "(top level)",
+                             error["msg"] + advice) from None
     return out
 
 
