@@ -75,6 +75,7 @@ class JudgmentColumns(BaseModel):
     conversation_id: list[str]
     category: list[int]
     mean: list[float]
+    answer_key: list[str]  # the gold each was judged against (JudgmentRow.answer_key)
 
 
 def _cache_path(source: Path, what: str) -> Path:
@@ -169,12 +170,25 @@ def judgment_columns(path: Path) -> JudgmentColumns | None:
     entry = JudgmentColumns(source=str(path.resolve()), size=stat.st_size, mtime_ns=stat.st_mtime_ns,
                             system=[j.system for j in rows], protocol=[j.protocol for j in rows],
                             sample_id=[j.sample_id for j in rows], conversation_id=[j.conversation_id for j in rows],
-                            category=[j.category for j in rows], mean=[float(j.mean) for j in rows])
+                            category=[j.category for j in rows], mean=[float(j.mean) for j in rows],
+                            answer_key=[j.answer_key for j in rows])
     _keep(entry, path, "judgments")
     return entry
 
 
 # ---- cells ------------------------------------------------------------------------------------------------------
+
+class _Judged(NamedTuple):
+    """One cached judgment, as `keyed_judgments` chooses among a question's answer keys."""
+
+    system: str
+    protocol: str
+    sample_id: str
+    conversation_id: str
+    category: int
+    mean: float
+    answer_key: str
+
 
 class Scored(NamedTuple):
     """One question's score in one cell: what `paired_difference` pairs by sample id."""
@@ -231,13 +245,46 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
     return interval.estimate, interval.low, interval.high, unit
 
 
-def _locomo_samples(run: Path, by_category: bool, progress: bool) -> tuple[dict, str]:
-    """(system, group, metric) → the scored questions of that cell, and the B1 mode."""
+def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list, list, list, list]:
+    """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval/scoring/keyed.py): only the
+    questions the audit names are rescored, from the answers file read whole (their memories included)."""
+    kept, f1, b1, recall = [True] * len(answers.f1), list(answers.f1), list(answers.b1), \
+        list(answers.evidence_recall)
+    if key is None or key.mode == "original":
+        return kept, f1, b1, recall
+    from memeval.records import AnswerRow, latest, read_records
+    from memeval.scoring.f1 import bleu1
+    from memeval.scoring.keyed import key_evidence, keyed_answers
+
+    rows = [r for r in latest(read_records(RunDir(run).answers, AnswerRow), lambda r: r.key).values()
+            if r.final and key.affected(r.sample_id) is not None]
+    keyed = {r.key: r for r in keyed_answers(rows, key, key_evidence(key, audit))}
+    position = {k: i for i, k in enumerate(zip(answers.system, answers.sample_id, strict=True))}
+    for row in rows:
+        i = position.get(row.key)
+        if i is None:
+            continue
+        new = keyed.get(row.key)
+        if new is None:
+            kept[i] = False
+            continue
+        f1[i], recall[i] = new.f1, new.evidence_recall
+        if str(new.gold) != str(row.gold) and row.category in QA_CATEGORIES:
+            b1[i] = bleu1(new.prediction or "", new.gold)
+    return kept, f1, b1, recall
+
+
+def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None) -> tuple[dict, str]:
+    """(system, group, metric) → the scored questions of that cell under the answer `key` (default: the
+    original), and the B1 mode."""
     answers = answer_columns(RunDir(run).answers, progress)
     out: dict[tuple[str, str, str], list[Scored]] = {}
-    columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, answers.f1,
-                  answers.b1, answers.evidence_recall, strict=True)
-    for system, sample, conversation, category, f1, b1, recall in columns:
+    kept, f1s, b1s, recalls = _keyed_columns(run, answers, key, audit)
+    columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, f1s,
+                  b1s, recalls, kept, strict=True)
+    for system, sample, conversation, category, f1, b1, recall, keep in columns:
+        if not keep:
+            continue
         for metric, value, scale in ((F1_METRIC, f1, 100), (B1_METRIC, b1, 100), (RECALL_METRIC, recall, 100)):
             if value is None:
                 continue
@@ -248,9 +295,12 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool) -> tuple[dict,
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
-        for system, protocol, sample, conversation, category, mean in zip(
-                judged.system, judged.protocol, judged.sample_id, judged.conversation_id, judged.category,
-                judged.mean, strict=True):
+        from memeval.scoring.keyed import keyed_judgments
+
+        cells = [_Judged(*cell) for cell in zip(judged.system, judged.protocol, judged.sample_id,
+                                                  judged.conversation_id, judged.category, judged.mean,
+                                                  judged.answer_key, strict=True)]
+        for system, protocol, sample, conversation, category, mean, _ in keyed_judgments(cells, key):
             if category in QA_CATEGORIES:
                 out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
                     Scored(sample, conversation, mean))
@@ -341,6 +391,7 @@ class Comparison:
     rows: list[ResultRow]  # every cell, paired differences included (kind "paired difference")
     by_category: bool = False
     pairs: list[tuple[Column, Column]] = field(default_factory=list)  # (run, the earlier run it is paired with)
+    key_notes: list[str] = field(default_factory=list)  # the answer key used, and the ceilings or how to check it
 
     @property
     def runs(self) -> list[Column]:
@@ -378,9 +429,31 @@ def shown_command(command: str | None) -> str | None:
     return command.replace(os.getcwd().rstrip(os.sep) + os.sep, "")
 
 
-def compare(directories: Iterable[str | Path], by_category: bool = False, progress: bool = False) -> Comparison:
+def _run_key(manifest: dict, mode: str, ambiguous: str, keys: dict) -> tuple:
+    """(AnswerKey, Audit or None, the LoCoMo conversations) for the data a run read (its manifest's path, else the
+    data memeval finds), made once per data path."""
+    from memeval.audit.key import AnswerKey
+    from memeval.audit.store import audit_path
+    from memeval.data.locomo import load_locomo
+    from memeval.data.paths import find_locomo
+    from memeval.scoring.keyed import resolve_key
+
+    if mode == "original" and ambiguous == "include" and audit_path("errors") is None:
+        return AnswerKey("original", "include", None), None, None  # nothing to check the key against
+    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    recorded = data.get("path") if isinstance(data.get("path"), str) else None
+    path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
+    if path.resolve() not in keys:
+        conversations = load_locomo(path)
+        keys[path.resolve()] = (*resolve_key(mode, ambiguous, conversations), conversations)
+    return keys[path.resolve()]
+
+
+def compare(directories: Iterable[str | Path], by_category: bool = False, progress: bool = False,
+            key: str = "original", ambiguous: str = "include") -> Comparison:
     """Every cell of the given run and sweep directories (each must hold a manifest.json), and the paired
-    difference of each later LoCoMo run from the first on the questions they share."""
+    difference of each later LoCoMo run from the first on the questions they share; LoCoMo runs scored against
+    the answer `key` (memeval/scoring/keyed.py; `ambiguous`: the audit's AMBIGUOUS questions kept or dropped)."""
     columns: list[Column] = []
     given: dict[Path, str] = {}
     for d in directories:  # one column per directory, however it is spelled
@@ -401,9 +474,16 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     for column, name in zip(columns, _short_names([c.directory for c in columns]), strict=True):
         column.name = name
     rows: list[ResultRow] = []
+    keys: dict = {}
+    key_notes: list[str] = []
     for column in columns:
         if column.kind == "locomo run":
-            column.samples, column.b1_mode = _locomo_samples(Path(column.directory), by_category, progress)
+            from memeval.scoring.keyed import key_notes as notes_of
+
+            answer_key, audit, conversations = _run_key(column.manifest, key, ambiguous, keys)
+            key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
+            column.samples, column.b1_mode = _locomo_samples(Path(column.directory), by_category, progress,
+                                                             answer_key, audit)
             rows += locomo_rows(column)
         else:
             rows += sweep_rows(Path(column.directory), column.manifest)
@@ -414,7 +494,7 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
         if base is not None:
             pairs.append((other, base))
             rows += _paired_rows(base, other)
-    return Comparison(columns, rows, by_category, pairs)
+    return Comparison(columns, rows, by_category, pairs, key_notes)
 
 
 def _share(a: Column, b: Column) -> bool:
@@ -545,7 +625,7 @@ def _column_line(c: Column, extra: str = "") -> str:
 
 
 def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[str]:
-    notes = [_column_line(c) for c in runs]
+    notes = [*comparison.key_notes, *(_column_line(c) for c in runs)]
     if pairs:
         paired = [r for r in comparison.rows if r.kind == PAIRED]
         sizes = sorted({r.n for r in paired})
