@@ -89,8 +89,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "questions and scored; judge and table them with `locomo run --systems NAME --out DIR`",
                   "memeval locomo import mem0_results.json --format mem0 --system mem0-harness --out runs/mem0-harness")
     imp.add_argument("source", help="the answers file")
-    imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl"],
-                     help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction")
+    imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl", "evermemos"],
+                     help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction; "
+                          "evermemos: the EverMemOS framework's eval_results.json (`detailed_results`), its recorded "
+                          "judgments kept as the judge evermemos_recorded (recorded, not re-run)")
     imp.add_argument("--system", required=True, type=system_name,
                      help="the name the imported answers carry in every table")
     add_data(imp, "LoCoMo file or directory the answers are matched against (default: the documented order)")
@@ -101,6 +103,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--from-system", default=None, metavar="NAME",
                      help="--format memeval: the system of the answers file to import (required when it holds "
                           "several)")
+    imp.add_argument("--judge-model", default=None, metavar="MODEL",
+                     help="--format evermemos: the model that made the file's recorded judgments, when the file "
+                          "does not state it (default: \"not stated by the file\")")
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
@@ -159,7 +164,7 @@ def _import(args: argparse.Namespace) -> int:
     from memeval.qa.importer import import_answers
 
     report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid,
-                            args.from_system)
+                            args.from_system, args.judge_model)
     if args.json:
         print(json.dumps(report))
     else:
@@ -181,9 +186,26 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+        if "recorded" in report:
+            print(recorded_line(report["recorded"]))
 def _files(out: str) -> str:
     """The run's files that exist (judgments.jsonl only once a judge ran)."""
     from pathlib import Path
+
+def recorded_line(recorded: dict) -> str:
+    """What an EverMemOS file's judgments became, and the file's own figures (over all its items)."""
+    if not recorded["rows"]:
+        return "  no recorded judgments in the file (llm_judgments empty): answers only"
+    published = recorded["published"]
+
+    def pct(value):
+        return "–" if value is None else f"{value:.2f}"
+
+    return (f"  {recorded['rows']} recorded judgments ({recorded['runs']} runs, judge {shown(recorded['model'])}, "
+            f"prompt {recorded['prompt']}) -> judge {recorded['protocol']}, {recorded['status']}; the file's "
+            f"per-run mean {pct(published['mean'])} ± {pct(published['std'])} (population std over runs), "
+            f"majority vote {pct(published['majority'])}")
+
 
     names = (ANSWERS, JUDGMENTS, REPORT, MANIFEST)
     return ", ".join(n for n in names if (Path(out) / n).exists())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,10 +135,10 @@ def _row(item: object, where: str, group: str) -> DetailedRow:
                        judgments=_judgments(item, where), conversation=group)
 
 
-def read_detailed(path: str | Path, skipped: list[str] | None = None) -> DetailedFile:
+def read_detailed(path: str | Path, invalid: Callable[[InputError], None] | None = None) -> DetailedFile:
     """The items of a `detailed_results` file in file order. A malformed item raises InputError naming the file,
-    the item and the field; with `skipped` a list, it is appended there as "where: field: why" and left out. A
-    malformed file (not JSON, no `detailed_results`, a group that is not a list) always raises."""
+    the item and the field, or, given `invalid`, is handed to it and left out (it may raise). A malformed file
+    (not JSON, no `detailed_results`, a group that is not a list) always raises."""
     from memeval.safe_json import load_json_bytes, read_bytes
 
     path = Path(path)
@@ -163,9 +163,9 @@ def read_detailed(path: str | Path, skipped: list[str] | None = None) -> Detaile
             try:
                 rows.append(_row(item, f"{path} detailed_results[{group!r}][{i}]", group))
             except InputError as exc:
-                if skipped is None:
+                if invalid is None:
                     raise
-                skipped.append(str(exc))
+                invalid(exc)
     return DetailedFile(path, rows, dict(metadata or {}), hashlib.sha256(data).hexdigest())
 
 

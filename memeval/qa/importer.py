@@ -5,7 +5,10 @@ Formats: `memeval` (another run's answers.jsonl), `mem0` (the results file of Me
 object keyed by conversation index — the position in locomo10.json — each a list of items with `question`,
 `answer`, `response`, `category` and optional `speaker_1_memory_time`, `speaker_2_memory_time`,
 `response_time`), `jsonl` (one object a line: `question`, `prediction`, optional `sample_id`,
-`conversation_id`, `latency_s`, `retrieved_ids`).
+`conversation_id`, `latency_s`, `retrieved_ids`), `evermemos` (the EverMemOS evaluation framework's
+`detailed_results` files, memeval/published/detailed.py: each item's `question_id` gives its sample id, its
+`golden_answer` is checked against the question's gold, and its `llm_judgments` become judgment rows of the judge
+`evermemos_recorded`: the labels the file's producer recorded, never re-run here).
 
 A `memeval` file is read as the run that wrote it reads it: the latest row per question (a retry supersedes the
 failed row before it), a question whose latest row is a failed call (`error` set) left out and reported, never
@@ -44,7 +47,7 @@ from memeval.errors import InputError
 from memeval.records import AnswerRow
 from memeval.rundir import RunDir
 
-FORMATS = ("memeval", "mem0", "jsonl")
+FORMATS = ("memeval", "mem0", "jsonl", "evermemos")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class Imported:
     gold: str | None = None  # the gold answer the row carries (mem0's `answer`; "" for none), None when it has none
     system: str | None = None  # memeval rows: the system that answered
     error: str | None = None  # memeval rows: the call failed and the row holds no answer (a rerun retries it)
+    judgments: tuple[bool, ...] = ()  # evermemos rows: the recorded judge runs, in run order
+    category: int | None = None  # evermemos rows: the category the file gives
 
 
 @dataclass
@@ -168,6 +173,31 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
     return out
 
 
+def evermemos_rows(path: Path, skipped: list[str] | None = None):
+    """The items of an EverMemOS `detailed_results` file as rows to match, and the file (its metadata and hash).
+    The audit id `locomo_<conversation index>_qa<question index>` names the sample id (memeval/audit/key.py); an
+    id of another form is kept as it is, so matching reports it as naming no question."""
+    from memeval.audit.key import audit_sample_id
+    from memeval.published.detailed import read_detailed
+
+    def refuse(exc: InputError) -> None:
+        if skipped is None:
+            raise InputError(exc.source, exc.field, exc.problem + SKIP_HINT) from None
+        skipped.append(str(exc))
+
+    detailed = read_detailed(path, refuse)
+    rows = []
+    for row in detailed.rows:
+        try:
+            sample_id = audit_sample_id(row.question_id)
+        except InputError:
+            sample_id = row.question_id
+        rows.append(Imported(f"{path} [{row.conversation!r}] {row.question_id}", row.question,
+                             row.generated_answer, sample_id=sample_id, gold=row.golden_answer,
+                             judgments=tuple(row.judgments), category=row.category))
+    return rows, detailed
+
+
 def _mem0_row(item: object, where: str, conversation: str) -> Imported:
     if not isinstance(item, dict):
         raise InputError(where, "item", "expected an object")
@@ -260,6 +290,12 @@ def match(rows: list[Imported], conversations: list[Conversation]) -> tuple[list
                 report.unmatched.append(f"{row.line}: no question has sample id {row.sample_id!r}")
             elif normalise(qa.question) != normalise(row.question):
                 report.unmatched.append(f"{row.line}: {row.sample_id} asks {qa.question!r}, not {row.question!r}")
+            elif row.gold is not None and not _same_gold(row.gold, qa):
+                report.mismatched.append(f"{row.line}: {row.sample_id}'s gold is {qa.answer!r}, but the row's "
+                                         f"reads {row.gold!r}")
+            elif row.category is not None and row.category != qa.category:
+                report.mismatched.append(f"{row.line}: {row.sample_id} is category {qa.category}, but the row "
+                                         f"says {row.category}")
             else:
                 found.append((row, qa))
             continue
@@ -324,11 +360,13 @@ def sha256_file(path: Path) -> str:
 
 
 def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,
-                   skip_invalid: bool = False, from_system: str | None = None) -> dict:
+                   skip_invalid: bool = False, from_system: str | None = None, judge_model: str | None = None
+                   ) -> dict:
     """Match, score and append another harness's answers to the run directory `out` as `system`; the manifest
     records the source file's SHA-256 and format. Returns the matching report. `skip_invalid`: leave malformed rows
     out (each reported) instead of refusing the file. `from_system`: with format memeval, the system of the file
-    to import (required when the file holds several)."""
+    to import (required when the file holds several). `judge_model`: with format evermemos, the model that made
+    the recorded judgments when the file does not state it."""
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.memory.registry import BUILTIN
@@ -344,8 +382,16 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     conversations = load_locomo(data_path)
     if from_system is not None and fmt != "memeval":
         raise InputError("--from-system", from_system, "names a system of a memeval answers file (--format memeval)")
+    if judge_model is not None and fmt != "evermemos":
+        raise InputError("--judge-model", judge_model, "names the judge of an EverMemOS file's recorded judgments "
+                         "(--format evermemos)")
     skipped: list[str] | None = [] if skip_invalid else None
-    read = read_source(source, fmt, conversations, skipped)
+    detailed = None
+    if fmt == "evermemos":
+        read, detailed = evermemos_rows(source, skipped)
+        judge = recorded_judge(detailed, judge_model)
+    else:
+        read = read_source(source, fmt, conversations, skipped)
     chosen = ImportReport()
     if fmt == "memeval":
         read_all, read = read, memeval_rows(read, source, from_system, chosen)
@@ -362,16 +408,69 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
                          f"{len(report.mismatched)} gold mismatches, {len(report.skipped)} invalid, "
                          f"{len(report.errored)} ended in errors)")
     rows = answer_rows(found, system, fmt)
+    recorded, extra = [], {}
+    if detailed is not None:
+        from memeval.published.detailed import published_stats
+
+        recorded = recorded_judgments(found, system, judge)
+        stats = published_stats(detailed.rows)
+        extra = {"sha256": detailed.sha256, "metadata": detailed.metadata, "judge": judge, "published": {
+            "mean": stats.mean, "std": stats.std, "majority": stats.majority, "run_scores": stats.run_scores,
+            "questions": stats.n, "judged": stats.judged}}
     from memeval.rundir import DirectoryLock
 
     with DirectoryLock(out, f"memeval locomo import --system {system}"):
-        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system)
-    return report.as_dict()
+        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system,
+                      recorded, extra, judge_model)
+    return {**report.as_dict(), **({"recorded": {**extra["judge"], "rows": len(recorded), "published": {
+        k: extra["published"][k] for k in ("mean", "std", "majority")}}} if extra else {})}
+
+
+def recorded_judge(detailed, judge_model: str | None) -> dict:
+    """Who made an EverMemOS file's recorded judgments, as its producer states it: `metadata.judge_model` (the
+    locomo-audit's files), else `metadata.model` (the framework's own llm_judge writes the judge's model there),
+    else `--judge-model`, else "not stated by the file"; `--judge-model` against a stated model is refused."""
+    from memeval.published.detailed import NOT_STATED, RECORDED, RECORDED_PROTOCOL
+
+    stated = None
+    for name in ("judge_model", "model"):
+        value = detailed.metadata.get(name)
+        if isinstance(value, str) and value.strip():
+            stated = (value.strip(), f"metadata.{name}")
+            break
+    if stated and judge_model is not None and judge_model != stated[0]:
+        raise InputError("--judge-model", judge_model, f"{detailed.path} states the judge model {stated[0]!r} "
+                         f"({stated[1]}); leave --judge-model out, or import another file")
+    model, said_by = stated or ((judge_model, "--judge-model") if judge_model else (NOT_STATED, None))
+    return {"protocol": RECORDED_PROTOCOL, "model": model, "model_source": said_by, "prompt": NOT_STATED,
+            "runs": detailed.runs, "status": RECORDED}
+
+
+def recorded_judgments(found: list[tuple[Imported, QA]], system: str, judge: dict) -> list:
+    """The recorded labels of the matched rows as judgment rows (100 accepted, 0 not, in run order); rows the
+    file left unjudged (`llm_judgments` {}) get none."""
+    from memeval.published.detailed import RECORDED
+    from memeval.records import JudgmentRow
+    from memeval.scoring.aggregate import run_statistics
+
+    out = []
+    for row, qa in found:
+        if not row.judgments:
+            continue
+        stats = run_statistics([100.0 if j else 0.0 for j in row.judgments], min_successes=1)
+        out.append(JudgmentRow(protocol=judge["protocol"], scores=stats["scores"], mean=stats["mean"],
+                               std=stats["std"], run_count=stats["run_count"], warning=None, errors=[],
+                               sample_id=qa.sample_id, conversation_id=qa.conversation_id, category=qa.category,
+                               system=system, prompt_version=f"{RECORDED} (prompt {judge['prompt']})",
+                               judge_model=judge["model"]))
+    return sorted(out, key=lambda r: r.sample_id)
 
 
 def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
-                  data_path: Path, skip_invalid: bool, report: ImportReport, from_system: str | None = None) -> None:
-    """Append the matched rows and record the import in the manifest (under the directory's lock)."""
+                  data_path: Path, skip_invalid: bool, report: ImportReport, from_system: str | None = None,
+                  recorded: list | None = None, extra: dict | None = None, judge_model: str | None = None) -> None:
+    """Append the matched rows (and an EverMemOS file's recorded judgments) and record the import in the manifest
+    (under the directory's lock)."""
     from memeval.atomic import write_json_atomic
     from memeval.data.fetch import data_hashes
     from memeval.jsonl import JsonlWriter
@@ -388,15 +487,25 @@ def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, syst
                              "manifest was not written by memeval: move the directory aside")
     with JsonlWriter(RunDir(out).answers) as writer:
         write_records(writer, rows)
+    if recorded:
+        with JsonlWriter(RunDir(out).judgments) as writer:
+            write_records(writer, recorded)
     from memeval.invocation import invocation, path_text
 
     line = ["memeval", "locomo", "import", path_text(source), "--format", fmt, "--system", system,
             *(["--data", path_text(data)] if data else []), *(["--skip-invalid"] if skip_invalid else []),
             *(["--from-system", from_system] if from_system else []),
+            *(["--judge-model", judge_model] if judge_model else []),
             "--out", path_text(out)]
     entry = {"source": str(source), "format": fmt, "sha256": sha256_file(source), "report": report.as_dict(),
-             **({"from_system": from_system} if from_system else {}),
+             **({"from_system": from_system} if from_system else {}), **(extra or {}),
              **invocation(line)}
     manifest["imported"] = {**(manifest.get("imported") or {}), system: entry}
+    if manifest.get("command") == "locomo import":  # a directory of imports alone: every row it holds is there
+        from memeval.records import JudgmentRow, latest, load_answers, read_records
+
+        manifest["rows"] = {"answers": len(load_answers(RunDir(out).answers)),
+                            "judgments": len(latest(read_records(RunDir(out).judgments, JudgmentRow),
+                                                    lambda r: r.key))}
     manifest["invocations"] = [*(manifest.get("invocations") or []), {"command_line": entry["command_line"]}]
     write_json_atomic(manifest_path, manifest)
