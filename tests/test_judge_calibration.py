@@ -261,3 +261,11 @@ def test_a_registration_that_cannot_be_read_is_one_line_naming_its_file(tmp_path
         leniency_for(recorded_identity())
     assert "0123456789.json" in str(refused.value) and "\n" not in str(refused.value)
     assert "delete the file" in str(refused.value)
+
+
+def test_a_dry_run_counts_the_calls_and_writes_nothing(audit, cli, tmp_path):
+    found = cli("judge", "calibrate", "--judge", "evermemos", "--data", audit, "--out", tmp_path / "dry",
+                "--dry-run", "--json", check=True)
+    judge = json.loads(found.stdout)["judge"]
+    assert judge["requests"] == 63 and judge["to_send"] == 63, "seven questions, three sets, three runs each"
+    assert not (tmp_path / "dry").exists()

@@ -85,12 +85,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     config = {"judge": args.judge, "judge_runs": judge.runs, "sets": sets, "questions": args.questions,
               "data": args.data}
     task = CalibrationTask(judge, sets, rows, args.out, _command_line(args, sets), config)
-    if llm.dry_run:
-        print(f"{len(rows):,} answers × {judge.runs} run(s) = {len(rows) * judge.runs:,} judge requests at most "
-              "(cached ones are not sent); nothing sent or written")
-        return 0
     models = ModelSettings(backend=llm.backend, models=llm.models, sampling=llm.sampling, budget_usd=llm.budget_usd,
                            max_concurrency=llm.max_concurrency, prices=args.prices)
+    if llm.dry_run:
+        return _dry_run(args, task, models)
     outcome = run_task(task, RunSettings(args.out, progress=not args.no_progress, restart=args.restart), models)
     if args.json:
         sys.stdout.write(dumps(task.leniency))
@@ -102,6 +100,28 @@ def _calibrate(args: argparse.Namespace) -> int:
               "judgments already in the cache were used; `--judge evermemos --recorded` shows the rates the audit "
               "recorded for gpt-4o-mini", file=sys.stderr)
     return finish(outcome.closing_line())
+
+
+def _dry_run(args: argparse.Namespace, task, models) -> int:
+    """The judge calls still to send (cache misses), their tokens and dollars, as `locomo run --dry-run` shows them;
+    nothing is sent or written."""
+    import json
+
+    from memeval.commands.estimates import estimate_table
+    from memeval.llm.count import token_counter
+    from memeval.llm.types import RunEstimate
+
+    client = models.client(task.role_temperatures())
+    judge = task.judge
+    requests = [r for row in task.rows if judge.accepts(row) for r in judge.requests(row)]
+    stage = client.estimate(requests, expected_output_tokens=60, counter=token_counter(client))
+    estimate = RunEstimate({"judge": stage}, stage.usd_est,
+                           f"{len(task.rows):,} answers × {judge.runs} run(s); cached calls are not counted; input "
+                           "tokens as each stage's token_count says; prices from memeval/llm/profiles.py"
+                           + (f" and --prices {args.prices}" if args.prices else "")
+                           + " (check them before trusting the dollars)")
+    print(json.dumps(estimate.as_dict(), indent=2) if args.json else estimate_table(estimate))
+    return 0
 
 
 def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
