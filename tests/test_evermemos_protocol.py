@@ -158,7 +158,9 @@ def test_a_run_without_a_label_is_never_a_score(pinned, fake_openai, locomo_dir,
     [row] = load_judgments(tmp_path / "run" / "judgments.jsonl")
     assert row.sample_id == first.sample_id and sorted(row.scores) == [-1.0, -1.0, 0.0] and row.mean == 0.0
     assert len(row.errors) == 2 and all("EverMemOS counts this run WRONG" in e for e in row.errors)
-    assert "no JSON label in any run; EverMemOS counts each WRONG" in (tmp_path / "run" / "report.md").read_text()
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "no JSON label in any run; EverMemOS counts each WRONG" in report
+    assert "EverMemOS's judge counts each as WRONG (rag_turns: 2 of 3 runs, J 0.0 as the framework counts)" in report
 
 
 def reader_text(reader: str) -> str:

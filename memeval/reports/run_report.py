@@ -173,7 +173,27 @@ def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, 
         words = _mean(len(str(r.prediction).split()) for r in eligible)
         body.append([name, len(eligible), len(means), failed_runs, _fmt(over_judged, 1.0),
                      _fmt(strict, 1.0), _fmt(words, 1.0, 1)])
-    return f"Protocol `{protocol}`, categories 1–4.\n\n" + markdown_table(headers, body)
+    table = f"Protocol `{protocol}`, categories 1–4.\n\n" + markdown_table(headers, body)
+    counted = counted_wrong_note(judgments, protocol)
+    return table + (f"\n\n- {md_markup(counted)}" if counted else "")
+
+
+def counted_wrong_note(judgments: Mapping[str, Judgments], protocol: str) -> str | None:
+    """The EverMemOS framework counts a judge run without a label as WRONG; here it is left out of J. Where that
+    happened, what J would be under the framework's count (over the judged questions' runs)."""
+    if protocol != "evermemos":
+        return None
+    parts = []
+    for name, rows in judgments.items():
+        runs = [s for j in rows if j.category in QA_CATEGORIES for s in j.scores]
+        unusable = sum(1 for s in runs if s < 0)
+        if unusable:
+            counted = 100.0 * sum(1 for s in runs if s > 0) / len(runs)
+            parts.append(f"{name}: {unusable} of {len(runs)} runs, J {counted:.1f} as the framework counts")
+    if not parts:
+        return None
+    return ("Runs with no JSON label are left out of J here; EverMemOS's judge counts each as WRONG ("
+            + "; ".join(parts) + ").")
 
 
 def prototype_table(systems: Mapping[str, Rows]) -> str:
