@@ -494,3 +494,64 @@ class Graph80JudgmentRow(Record):
     @property
     def key(self) -> tuple[str, str, int, str]:
         return (self.system, self.question_id, self.repeat, self.protocol)
+
+
+class TrustCell(Record):
+    """One score of the trust section (trust.json): a system's F1 or J over one category (or categories 1–4) under
+    one answer key, with its 95% normal interval (SE clustered by conversation); `value` None when it cannot be
+    given under that key (`why` says so)."""
+
+    run: str
+    system: str
+    origin: str  # "memeval" or "imported: <format>" (a published run)
+    measure: str  # "F1" or "J <protocol>"
+    key: str  # original | corrected | excluded
+    category: str  # "1".."4" or "overall" (categories 1–4)
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+    why: str | None = None
+
+
+class TrustPair(Record):
+    """Two adjacent systems of one measure (ordered by their overall score under the original key) in one category:
+    the paired difference, its clustered SE, the minimum detectable difference and the verdict."""
+
+    measure: str
+    category: str
+    a: str
+    b: str
+    difference: float | None
+    se: float | None
+    mde: float | None
+    n: int
+    clusters: int
+    verdict: str
+
+
+class TrustLeniency(Record):
+    """One judge configuration's measured acceptance of one answer set (None: not measured)."""
+
+    judge: str  # the configuration as a table names it
+    answer_set: str  # specific_wrong | vague_wrong | gold
+    rate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    source: str | None
+
+
+class TrustDocument(Record):
+    """Everything the trust section says, as typed rows (trust.json beside trust.md)."""
+
+    audit: dict[str, Any]
+    keys: list[str]
+    ceilings: dict[str, float]  # category ("1".."4", "overall") → percent of questions whose original key is right
+    f1_ceilings: dict[str, float]  # the F1 ×100 a perfect system (the audit's answers) gets under the original key
+    cells: list[TrustCell]
+    pairs: list[TrustPair]
+    leniency: list[TrustLeniency]
+    judges: dict[str, str]  # measure → its judge's configuration and leniency sentence
+    words: dict[str, float | None]  # "run · system" → mean answer length in words (categories 1–4)
+    notes: list[str]

@@ -109,6 +109,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
+    from memeval.commands import trust
+
+    trust.register(sub)
+
 
 def _run(args: argparse.Namespace) -> int:
     from memeval.qa.locomo_run import LocomoRunConfig, estimate_run, run_locomo

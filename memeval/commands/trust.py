@@ -1,0 +1,53 @@
+"""`memeval locomo trust RUN_DIR... --out DIR`: how far a LoCoMo table can be trusted (memeval/reports/trust.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from memeval.commands.arguments import add_data, add_out_dir, command
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    trust = command(sub, "trust", "one report on how far LoCoMo tables can be trusted: the runs side by side on the "
+                    "original, corrected and excluded answer keys, the ceiling of a perfect system, each judge's "
+                    "measured leniency and the minimum detectable difference per category (trust.md, trust.json, "
+                    "figures/)", "memeval locomo trust runs/full runs/claude --published --out reports/trust")
+    trust.add_argument("runs", nargs="*", metavar="RUN_DIR",
+                       help="`locomo run` or `locomo import` directories (with --published, none is needed)")
+    trust.add_argument("--published", action="store_true",
+                       help="first import the LoCoMo audit's six published runs (four full-context EverMemOS runs "
+                            "and the audit's two wrong-answer sets, with their recorded judgments) into "
+                            "DIR/published/ and show them beside the runs; needs `memeval data fetch locomo-audit`")
+    trust.add_argument("--audit-dir", default=None, metavar="DIR",
+                       help="where the fetched audit is (default: MEMEVAL_LOCOMO_AUDIT_DIR, else data/locomo-audit/)")
+    trust.add_argument("--ambiguous", choices=("include", "drop"), default="include",
+                       help="the audit's AMBIGUOUS questions under the corrected and excluded keys: include "
+                            "(default) or drop")
+    add_data(trust, "LoCoMo file or directory (default: the runs' own data, else the documented search order)")
+    add_out_dir(trust, "directory for trust.md, trust.json and figures/ (published runs under DIR/published/)")
+    trust.set_defaults(handler=_trust)
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memeval.errors import InputError
+    from memeval.reports.trust import import_published, write_trust
+    from memeval.safe_text import shown
+
+    runs = list(args.runs)
+    if args.published:
+        from memeval.audit.store import FETCH_COMMAND, audit_dir
+
+        found = import_published(Path(args.out) / "published", args.audit_dir, args.data)
+        if not found:
+            raise InputError("--published", str(audit_dir(args.audit_dir)), "the LoCoMo audit is not fetched there; "
+                             f"fetch it with `{FETCH_COMMAND}`")
+        runs += [str(p) for p in found]
+    if not runs:
+        raise InputError("memeval locomo trust", "RUN_DIR", "name at least one run directory, or --published")
+    written = write_trust(runs, args.out, args.audit_dir, args.data, args.ambiguous)
+    print(shown(written["report"].read_text(), lines=True), end="")
+    print(f"trust: {shown(written['report'])}, {shown(written['document'])}, {len(written['figures'])} figures in "
+          f"{shown(Path(args.out) / 'figures')}")
+    return 0

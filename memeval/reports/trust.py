@@ -1,0 +1,661 @@
+"""How far a LoCoMo table can be trusted, in one place: the runs given (memeval's own and imported published ones)
+side by side under the original answer key and the LoCoMo audit's corrected and excluded keys, the ceiling a
+perfect system reaches under the original key, each judge's measured leniency, and for every adjacent pair of
+systems the minimum detectable difference and whether their gap is more than noise.
+
+Why one module: each of these alone is a footnote a reader skips; together they answer the reader's question —
+would this ranking survive a right key, a strict judge and another sample of conversations? Nothing here calls a
+model: it reads stored rows, the fetched audit and the registered leniency measurements. Intervals are normal
+intervals with the SE clustered by conversation (memeval/scoring/power.py), the same SE the MDE is made of.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memeval.categories import QA_CATEGORIES, category_label
+from memeval.records import TrustCell, TrustDocument, TrustLeniency, TrustPair
+
+Z95 = 1.959963984540054
+CATEGORIES = (*[str(c) for c in QA_CATEGORIES], "overall")
+INTERVAL = "95% normal interval, SE clustered by conversation"
+TITLE = "How far these tables can be trusted"
+
+
+@dataclass
+class _System:
+    run: str
+    name: str
+    label: str
+    origin: str
+    answers: list
+    judgments: dict[str, list] = field(default_factory=dict)  # measure → rows (every key's)
+    judges: dict[str, dict] = field(default_factory=dict)  # measure → {"protocol", "model", "identity", "recorded"}
+
+
+def _load(paths: Sequence[Path]) -> list[_System]:
+    from memeval.invocation import load_manifest
+    from memeval.records import load_answers, load_judgments
+    from memeval.reports.judge_leniency import judge_identities
+    from memeval.rundir import RunDir
+    from memeval.viewer import run_labels
+
+    systems = []
+    taken: dict[str, int] = {}
+    labels = run_labels(paths)
+    for path, label in zip(paths, labels, strict=True):
+        run = RunDir(path)
+        if not run.answers.is_file():
+            from memeval.errors import InputError
+
+            raise InputError(run.answers, "answers", "not found: expected a `locomo run` or `locomo import` "
+                             "directory")
+        manifest = load_manifest(run.manifest) if run.manifest.is_file() else {}
+        imported = manifest.get("imported") if isinstance(manifest.get("imported"), dict) else {}
+        identities = judge_identities(manifest)
+        answers = load_answers(run.answers)
+        try:
+            judgments = load_judgments(run.judgments, None) if run.judgments.is_file() else []
+        except TypeError:  # a load_judgments without answer keys
+            judgments = load_judgments(run.judgments) if run.judgments.is_file() else []
+        names = list(dict.fromkeys(a.system for a in answers))
+        for name in names:
+            taken[name] = taken.get(name, 0) + 1
+            entry = imported.get(name) if isinstance(imported.get(name), dict) else None
+            origin = f"imported: {entry.get('format')}" if entry else "memeval"
+            system = _System(label, name, name if len(paths) == 1 else f"{label} · {name}", origin,
+                             [a for a in answers if a.system == name])
+            for j in judgments:
+                if j.system != name:
+                    continue
+                model = j.judge_model or (identities.get(j.protocol) or {}).get("model")
+                measure = f"J {j.protocol}" + (f" · {model}" if model else "")
+                system.judgments.setdefault(measure, []).append(j)
+                if measure not in system.judges:
+                    recorded = j.protocol.endswith("_recorded")
+                    judge = (entry or {}).get("judge") if recorded else None
+                    system.judges[measure] = {"protocol": j.protocol, "model": model, "recorded": recorded,
+                                              "identity": identities.get(j.protocol),
+                                              "status": (judge or {}).get("status")}
+            systems.append(system)
+    for system in systems:  # a system's name alone, unless another run holds the same name
+        if taken[system.name] == 1:
+            system.label = system.name
+    return systems
+
+
+def _conversations(paths: Sequence[Path], data: str | Path | None):
+    from memeval.data.locomo import load_locomo
+    from memeval.data.paths import find_locomo
+
+    if data is None:
+        from memeval.invocation import load_manifest
+        from memeval.rundir import RunDir
+        from memeval.viewer import _data_path
+
+        for path in paths:
+            manifest = RunDir(path).manifest
+            found = _data_path(load_manifest(manifest)) if manifest.is_file() else None
+            if found is not None:
+                return load_locomo(found)
+    return load_locomo(find_locomo(data))
+
+
+def _cell(values: list[tuple[float, str, int]], category: str) -> tuple[float | None, float | None, float | None, int]:
+    """(mean, low, high, n) of the values of one category ("overall": categories 1–4)."""
+    from memeval.scoring.power import mean_power
+
+    chosen = [(v, c) for v, c, cat in values if category == "overall" or str(cat) == category]
+    if not chosen:
+        return None, None, None, 0
+    p = mean_power([v for v, _ in chosen], [c for _, c in chosen])
+    if not p.defined:
+        return p.estimate, None, None, p.n
+    # a score lives in 0–100, so its interval is cut there (a small category's normal interval reaches past both)
+    return p.estimate, max(0.0, p.estimate - Z95 * p.se), min(100.0, p.estimate + Z95 * p.se), p.n
+
+
+def _f1_values(rows) -> list[tuple[float, str, int]]:
+    return [(100.0 * r.f1, r.conversation_id, r.category) for r in rows
+            if r.category in QA_CATEGORIES and r.error is None and r.f1 is not None and r.f1 == r.f1]
+
+
+def _j_values(rows) -> list[tuple[float, str, int]]:
+    return [(float(j.mean), j.conversation_id, j.category) for j in rows
+            if j.category in QA_CATEGORIES and j.mean is not None and j.mean == j.mean]
+
+
+def _keys(audit, ambiguous: str, conversations) -> dict:
+    from memeval.audit.key import answer_key
+
+    keys = {"original": None}
+    if audit is not None:
+        for mode in ("corrected", "excluded"):
+            keys[mode] = answer_key(mode, ambiguous, directory=audit.directory, conversations=conversations)
+    return keys
+
+
+def _j_under(system: _System, measure: str, key, mode: str) -> tuple[list, str | None]:
+    """The judgments of `measure` that count under `key`, or why there is no J under it (affected questions not
+    judged against the corrected gold)."""
+    from memeval.scoring.keyed import changed_gold, keyed_judgments
+
+    rows = system.judgments[measure]
+    golds = {a.sample_id: a.gold for a in system.answers}
+    chosen = keyed_judgments(rows, key, golds)
+    if mode != "corrected":
+        return chosen, None
+    have = {j.sample_id for j in chosen}
+    judged = {j.sample_id for j in rows if j.category in QA_CATEGORIES}
+    changed = {s for s in judged if key.affected(s) is not None
+               and str(changed_gold(key, s, golds.get(s))[1]) != str(golds.get(s)) and changed_gold(key, s, golds.get(s))[0]}
+    missing = changed - have
+    if not missing:
+        return chosen, None
+    if system.judges[measure]["recorded"]:
+        return [], (f"recorded judge: its {len(missing)} affected questions cannot be judged again against the "
+                    "corrected gold (see the excluded key)")
+    return [], (f"{len(missing)} affected questions not yet judged against the corrected gold (rerun the judge "
+                "with --key corrected)")
+
+
+def _ceilings(audit, conversations, answered: set[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """(share of questions whose original key is right, F1 ×100 of a perfect system under the original key) per
+    category and overall, over the questions the runs answered (all of LoCoMo's when they answered all)."""
+    from memeval.scoring.f1 import score_f1
+
+    if audit is None:
+        return {}, {}
+    corrupting = audit.corrupting()
+    right: dict[str, list[float]] = {}
+    f1: dict[str, list[float]] = {}
+    for conversation in conversations:
+        for qa in conversation.qa:
+            if qa.category not in QA_CATEGORIES or (answered and qa.sample_id not in answered):
+                continue
+            entry = corrupting.get(qa.sample_id)
+            perfect = entry.correct_answer if entry is not None else qa.answer
+            for category in (str(qa.category), "overall"):
+                right.setdefault(category, []).append(0.0 if entry is not None else 100.0)
+                f1.setdefault(category, []).append(100.0 * score_f1(perfect, qa.answer, qa.category, "locomo"))
+    mean = {c: math.fsum(v) / len(v) for c, v in right.items()}
+    f1_mean = {c: math.fsum(v) / len(v) for c, v in f1.items()}
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return (dict(sorted(mean.items(), key=lambda kv: order[kv[0]])),
+            dict(sorted(f1_mean.items(), key=lambda kv: order[kv[0]])))
+
+
+def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], dict[str, str]]:
+    from memeval.scoring import leniency as lenient
+
+    rows: list[TrustLeniency] = []
+    lines: dict[str, str] = {}
+    seen: set[str] = set()
+
+    def add(name: str, rates) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        best = {}
+        for r in rates:
+            if r.n and (r.answer_set not in best or r.n > best[r.answer_set].n):
+                best[r.answer_set] = r
+        for answer_set in lenient.ANSWER_SETS:
+            r = best.get(answer_set)
+            rows.append(TrustLeniency(judge=name, answer_set=answer_set, rate=r.rate if r else None,
+                                      low=r.low if r else None, high=r.high if r else None, n=r.n if r else 0,
+                                      source=r.source if r else None))
+
+    recorded = lenient.recorded_leniency(audit_dir) if audit_dir is not None else []
+    if recorded:
+        add(f"{lenient.RECORDED_MODEL} · EverMemOS prompts ({lenient.RECORDED_SOURCE})", recorded)
+    for system in systems:
+        for measure, judge in system.judges.items():
+            if measure in lines:
+                continue
+            if judge["recorded"]:
+                rates = lenient.leniency_for(lenient.recorded_identity(), audit_dir) \
+                    if judge["model"] == lenient.RECORDED_MODEL else []
+                said = (f"judgments recorded by the file's producer ({judge['model'] or 'model not stated'}), not "
+                        "re-run")
+                lines[measure] = said + "; " + (lenient.leniency_text(rates) + " (as measured for "
+                                                f"{lenient.RECORDED_MODEL} under the EverMemOS prompts, which this "
+                                                "file's format comes with)" if rates else lenient.NOT_MEASURED)
+                add(measure, rates)
+            else:
+                identity = judge["identity"]
+                rates = lenient.leniency_for(identity, audit_dir) if identity else []
+                lines[measure] = (f"{judge['model'] or 'model not recorded'}; "
+                                  + (lenient.leniency_text(rates) if rates else lenient.NOT_MEASURED))
+                add(measure, rates)
+    return rows, lines
+
+
+def _pairs(measures: dict[str, dict[str, list[tuple[str, float, str, int]]]]) -> list[TrustPair]:
+    """Adjacent systems of each measure, by overall score under the original key, in every category; each system's
+    rows are (sample id, value, conversation, category)."""
+    from memeval.scoring.power import paired_power
+
+    out = []
+    for measure, by_system in measures.items():
+        overall = {label: _cell([(v, c, cat) for _, v, c, cat in rows], "overall")[0]
+                   for label, rows in by_system.items()}
+        ranked = [label for _, label in sorted(((v, label) for label, v in overall.items() if v is not None),
+                                               key=lambda t: -t[0])]
+        for a, b in zip(ranked, ranked[1:], strict=False):
+            for category in CATEGORIES:
+                def chosen(rows, category=category):
+                    return {s: (v, c) for s, v, c, cat in rows if category == "overall" or str(cat) == category}
+                va, vb = chosen(by_system[a]), chosen(by_system[b])
+                shared = [s for s in va if s in vb]
+                p = paired_power([va[s][0] - vb[s][0] for s in shared], [va[s][1] for s in shared])
+                out.append(TrustPair(measure=measure, category=category, a=a, b=b,
+                                     difference=None if p.n == 0 else p.estimate, se=p.se if p.defined else None,
+                                     mde=p.mde if p.defined else None, n=p.n, clusters=p.clusters,
+                                     verdict=p.verdict))
+    return out
+
+
+def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = None, data: str | Path | None = None,
+                   ambiguous: str = "include") -> TrustDocument:
+    """The trust section's content for `runs` (LoCoMo run or import directories), read from stored rows only."""
+    from memeval.audit.key import SOURCE, load_audit
+    from memeval.audit.store import FETCH_COMMAND
+    from memeval.audit.store import audit_dir as resolved_dir
+    from memeval.scoring.keyed import key_evidence, keyed_answers
+    from memeval.scoring.power import mean_words
+
+    paths = [Path(r) for r in runs]
+    if not paths:
+        from memeval.errors import InputError
+
+        raise InputError("memeval locomo trust", "RUN_DIR", "name at least one LoCoMo run directory")
+    systems = _load(paths)
+    conversations = _conversations(paths, data)
+    audit = load_audit(conversations, audit_dir)
+    keys = _keys(audit, ambiguous, conversations)
+    notes = []
+    if audit is None:
+        notes.append(f"**The LoCoMo audit is not fetched** (`{FETCH_COMMAND}`; looked in "
+                     f"{resolved_dir(audit_dir)}): every number below is on LoCoMo's original answer key, which has "
+                     "not been checked here — no ceiling, no corrected or excluded key.")
+    cells: list[TrustCell] = []
+    measures: dict[str, dict[str, list]] = {}
+    for system in systems:
+        for mode, key in keys.items():
+            evidence = key_evidence(key, audit) if key is not None else None
+            rows = keyed_answers(system.answers, key, evidence) if key is not None else system.answers
+            values = _f1_values(rows)
+            if mode == "original":
+                measures.setdefault("F1", {})[system.label] = [
+                    (r.sample_id, 100.0 * r.f1, r.conversation_id, r.category) for r in rows
+                    if r.category in QA_CATEGORIES and r.error is None and r.f1 is not None and r.f1 == r.f1]
+            for category in CATEGORIES:
+                value, low, high, n = _cell(values, category)
+                cells.append(TrustCell(run=system.run, system=system.label, origin=system.origin, measure="F1",
+                                       key=mode, category=category, value=value, low=low, high=high, n=n))
+            for measure in system.judgments:
+                judged, why = (_j_under(system, measure, key, mode) if key is not None
+                               else (keyed_original(system.judgments[measure]), None))
+                j_values = _j_values(judged)
+                if mode == "original":
+                    measures.setdefault(measure, {})[system.label] = [
+                        (j.sample_id, float(j.mean), j.conversation_id, j.category) for j in judged
+                        if j.category in QA_CATEGORIES and j.mean is not None and j.mean == j.mean]
+                for category in CATEGORIES:
+                    value, low, high, n = _cell(j_values, category) if why is None else (None, None, None, 0)
+                    cells.append(TrustCell(run=system.run, system=system.label, origin=system.origin,
+                                           measure=measure, key=mode, category=category, value=value, low=low,
+                                           high=high, n=n, why=why))
+    answered = {a.sample_id for s in systems for a in s.answers}
+    ceilings, f1_ceilings = _ceilings(audit, conversations, answered)
+    leniency, judges = _leniency(systems, audit.directory if audit is not None else audit_dir)
+    pairs = _pairs(measures)
+    words = {s.label: _finite(mean_words(a.prediction for a in s.answers if a.category in QA_CATEGORIES
+                                          and a.error is None)) for s in systems}
+    counts = audit.counts() if audit is not None else {}
+    audit_info = {"fetched": audit is not None, "source": SOURCE, "directory": str(resolved_dir(audit_dir)),
+                  "errors": sum(counts.values()), "by_type": dict(sorted(counts.items())),
+                  "corrupting": len(audit.corrupting()) if audit is not None else 0,
+                  "ambiguous": ambiguous, "labels": {m: k.label for m, k in keys.items() if k is not None}}
+    return TrustDocument(audit=audit_info, keys=list(keys), ceilings=ceilings, f1_ceilings=f1_ceilings, cells=cells,
+                         pairs=pairs, leniency=leniency, judges=judges, words=words, notes=notes)
+
+
+def keyed_original(rows: list) -> list:
+    """Judgments made against the original key (older rows have no key: original)."""
+    return [j for j in rows if getattr(j, "answer_key", "original") == "original"]
+
+
+def _finite(value: float) -> float | None:
+    return value if value == value else None
+
+
+# ---- the field's published runs, from the fetched audit ----
+
+# audit file → the system its answers become; the v1/v2 sets are answers the audit wrote to be wrong (specific,
+# vague), so they show in every table for what they are
+PUBLISHED = {"fc_gpt-4o-mini-memos": "fc-gpt-4o-mini-memos", "fc_gpt-4o-mini-cot": "fc-gpt-4o-mini-cot",
+             "fc_gpt-4.1-mini-memos": "fc-gpt-4.1-mini-memos", "fc_gpt-4.1-mini-cot": "fc-gpt-4.1-mini-cot",
+             "v1_scored": "audit-v1-specific-wrong", "v2_scored": "audit-v2-vague-wrong"}
+
+
+def import_published(out: str | Path, audit_dir: str | Path | None = None, data: str | Path | None = None
+                     ) -> list[Path]:
+    """The audit's six published runs (EverMemOS `detailed_results` files, checked against their pinned SHA-256),
+    each imported once into `out`/<system> with its recorded judgments; a file already imported there is kept as
+    it is. Returns the run directories of the files fetched (none when the audit is not)."""
+    from memeval.audit.store import audit_path
+    from memeval.qa.importer import import_answers
+    from memeval.rundir import read_manifest
+    from memeval.scoring.leniency import RECORDED_MODEL
+
+    dirs = []
+    for name, system in PUBLISHED.items():
+        source = audit_path(name, audit_dir)
+        if source is None:
+            continue
+        target = Path(out) / system
+        imported = (read_manifest(target) or {}).get("imported") or {}
+        if system not in imported:
+            # the scored files do not name their judge; ap-baseline/README.md ("Methodology") does: gpt-4o-mini
+            judge_model = RECORDED_MODEL if name in ("v1_scored", "v2_scored") else None
+            import_answers(source, "evermemos", system, target, None if data is None else str(data),
+                           judge_model=judge_model)
+        dirs.append(target)
+    return dirs
+
+
+# ---- the section as Markdown ----
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _with_interval(cell: TrustCell | None) -> str:
+    if cell is None:
+        return "–"
+    if cell.value is None:
+        return "–" + (f" ({cell.why})" if cell.why else "")
+    if cell.low is None:
+        return f"{cell.value:.1f} (n = {cell.n}, one conversation: no interval)"
+    return f"{cell.value:.1f} [{cell.low:.1f}, {cell.high:.1f}]"
+
+
+def _cells(doc: TrustDocument) -> dict[tuple[str, str, str, str], TrustCell]:
+    return {(c.system, c.measure, c.key, c.category): c for c in doc.cells}
+
+
+def trust_markdown(doc: TrustDocument) -> str:
+    """The section: key and ceilings, every system under each key, judge leniency, and which differences are real."""
+    from memeval.reports.tables import markdown_table, md_text
+
+    cells = _cells(doc)
+    systems = list(dict.fromkeys((c.system, c.origin) for c in doc.cells))
+    measures = list(dict.fromkeys(c.measure for c in doc.cells))
+    out = [f"## {TITLE}", *doc.notes]
+    audit = doc.audit
+    out.append("### The answer key")
+    if audit["fetched"]:
+        types = ", ".join(f"{n} {t.lower()}" for t, n in audit["by_type"].items())
+        out.append(f"The LoCoMo audit ({audit['source']}) lists {audit['errors']} errors ({types}); "
+                   f"{audit['corrupting']} change a score. Keys: " + "; ".join(
+                       f"**{mode}**: {label}" for mode, label in audit["labels"].items()) + ".")
+        rows = [[category_label(int(c)) if c != "overall" else "overall (categories 1–4)", _fmt(v, 2),
+                 _fmt(doc.f1_ceilings.get(c), 2)] for c, v in doc.ceilings.items()]
+        out.append("Ceiling of a perfect system under the original key, over the questions these runs answered: "
+                   "the share of questions whose gold answer the audit finds right (what an exact judge gives a "
+                   "perfect system), and the F1 ×100 the audit's right answers get against the original gold.")
+        out.append(markdown_table(["category", "ceiling (share right, %)", "F1 ceiling ×100"], rows))
+    else:
+        out.append("Not checked: only the original key is shown.")
+    for measure in measures:
+        out.append(f"### {md_text(measure if measure != 'F1' else 'F1 ×100 (official LoCoMo token F1)')}")
+        if measure in doc.judges:
+            out.append(md_text(f"Judge: {doc.judges[measure]}."))
+        headers = ["system", "origin", *[f"{k} key" for k in doc.keys]]
+        if "corrected" in doc.keys:
+            headers.append("corrected − original")
+        headers.append("answer words")
+        rows = []
+        for system, origin in systems:
+            if (system, measure, "original", "overall") not in cells:
+                continue
+            row = [system, origin, *[_with_interval(cells.get((system, measure, k, "overall"))) for k in doc.keys]]
+            if "corrected" in doc.keys:
+                a = cells[(system, measure, "original", "overall")].value
+                b = cells[(system, measure, "corrected", "overall")].value
+                row.append("–" if a is None or b is None else f"{b - a:+.1f}")
+            row.append(_fmt(doc.words.get(system)))
+            rows.append(row)
+        out.append(f"Overall (categories 1–4), {INTERVAL}:")
+        out.append(markdown_table(headers, rows))
+        per = []
+        for system, _ in systems:
+            for k in doc.keys:
+                if (system, measure, k, "overall") in cells:
+                    per.append([system, k, *[_fmt(cells[(system, measure, k, c)].value) for c in CATEGORIES]])
+        out.append("Per category:")
+        out.append(markdown_table(["system", "key", *[category_label(int(c)) for c in CATEGORIES[:-1]],
+                                   "overall"], per))
+    out.append("### Judge leniency")
+    if doc.leniency:
+        by_judge: dict[str, dict[str, TrustLeniency]] = {}
+        for r in doc.leniency:
+            by_judge.setdefault(r.judge, {})[r.answer_set] = r
+        rows = []
+        for judge, sets in by_judge.items():
+            shown = [("not measured" if r.rate is None else f"{r.rate:.1f}% [{r.low:.1f}–{r.high:.1f}] (n = {r.n})")
+                     for r in (sets.get(s) for s in ("vague_wrong", "specific_wrong", "gold")) if r is not None]
+            sources = sorted({r.source for r in sets.values() if r.source})
+            rows.append([judge, *shown, "; ".join(sources) or "–"])
+        out.append("How often each judge accepts answers known to be wrong (the audit's vague-but-topical and "
+                   "specific-but-wrong sets) and the gold answers (which a sound judge accepts), Wilson 95%:")
+        out.append(markdown_table(["judge", "accepts vague wrong", "accepts specific wrong", "accepts gold",
+                                   "measured by"], rows))
+    else:
+        out.append("No judge in these runs, and the audit's recorded judgments are not fetched: leniency not "
+                   "measured.")
+    out.append("### Which differences are real")
+    if doc.pairs:
+        from memeval.scoring.power import WITHIN_NOISE
+
+        within = sum(p.verdict == WITHIN_NOISE for p in doc.pairs if p.category != "overall")
+        judged = sum(p.verdict in (WITHIN_NOISE, "real at α = 0.05") for p in doc.pairs if p.category != "overall")
+        out.append(f"Adjacent systems of each measure (ranked by their overall score on the original key), paired on "
+                   f"the questions both answered: the minimum detectable difference (80% power, α = 0.05, SE "
+                   f"clustered by conversation) and whether the gap is more than noise. Per category, {within} of "
+                   f"{judged} adjacent comparisons are within noise.")
+        for measure in dict.fromkeys(p.measure for p in doc.pairs):
+            by_pair: dict[tuple[str, str], dict[str, TrustPair]] = {}
+            for p in doc.pairs:
+                if p.measure == measure:
+                    by_pair.setdefault((p.a, p.b), {})[p.category] = p
+            out.append(f"**{md_text(measure)}** — each cell: the difference, its MDE, the verdict:")
+            out.append(markdown_table(["pair", *[category_label(int(c)) for c in CATEGORIES[:-1]], "overall (1–4)"],
+                                      [[f"{a} − {b}", *[_pair_cell(cats.get(c)) for c in CATEGORIES]]
+                                       for (a, b), cats in by_pair.items()]))
+    else:
+        out.append("One system per measure: no pair to compare.")
+    return "\n\n".join(out) + "\n"
+
+
+def _pair_cell(p: TrustPair | None) -> str:
+    if p is None or p.difference is None:
+        return "–"
+    mde = f"MDE {p.mde:.1f}" if p.mde is not None else "no MDE"
+    return f"{p.difference:+.1f} ({mde}, n = {p.n}): {p.verdict}"
+
+
+# ---- figures, through the marks layer ----
+
+def _look(index: int) -> tuple[str, str]:
+    from memeval.publication.style import _SHAPES, PALETTE
+
+    return PALETTE[index % len(PALETTE)], _SHAPES[index % len(_SHAPES)]
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()[:60] or "measure"
+
+
+def key_figure(doc: TrustDocument, measure: str):
+    """Every system's score per category under the original key and the audit's key, the ceiling drawn."""
+    import matplotlib.pyplot as plt
+
+    from memeval.publication.figure_rules import PER_CATEGORY
+    from memeval.publication.marks import Panel, finish
+    from memeval.publication.style import WIDTH_DOUBLE, style
+
+    cells = _cells(doc)
+    systems = list(dict.fromkeys(c.system for c in doc.cells if c.measure == measure))
+    other = "corrected" if measure == "F1" or all(
+        cells.get((s, measure, "corrected", "overall")) is not None
+        and cells[(s, measure, "corrected", "overall")].why is None for s in systems) else "excluded"
+    modes = ["original"] + ([other] if other in doc.keys else [])
+    protocol = measure if measure != "F1" else "F1 ×100, official LoCoMo"
+    ylabel = "F1 ×100" if measure == "F1" else "J (0–100)"
+    ceiling = doc.f1_ceilings if measure == "F1" else doc.ceilings
+    with style():
+        fig, axes = plt.subplots(1, len(modes), figsize=(WIDTH_DOUBLE, 2.9), sharey=True, squeeze=False)
+        width = 0.7 / max(1, len(systems))
+        for ax, mode in zip(axes[0], modes, strict=True):
+            panel = Panel(ax, protocol, PER_CATEGORY)
+            for i, system in enumerate(systems):
+                colour, shape = _look(i)
+                got = [cells.get((system, measure, mode, c)) for c in CATEGORIES]
+                defined = [g if g is not None and g.value is not None and g.low is not None else None for g in got]
+                x = [k + 1 - 0.35 + width * (i + 0.5) for k in range(len(CATEGORIES))]
+                panel.points(f"{system}", x, [d.value if d else None for d in defined],
+                             [d.low if d else None for d in defined], [d.high if d else None for d in defined],
+                             interval=INTERVAL, mark=shape, colour=colour, size=18,
+                             label=system if mode == "original" else None)
+            if mode == "original" and ceiling:
+                panel.points("ceiling", [k + 1 for k in range(len(CATEGORIES))], [ceiling.get(c) for c in CATEGORIES],
+                             uncertainty="exact", mark="_", colour="#000000", size=420,
+                             label="ceiling: a perfect system on the original key (audit)")
+            ax.set_xticks(range(1, len(CATEGORIES) + 1))
+            ax.set_xticklabels([category_label(int(c)).replace(" (", "\n(") if c != "overall"
+                                else "overall\n(categories 1–4)" for c in CATEGORIES], fontsize=6.5)
+            ax.set_ylim(-4, 104)
+            ax.set_title(f"{mode} key, per category")
+            if ax is axes[0][0]:
+                ax.set_ylabel(f"{ylabel}, per category")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))), fontsize=6,
+                   bbox_to_anchor=(0.5, -0.02 - 0.045 * math.ceil(len(labels) / 3)))
+        fig.tight_layout()
+    caption = (f"{protocol} of every system per category under LoCoMo's original answer key"
+               + (f" and the audit's {other} key" if len(modes) > 1 else "") + f" ({INTERVAL})"
+               + ("; the line is the ceiling a perfect system reaches under the original key" if ceiling else "")
+               + ". It does not show the judge's leniency or whether two systems differ beyond noise (see the "
+               "leniency and MDE figures).")
+    return finish(fig, caption)
+
+
+def leniency_figure(doc: TrustDocument):
+    """Each judge configuration's acceptance of wrong answers and of gold answers, Wilson 95%."""
+    import matplotlib.pyplot as plt
+
+    from memeval.publication.marks import Panel, finish
+    from memeval.publication.style import WIDTH_DOUBLE, style
+
+    judges = list(dict.fromkeys(r.judge for r in doc.leniency))
+    by = {(r.judge, r.answer_set): r for r in doc.leniency}
+    names = {"vague_wrong": ("vague_wrong", "accepts vague wrong answers"),
+             "specific_wrong": ("specific_wrong", "accepts specific wrong answers"),
+             "gold": ("leniency_gold", "accepts gold answers")}
+    with style():
+        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 0.6 + 0.55 * max(1, len(judges))))
+        panel = Panel(ax, "acceptance rate of the locomo-audit answer sets")
+        height = 0.26
+        for k, answer_set in enumerate(("vague_wrong", "specific_wrong", "gold")):
+            rows = [by.get((j, answer_set)) for j in judges]
+            name, label = names[answer_set]
+            panel.bars(name, [i + (k - 1) * height for i in range(len(judges))],
+                       [r.rate if r else None for r in rows], [r.low if r else None for r in rows],
+                       [r.high if r else None for r in rows], width=height, horizontal=True, label=label,
+                       interval="Wilson 95% over questions", n=[r.n if r else None for r in rows])
+        ax.set_yticks(range(len(judges)))
+        ax.set_yticklabels([j if len(j) <= 60 else j[:57] + "…" for j in judges], fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("answers accepted (%)")
+        ax.set_title("Judge leniency: acceptance of known-wrong and gold answers")
+        ax.legend(fontsize=6, loc="lower right")
+        fig.tight_layout()
+    return finish(fig, "How often each judge configuration accepts the audit's vague-but-topical wrong answers, its "
+                  "specific-but-wrong ones, and the gold answers (Wilson 95%; n/r: not measured). It does not show "
+                  "how lenient a judge is on other systems' answers, nor any judge configuration not measured.")
+
+
+def mde_figure(doc: TrustDocument):
+    """The minimum detectable difference per category of each measure's closest adjacent pairs."""
+    import matplotlib.pyplot as plt
+
+    from memeval.publication.figure_rules import PER_CATEGORY
+    from memeval.publication.marks import Panel, finish
+    from memeval.publication.style import WIDTH_SINGLE, style
+
+    measures = list(dict.fromkeys(p.measure for p in doc.pairs))
+    with style():
+        fig, axes = plt.subplots(1, len(measures), figsize=(max(WIDTH_SINGLE, 2.6 * len(measures)), 2.6),
+                                 squeeze=False)
+        for ax, measure in zip(axes[0], measures, strict=True):
+            panel = Panel(ax, f"minimum detectable difference, {measure}", PER_CATEGORY)
+            pairs = [p for p in doc.pairs if p.measure == measure]
+            for i, (a, b) in enumerate(dict.fromkeys((p.a, p.b) for p in pairs)):
+                colour, shape = _look(i)
+                mde = {p.category: p.mde for p in pairs if (p.a, p.b) == (a, b)}
+                panel.points(f"{a} − {b}", [k + 1 for k in range(len(CATEGORIES))],
+                             [mde.get(c) for c in CATEGORIES], uncertainty="exact", mark=shape, colour=colour,
+                             size=16, label=f"{a} − {b}")
+            ax.set_xticks(range(1, len(CATEGORIES) + 1))
+            ax.set_xticklabels([category_label(int(c)).replace(" (", "\n(") if c != "overall" else "overall\n(1–4)"
+                                for c in CATEGORIES], fontsize=6)
+            ax.set_ylabel("MDE, points, per category")
+            ax.set_title(measure, fontsize=8)
+            ax.set_ylim(bottom=0)
+            ax.legend(fontsize=5)
+        fig.tight_layout()
+    return finish(fig, "The minimum detectable difference (80% power, α = 0.05, paired, SE clustered by "
+                  "conversation) of each adjacent pair of systems, per category: a gap smaller than it is not "
+                  "evidence of a difference. It does not show the observed differences (see the table), and an MDE "
+                  "is computed from the observed SE, so it carries no interval of its own.")
+
+
+def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Path | None = None,
+                data: str | Path | None = None, ambiguous: str = "include") -> dict:
+    """trust.md, trust.json and the figures (PNG, PDF, each with its record for the figure rules) in `out`."""
+    import matplotlib.pyplot as plt
+
+    from memeval.atomic import write_text_atomic
+    from memeval.publication.figure_rules import problems_in
+    from memeval.publication.style import save_figure
+
+    doc = trust_document(runs, audit_dir, data, ambiguous)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures_dir = out / "figures"
+    drawn = [key_figure(doc, m) + (f"trust_key_{_slug(m)}",) for m in dict.fromkeys(c.measure for c in doc.cells)]
+    if doc.leniency:
+        drawn.append(leniency_figure(doc) + ("trust_leniency",))
+    if doc.pairs:
+        drawn.append(mde_figure(doc) + ("trust_mde",))
+    written = []
+    for fig, _caption, name in drawn:
+        written += save_figure(fig, name, figures_dir)
+        plt.close(fig)
+    broken = {name: found for name, found in problems_in(figures_dir).items() if found}
+    markdown = trust_markdown(doc)
+    if broken:
+        markdown += "\n" + "\n".join(f"- figure rule: {line}" for found in broken.values() for line in found) + "\n"
+    report = write_text_atomic(out / "trust.md", markdown)
+    document = write_text_atomic(out / "trust.json", doc.model_dump_json(indent=1) + "\n")
+    return {"report": report, "document": document, "figures": [p for p in written if p.suffix == ".png"],
+            "figure_problems": broken, "trust": doc}

@@ -1,0 +1,180 @@
+"""The trust section (memeval/reports/trust.py, `memeval locomo trust`): a small offline run and a published run in
+the EverMemOS format, on a made-up LoCoMo and a made-up audit (tests/audit_sample.py: this project's own words), side
+by side on each key, with the ceilings, the recorded judge's place, the MDE of every adjacent pair — each number
+checked against a computation written here — and the plain "not fetched" path."""
+
+import json
+import math
+
+import pytest
+
+from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.reports.trust import trust_document, write_trust
+from tests.audit_sample import QUESTIONS, audit_bytes, pin, write_layout, write_locomo
+
+# the published system's answers (own words) and its three recorded judge runs, per (conversation, question index)
+PUBLISHED = {
+    ("conv-26", 0): ("May 2021", [False, False, True]),  # right under the audit's key; the original gold says June
+    ("conv-26", 1): ("Oslo, Lund", [True, True, True]),
+    ("conv-26", 2): ("Pepper", [True, True, True]),
+    ("conv-26", 4): ("Probably", [False, True, False]),
+    ("conv-30", 0): ("Green", [True, True, True]),
+    ("conv-30", 1): ("Her aunt", [True, True, False]),
+    ("conv-30", 2): ("2018", [False, False, False]),
+}
+
+
+def _detailed() -> dict:
+    groups = {}
+    for c, (conversation, items) in enumerate(QUESTIONS.items()):
+        rows = []
+        for q, (question, answer, category) in enumerate(items):
+            if (conversation, q) not in PUBLISHED:
+                continue
+            said, runs = PUBLISHED[(conversation, q)]
+            rows.append({"question_id": f"locomo_{c}_qa{q}", "question": question, "golden_answer": answer,
+                         "generated_answer": said, "category": str(category),
+                         "llm_judgments": {f"judgment_{k + 1}": v for k, v in enumerate(runs)}})
+        groups[f"locomo_exp_user_{c}"] = rows
+    return {"total_questions": 7, "detailed_results": groups,
+            "metadata": {"judge_model": "judge-of-the-test", "answer_model": "reader-of-the-test"}}
+
+
+@pytest.fixture()
+def world(tmp_path, monkeypatch, cli):
+    data = write_locomo(tmp_path / "locomo10.json")
+    files = audit_bytes()
+    pin(monkeypatch, files)
+    audit = write_layout(tmp_path / "audit", files)
+    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(audit))
+    run_locomo(LocomoRunConfig(out=str(tmp_path / "run"), data=str(data), systems=["rag_turns", "full_context"],
+                               progress=False))
+    source = tmp_path / "published.json"
+    source.write_text(json.dumps(_detailed()))
+    cli("locomo", "import", source, "--format", "evermemos", "--system", "published-x", "--data", data,
+        "--out", tmp_path / "pub", check=True)
+    return tmp_path
+
+
+def _cell(doc, system, measure, key, category="overall"):
+    return next(c for c in doc.cells if (c.system, c.measure, c.key, c.category) == (system, measure, key, category))
+
+
+def test_each_key_side_by_side_with_ceilings_and_the_recorded_judge(world):
+    doc = trust_document([world / "run", world / "pub"], data=world / "locomo10.json")
+    assert doc.audit["fetched"] and doc.keys == ["original", "corrected", "excluded"]
+    # 7 non-adversarial questions; wrong gold: conv-26 q0 (2), q1 (1, ambiguous), conv-30 q1 (4)
+    assert doc.ceilings == pytest.approx({"1": 0.0, "2": 50.0, "3": 100.0, "4": 200 / 3, "overall": 400 / 7})
+    published = "published-x"
+    # F1 of the published answers, by hand: original gold / the audit's corrected gold
+    # "May 2021" against "June 2021": half the tokens
+    original = {"conv-26:q0000": 0.5, "conv-26:q0001": 1.0, "conv-26:q0002": 1.0, "conv-26:q0004": 0.0,
+                "conv-30:q0000": 1.0, "conv-30:q0001": 1.0, "conv-30:q0002": 0.0}
+    corrected = {**original, "conv-26:q0000": 1.0, "conv-30:q0001": 0.0}  # "Not stated" for the aunt
+    ambiguous = "conv-26:q0001"
+    from memeval.scoring.f1 import score_f1
+
+    assert score_f1("Oslo, Lund", "Oslo, Lund and Bergen", 1, "locomo") < 1  # the ambiguous one changes too
+    corrected[ambiguous] = score_f1("Oslo, Lund", "Oslo, Lund and Bergen", 1, "locomo")
+    assert _cell(doc, published, "F1", "original").value == pytest.approx(100 * sum(original.values()) / 7)
+    assert _cell(doc, published, "F1", "corrected").value == pytest.approx(100 * sum(corrected.values()) / 7)
+    # the excluded key leaves the two wrong gold answers out and keeps the ambiguous one as it is (--ambiguous include)
+    kept = [s for s in original if s not in ("conv-26:q0000", "conv-30:q0001")]
+    assert _cell(doc, published, "F1", "excluded").n == 5
+    assert _cell(doc, published, "F1", "excluded").value == pytest.approx(100 * sum(original[s] for s in kept) / 5)
+    # the recorded judge: per-run mean on the original key; no J on the corrected gold (it cannot be re-run);
+    # the excluded key leaves the two wrong ones out
+    runs = {sample: PUBLISHED[(sample.split(":")[0], int(sample[-4:]))][1] for sample in original}
+    measure = "J evermemos_recorded · judge-of-the-test"
+    j = _cell(doc, published, measure, "original")
+    assert j.value == pytest.approx(100 * sum(sum(r) / 3 for r in runs.values()) / 7)
+    assert j.low < j.value < j.high
+    assert _cell(doc, published, measure, "corrected").value is None
+    assert "recorded judge" in _cell(doc, published, measure, "corrected").why
+    assert _cell(doc, published, measure, "excluded").value == pytest.approx(
+        100 * sum(sum(runs[s]) / 3 for s in kept) / 5)
+    assert "recorded by the file's producer (judge-of-the-test)" in doc.judges[measure]
+    assert "leniency not measured" in doc.judges[measure]
+    assert _cell(doc, published, "F1", "original", "2").n == 2
+
+
+def test_adjacent_pairs_carry_the_mde_of_a_direct_computation(world):
+    doc = trust_document([world / "run", world / "pub"], data=world / "locomo10.json")
+    f1 = [p for p in doc.pairs if p.measure == "F1" and p.category == "overall"]
+    assert len(f1) == 2, "three systems: two adjacent pairs"
+    overall = {c.system: c.value for c in doc.cells if c.measure == "F1" and c.key == "original"
+               and c.category == "overall"}
+    assert overall[f1[0].a] >= overall[f1[0].b] >= overall[f1[1].b], "ranked by the original key's overall F1"
+    from memeval.records import load_answers
+
+    rows = {r.system: r for r in load_answers(world / "run" / "answers.jsonl")}
+    del rows
+    answers = {(r.system, r.sample_id): r for path in ("run", "pub")
+               for r in load_answers(world / path / "answers.jsonl") if r.category != 5}
+    pair = f1[0]
+    name = {s: s.split(" · ")[-1] for s in (pair.a, pair.b)}
+    ids = sorted({s for (_, s) in answers})
+    d = {s: 100 * (answers[(name[pair.a], s)].f1 - answers[(name[pair.b], s)].f1) for s in ids}
+    mean = sum(d.values()) / len(d)
+    sums = {}
+    for s, v in d.items():
+        sums[s.split(":")[0]] = sums.get(s.split(":")[0], 0.0) + v - mean
+    se = math.sqrt(2 / 1 * sum(x * x for x in sums.values()) / len(d) ** 2)
+    assert pair.difference == pytest.approx(mean)
+    assert pair.mde == pytest.approx((1.959963984540054 + 0.8416212335729143) * se)
+    assert pair.verdict in ("within noise", "real at α = 0.05")
+
+
+def test_the_command_writes_the_section_and_figures_that_keep_the_rules(world, cli):
+    out = world / "trust"
+    result = cli("locomo", "trust", world / "run", world / "pub", "--data", world / "locomo10.json", "--out", out,
+                 check=True)
+    text = (out / "trust.md").read_text()
+    assert "## How far these tables can be trusted" in text and "Ceiling of a perfect system" in text
+    assert "### Judge leniency" in text and "### Which differences are real" in text
+    assert "adjacent comparisons are within noise" in text and "figure rule" not in text
+    assert "trust.md" in result.stdout
+    pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert pngs == ["trust_key_f1.png", "trust_key_j_evermemos_recorded_judge_of_the_test.png",
+                    "trust_leniency.png", "trust_mde.png"]
+    from memeval.publication.figure_rules import problems_in
+
+    assert problems_in(out / "figures") == {f"{p[:-4]}.json": [] for p in pngs}
+    stored = json.loads((out / "trust.json").read_text())
+    assert stored["ceilings"]["overall"] == pytest.approx(400 / 7)
+    assert "Who taught" not in text and "No turn says" not in (out / "trust.json").read_text(), \
+        "the audit's questions and reasons are not copied into the section"
+
+
+def test_without_the_audit_it_says_so_plainly(world, cli, monkeypatch, tmp_path):
+    empty = tmp_path / "no-audit"
+    empty.mkdir()
+    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(empty))
+    doc = trust_document([world / "run"], data=world / "locomo10.json")
+    assert doc.keys == ["original"] and doc.ceilings == {} and not doc.audit["fetched"]
+    assert "The LoCoMo audit is not fetched" in doc.notes[0] and "memeval data fetch locomo-audit" in doc.notes[0]
+    written = write_trust([world / "run"], tmp_path / "out", data=world / "locomo10.json")
+    assert "not fetched" in written["report"].read_text() and not written["figure_problems"]
+    refused = cli("locomo", "trust", "--published", "--data", world / "locomo10.json", "--out", tmp_path / "o2")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "memeval data fetch locomo-audit" in refused.stderr
+
+
+def test_published_runs_come_from_the_fetched_audit_once(world, cli):
+    out = world / "trust-published"
+    cli("locomo", "trust", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    published = sorted(p.name for p in (out / "published").iterdir())
+    assert published == sorted(["fc-gpt-4o-mini-memos", "fc-gpt-4o-mini-cot", "fc-gpt-4.1-mini-memos",
+                                "fc-gpt-4.1-mini-cot", "audit-v1-specific-wrong", "audit-v2-vague-wrong"])
+    before = (out / "published" / "audit-v1-specific-wrong" / "answers.jsonl").read_bytes()
+    cli("locomo", "trust", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    assert (out / "published" / "audit-v1-specific-wrong" / "answers.jsonl").read_bytes() == before, "imported once"
+    doc = json.loads((out / "trust.json").read_text())
+    assert "audit-v1-specific-wrong" in {c["system"].split(" · ")[-1] for c in doc["cells"]}
+
+
+def test_a_directory_that_is_no_run_is_one_line(world, cli, tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = cli("locomo", "trust", tmp_path / "empty", "--data", world / "locomo10.json", "--out", tmp_path / "o")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "answers" in result.stderr
+    assert not (tmp_path / "o").exists()
