@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
+from memeval.published.detailed import RECORDED, is_recorded
 from memeval.rundir import RunDir
 from memeval.safe_text import shown
 
@@ -308,6 +309,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
             system_index[name] = len(systems)
             systems.append({"run": r, "name": name, "label": name if len(paths) == 1 else f"{label} · {name}",
                             "params": params.get(name) or {}})
+            if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
+                entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
         judged: dict[tuple[str, str], list] = {}
         for j in judgments:
             judged.setdefault((j.system, j.sample_id), []).append(
