@@ -20,6 +20,7 @@ from memeval.scoring.leniency import (
 )
 from tests.audit_sample import QUESTIONS, audit_bytes, pin, write_layout, write_locomo
 from tests.fake_openai import TEST_KEY, FakeOpenAI, Rejection, user_text
+from tests.test_protocols import pinned  # noqa: F401  (the fixture: the protocol tests' stand-in files, pinned)
 
 # The made-up audit's seven non-adversarial questions (tests/audit_sample.py): id → category
 CATEGORY = {"locomo_0_qa0": 2, "locomo_0_qa1": 1, "locomo_0_qa2": 4, "locomo_0_qa4": 3,
@@ -269,3 +270,23 @@ def test_a_dry_run_counts_the_calls_and_writes_nothing(audit, cli, tmp_path):
     judge = json.loads(found.stdout)["judge"]
     assert judge["requests"] == 63 and judge["to_send"] == 63, "seven questions, three sets, three runs each"
     assert not (tmp_path / "dry").exists()
+
+
+def test_a_run_of_the_published_evermemos_judge_on_gpt_4o_mini_carries_the_recorded_rates(
+        audit, pinned, cli, monkeypatch):  # noqa: F811
+    """The recorded configuration is what `--judge evermemos --judge-model gpt-4o-mini` sends once the EverMemOS
+    prompts are fetched (here the protocol tests' own stand-in file, pinned): its identity finds the rates; the
+    paraphrased prompts or another model find none."""
+    from memeval.llm.client import make_client
+    from memeval.scoring.evermemos_judge import EverMemOSJudge
+
+    cli("data", "fetch", "protocols", "--source", pinned)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    client = make_client("replay", models={"judge": "gpt-4o-mini"})
+    published = {"judge": "evermemos", **EverMemOSJudge().identity(client)}
+    assert published["prompt_version"].startswith("published:")
+    assert leniency_text(leniency_for(published)).startswith("this judge accepts 81.0% [")
+    paraphrased = {"judge": "evermemos", **EverMemOSJudge(fetched=None).identity(client)}
+    assert leniency_for(paraphrased) == []
+    other = make_client("replay", models={"judge": "gpt-4o-2024-08-06"})
+    assert leniency_for({"judge": "evermemos", **EverMemOSJudge().identity(other)}) == []
