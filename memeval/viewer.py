@@ -266,11 +266,17 @@ class _Exchanges:
                 "created": exchange.created_utc}
 
 
-def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
+def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "original",
+              ambiguous: str = "include", reasoning: bool = False) -> dict:
     """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring); each
     answer's and judgment's model calls are read from the response cache in `cache_dir` (default: this machine's,
-    MEMEVAL_CACHE_DIR)."""
+    MEMEVAL_CACHE_DIR). Scores are under the answer `key` (memeval/scoring/keyed.py); a question the fetched LoCoMo
+    audit names is flagged with its error type and the audit's answer, and with the audit's reasoning only when
+    `reasoning` is asked for (`_audit_flags`)."""
     from memeval.records import load_answers, load_judgments
+    from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments
+
+    key_mode = key  # `key` names each question's table key below
 
     paths = _run_paths(runs)
     calls = _Exchanges()
@@ -288,9 +294,13 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
             raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
         manifest = _load_manifest(run)
         answers = load_answers(RunDir(run).answers)
-        judgments = load_judgments(RunDir(run).judgments) if RunDir(run).judgments.is_file() else []
+        judgments = load_judgments(RunDir(run).judgments, None) if RunDir(run).judgments.is_file() else []
         data_path = _data_path(manifest)
         texts, locomo_questions = _loaded_data(data_path, data_cache)
+        answer_key, audit = _answer_key(data_path, key_mode, ambiguous, data_cache, notes)
+        judgments = keyed_judgments(judgments, answer_key, {a.sample_id: a.gold for a in answers})
+        answers = keyed_answers(answers, answer_key, key_evidence(answer_key, audit))
+        flags = _audit_flags(audit, reasoning)
         if data_path is None:
             notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
                          "adversarial questions lack the answer their premise invites")
@@ -326,7 +336,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
                     "id": a.sample_id, "conv": c, "cat": a.category, "text": a.question,
                     "gold": None if a.gold is None else str(a.gold),
                     "trap": qa.adversarial_answer if qa is not None and a.category == ADVERSARIAL else None,
-                    "ev": [tables.turn(c, i, texts, a.conversation_id) for i in a.evidence_ids]})
+                    "ev": [tables.turn(c, i, texts, a.conversation_id) for i in a.evidence_ids],
+                    "audit": flags(a.sample_id)})
             columns["q"].append(tables.questions[key])
             columns["s"].append(system_index[a.system])
             columns["pred"].append(a.prediction)
@@ -354,7 +365,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None) -> dict:
         "turns": {"conv": [c for c, _ in tables.turns], "id": [i for _, i in tables.turns], "text": tables.turn_text},
         "items": items, "sets": [list(key) for key in tables.sets],
         "questions": {name: [q[name] for q in tables.question_rows]
-                      for name in ("id", "conv", "cat", "text", "gold", "trap", "ev")},
+                      for name in ("id", "conv", "cat", "text", "gold", "trap", "ev", "audit")},
         "rows": columns,
     }
 
@@ -422,8 +433,70 @@ def render(data: dict) -> str:
     return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
 
 
-def write_viewer(runs: RunPaths, output: str | Path | None = None, cache_dir: str | Path | None = None) -> Path:
-    """The page for one run (default RUN/view.html) or several (`output` required: no run owns the page)."""
+def _answer_key(data_path: Path | None, mode: str, ambiguous: str, cache: dict, notes: list[str]):
+    """(AnswerKey, Audit or None) on the run's data, made once per data path; what the page says of its key (the
+    key, the ceilings or how to check the key) goes into `notes` once."""
+    from memeval.audit.key import AnswerKey
+    from memeval.audit.store import audit_path
+    from memeval.data.locomo import load_locomo
+    from memeval.scoring.keyed import key_notes, resolve_key
+
+    if mode == "original" and ambiguous == "include" and (audit_path("errors") is None or data_path is None):
+        found = (AnswerKey("original", "include", None), None, None)
+    else:
+        if data_path is None:
+            raise InputError("--key", mode, "the run's LoCoMo data was not found, so its questions cannot be matched "
+                             "to the audit's (give the data where the run's manifest says it was)")
+        slot = ("key", data_path.resolve())
+        if slot not in cache:
+            conversations = load_locomo(data_path)
+            cache[slot] = (*resolve_key(mode, ambiguous, conversations), conversations)
+        found = cache[slot]
+    notes += [n for n in key_notes(*found) if n not in notes]
+    return found[0], found[1]
+
+
+def _audit_flags(audit, reasoning: bool):
+    """sample id → the page's flag of a question the audit names: [error type, the audit's answer, the published
+    gold, its reasoning or None]. The reasoning is the audit's prose (CC BY-NC 4.0): read from the user's fetched
+    copy when the page is written, and put in the page only when asked for (`memeval view --audit-reasoning`),
+    since a page may be shared or kept where a repository is committed (docs/layout.md)."""
+    def flag(sample_id: str) -> list | None:
+        entry = audit.entries.get(sample_id) if audit is not None else None
+        if entry is None:
+            return None
+        return [entry.error_type, entry.correct_answer, entry.golden_answer,
+                audit.reasoning(sample_id) if reasoning else None]
+
+    return flag
+
+
+def refuse_tracked_page(output: Path) -> None:
+    """A page holding the audit's reasoning is never written where this repository would commit it: inside the
+    checkout, only to a git-ignored place (reports/, runs/, data/)."""
+    import subprocess
+
+    from memeval.data.paths import project_root
+
+    root = project_root().resolve()
+    target = output.resolve()
+    if root not in target.parents:
+        return
+    try:
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", str(target)],
+                                 capture_output=True, timeout=30).returncode
+    except (OSError, subprocess.SubprocessError):
+        return
+    if ignored == 1:
+        raise InputError(output, "--audit-reasoning", "the page would hold the LoCoMo audit's reasoning (CC BY-NC "
+                         "4.0) inside this repository where git would commit it; write it under reports/ or runs/, "
+                         "or outside the checkout")
+
+
+def write_viewer(runs: RunPaths, output: str | Path | None = None, cache_dir: str | Path | None = None,
+                 key: str = "original", ambiguous: str = "include", reasoning: bool = False) -> Path:
+    """The page for one run (default RUN/view.html) or several (`output` required: no run owns the page), scored
+    under the answer `key`; `reasoning`: the audit's reasoning in each flag (see `_audit_flags`)."""
     from memeval.atomic import write_text_atomic
 
     paths = _run_paths(runs)
@@ -432,4 +505,6 @@ def write_viewer(runs: RunPaths, output: str | Path | None = None, cache_dir: st
             raise InputError("--output", "(not given)", f"{len(paths)} runs make one page: name it, e.g. "
                              "--output compare.html")
         output = paths[0] / "view.html"
-    return write_text_atomic(Path(output), render(page_data(paths, cache_dir)))
+    if reasoning:
+        refuse_tracked_page(Path(output))
+    return write_text_atomic(Path(output), render(page_data(paths, cache_dir, key, ambiguous, reasoning)))

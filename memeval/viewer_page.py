@@ -45,6 +45,7 @@ select{max-width:24em}
 .qhead{border-left:4px solid var(--accent);padding:2px 0 2px 10px;margin-bottom:8px}
 .qtext{font-size:15px;font-weight:600;margin:2px 0}
 .advbox{background:#fff7e6;border:1px solid #f0c36d;border-radius:4px;padding:4px 8px;margin:4px 0}
+.auditflag{background:#fdecea;border:1px solid #e0a39a;border-radius:4px;padding:4px 8px;margin:4px 0}
 .answers{display:grid;gap:10px;overflow-x:auto;padding-bottom:6px}
 .answer{border:1px solid var(--line);border-radius:6px;padding:8px 10px;min-width:0}
 .answer.current{border-color:var(--accent);box-shadow:0 0 0 1px var(--accent)}
@@ -109,8 +110,9 @@ function el(tag, props, ...kids) {
 const fmt = (v, d = 1) => v === null || v === undefined ? "–" : Number(v).toFixed(d);
 const int = v => v === null || v === undefined ? "–" : Number(v).toLocaleString("en");
 const catName = c => c + " " + (D.categories[c] || "");
+const flagOf = q => Q.audit ? Q.audit[q] : null;  // [error type, the audit's answer, published gold, reasoning]
 const goldText = q => Q.cat[q] === 5 ? "adversarial" + (Q.trap[q] ? " · premise invites: " + Q.trap[q] : "") +
-  (Q.gold[q] ? " · answer: " + Q.gold[q] : "") : (Q.gold[q] ?? "–");
+  (Q.gold[q] ? " · answer: " + Q.gold[q] : "") : (flagOf(q) ? "⚑ " + flagOf(q)[0] + " · " : "") + (Q.gold[q] ?? "–");
 // each judge protocol's mean for a row, by the protocol's name (every run numbers its own protocols)
 const JUDGES = [...new Set(D.protocols.map(p => p.name))];
 const judged = name => i => { for (const j of R.j[i]) if (j[1] !== null && D.protocols[j[0]].name === name) return j[1];
@@ -407,11 +409,17 @@ function select(i) {
         el("b", {}, Q.trap[q])] : "LoCoMo's adversarial_answer is not available (data not found).",
       Q.gold[q] ? [" Gold answer: ", el("b", {}, Q.gold[q])] : null) :
     el("div", {}, el("b", {}, "gold "), Q.gold[q] ?? "–");
+  const flag = flagOf(q);
+  const audit = flag ? el("div", {class: "auditflag"}, el("b", {}, "LoCoMo audit: " + flag[0] + ". "),
+    flag[0] === "WRONG_CITATION" ? "The gold answer stands; its evidence citation is wrong." :
+      ["Published gold: ", el("b", {}, flag[2]), " · the audit's answer: ", el("b", {}, flag[1]), "."],
+    flag[3] ? el("div", {class: "muted"}, "The audit's reasoning (its words, CC BY-NC 4.0, from your fetched copy): ",
+      flag[3]) : null) : null;
   $("detail").replaceChildren(
     el("div", {class: "qhead"},
       el("div", {class: "muted"}, el("span", {class: "id"}, Q.id[q]), " · " + catName(Q.cat[q]) + " · " +
         rows.length + (rows.length === 1 ? " answer" : " answers side by side")),
-      el("div", {class: "qtext"}, Q.text[q]), gold,
+      el("div", {class: "qtext"}, Q.text[q]), gold, audit,
       el("div", {}, el("b", {}, "evidence "), Q.ev[q].length ? Q.ev[q].map((t, m) => [m ? " · " : "",
         turnNode(t, evidence)]) : "none listed"),
       el("div", {class: "muted"}, storedNote(rows))),

@@ -220,3 +220,71 @@ def test_corrected_key_rejudges_only_the_questions_whose_gold_it_changes(judge_s
     from memeval.records import load_judgments
 
     assert len(load_judgments(out / "judgments.jsonl")) == 20, "readers that know no key see the original rows"
+
+
+def test_viewer_flags_each_audited_question_and_scores_under_the_key(run_dir, tmp_path, conversations,
+                                                                     monkeypatch):
+    from memeval.viewer import page_data
+
+    plain = page_data(run_dir)
+    assert plain["questions"]["audit"] == [None] * 20 and any("not checked" in n for n in plain["notes"])
+    write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
+    data = page_data(run_dir)
+    flags = dict(zip(data["questions"]["id"], data["questions"]["audit"], strict=True))
+    assert flags[WRONG_DATE][:2] == ["TEMPORAL_ERROR", NEW_GOLD] and flags[AMBIGUOUS][0] == "AMBIGUOUS"
+    assert flags[CITATION][0] == "WRONG_CITATION"
+    assert all(flag[3] is None for flag in flags.values() if flag), "no reasoning unless asked for"
+    assert sum(flag is not None for flag in flags.values()) == 3
+    assert "test reason for" not in json.dumps(data)
+    asked = page_data(run_dir, reasoning=True)
+    reasons = {i: f[3] for i, f in zip(asked["questions"]["id"], asked["questions"]["audit"], strict=True) if f}
+    assert reasons[WRONG_DATE] == f"test reason for {WRONG_DATE}"
+
+    prediction = _by_id(run_dir)[WRONG_DATE]["prediction"]
+    corrected = page_data(run_dir, key="corrected")
+    q = corrected["questions"]["id"].index(WRONG_DATE)
+    row = corrected["rows"]["q"].index(q)
+    assert corrected["rows"]["f1"][row] == round(100 * locomo_f1(prediction, NEW_GOLD, 2), 2) > 0
+    assert corrected["questions"]["gold"][q] == NEW_GOLD
+    assert any(n.startswith("Answer key: corrected key") for n in corrected["notes"])
+    excluded = page_data(run_dir, key="excluded", ambiguous="drop")
+    assert len(excluded["rows"]["q"]) == 18 and WRONG_DATE not in excluded["questions"]["id"]
+
+
+def test_a_page_with_the_audits_reasoning_is_never_written_where_git_commits(run_dir, tmp_path, conversations,
+                                                                             monkeypatch):
+    from memeval.data.paths import project_root
+    from memeval.errors import InputError
+    from memeval.viewer import write_viewer
+
+    write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
+    tracked = project_root() / "memeval" / "f41-view-test.html"
+    with pytest.raises(InputError, match="CC BY-NC"):
+        write_viewer(run_dir, tracked, reasoning=True)
+    assert not tracked.exists()
+    page = write_viewer(run_dir, tmp_path / "page.html", reasoning=True)
+    assert page.is_file()
+
+
+def test_the_flag_shows_in_a_real_browser(run_dir, tmp_path, conversations, monkeypatch):
+    from tests.test_viewer import CHROMIUM, Browser, _need_browser
+
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    from memeval.viewer import write_viewer
+
+    write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
+    page_path = write_viewer(run_dir, tmp_path / "page.html", key="corrected", reasoning=True)
+    assert CHROMIUM
+    with sync_playwright() as p:
+        browser = Browser(p)
+        page = browser.open(page_path)
+        page.fill("#q", "lake sunrise")
+        page.locator(".row:visible").first.click()
+        flag = page.locator("#detail .auditflag")
+        assert flag.count() == 1
+        text = flag.inner_text()
+        assert "TEMPORAL_ERROR" in text and NEW_GOLD in text and f"test reason for {WRONG_DATE}" in text
+        browser.browser.close()
+    assert browser.errors == []

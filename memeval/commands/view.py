@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import add_output_file, command
+from memeval.commands.arguments import add_answer_key, add_output_file, command
 from memeval.output_paths import notices
 
 
@@ -17,6 +17,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="one or more `locomo run` directories (other tasks: their report.md)")
     add_output_file(view, "the page to write (default RUN_DIR/view.html for one run; required for several)",
                     required=False)
+    add_answer_key(view)
+    view.add_argument("--audit-reasoning", action="store_true",
+                      help="put the LoCoMo audit's reasoning (its prose, CC BY-NC 4.0, read from your fetched copy) "
+                           "in each flagged question; such a page is refused where this repository would commit it")
     view.set_defaults(handler=_view)
 
 
@@ -24,6 +28,7 @@ def _view(args: argparse.Namespace) -> int:
     from memeval.safe_text import shown
     from memeval.viewer import write_viewer
 
-    path = write_viewer(args.runs, args.output)
+    path = write_viewer(args.runs, args.output, key=args.key, ambiguous=args.ambiguous,
+                        reasoning=args.audit_reasoning)
     print(f"viewer: {shown(path)} (open it in a browser)", file=notices(args.output))
     return 0
