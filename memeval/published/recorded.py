@@ -71,7 +71,7 @@ def recorded_notes(rows: Iterable, key=None) -> list[str]:
         stats = recorded_stats(group)
         models = sorted({r.judge_model or "not recorded" for r in group})
         notes.append(f"{system}: J ({protocol}) is {RECORDED} — the labels the imported file's producer recorded "
-                     f"(judge {', '.join(models)}, as the file states it), never sent by memeval: per-run mean "
+                     f"(judge model {', '.join(models)}), never sent by memeval: per-run mean "
                      f"{_pct(stats.mean)} ± {_pct(stats.std)} (population std over {stats.runs} runs: "
                      f"{', '.join(_pct(s) for s in stats.run_scores)}), majority vote {_pct(stats.majority)}, "
                      f"{stats.judged:,} questions of categories 1–4"

@@ -31,7 +31,7 @@ from memeval.records import ResultRow, ResultsCell, ResultsDifference, ResultsDo
 from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
-LOCOMO_KINDS = ("locomo run", "memeval locomo run")
+LOCOMO_KINDS = ("locomo run", "memeval locomo run", "locomo import")  # an import alone is a run of its answers
 SWEEP_KINDS = ("memaudit sweep", "sweep")
 PAIRED = "paired difference"
 OVERALL = "overall (1–4)"
@@ -210,6 +210,7 @@ class Column:
     status: str = "complete"  # `memeval ls`'s: complete, incomplete, running or replaced
     samples: dict[tuple[str, str, str], list[Scored]] = field(default_factory=dict)  # (system, group, metric)
     b1_mode: str = ""
+    notes: list[str] = field(default_factory=list)  # recorded judgments: how the file's own judge scored
 
     @property
     def commit(self) -> str | None:
@@ -484,6 +485,7 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
             column.samples, column.b1_mode = _locomo_samples(Path(column.directory), by_category, progress,
                                                              answer_key, audit)
+            _recorded(column, answer_key)
             rows += locomo_rows(column)
         else:
             rows += sweep_rows(Path(column.directory), column.manifest)
@@ -495,6 +497,17 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             pairs.append((other, base))
             rows += _paired_rows(base, other)
     return Comparison(columns, rows, by_category, pairs, key_notes)
+
+
+def _recorded(column: Column, key) -> None:
+    """An imported file's recorded judgments: the majority vote as a cell beside their J (the per-run mean), and a
+    note with the population std over runs (memeval/published/recorded.py)."""
+    from memeval.published.recorded import load_recorded, majority_cells, recorded_notes, under_key
+
+    rows = under_key(load_recorded(RunDir(column.directory).judgments), key)
+    column.samples.update({cell: [Scored(*vote) for vote in votes]
+                           for cell, votes in majority_cells(rows, OVERALL).items()})
+    column.notes = recorded_notes(rows, key)
 
 
 def _share(a: Column, b: Column) -> bool:
@@ -625,7 +638,7 @@ def _column_line(c: Column, extra: str = "") -> str:
 
 
 def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[str]:
-    notes = [*comparison.key_notes, *(_column_line(c) for c in runs)]
+    notes = [*comparison.key_notes, *(_column_line(c) for c in runs), *(n for c in runs for n in c.notes)]
     if pairs:
         paired = [r for r in comparison.rows if r.kind == PAIRED]
         sizes = sorted({r.n for r in paired})

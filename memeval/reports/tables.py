@@ -414,11 +414,18 @@ def full_report(
 ) -> str:
     """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled);
     `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status)."""
+    from memeval.published.detailed import RECORDED, is_recorded
+    from memeval.published.recorded import recorded_table
+
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## BLEU-1 (Mem0's B1)", "", bleu1_table(systems)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     if judgments:
         for protocol, by_system in judgments.items():
+            if is_recorded(protocol):  # a published file's own labels: never one of this run's judges
+                parts += ["", f"## J recorded in the imported files ({protocol} judge, {RECORDED})", "",
+                          recorded_table(by_system, protocol)]
+                continue
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
                       j_table(by_system, protocol, list(systems), judge_model, protocol_problem)]
     else:

@@ -130,22 +130,18 @@ def recorded_identity() -> dict:
             "prompt_source": _evermemos_origin(), "sampling": "protocol", "temperature_sent": 0.0}
 
 
-def _evermemos_version() -> str | None:
+def _evermemos_version() -> str:
     """The version a `--judge evermemos` run records with the fetched EverMemOS prompts, from the pinned source (so
     it is known before they are fetched)."""
     from memeval.protocols.sources import SOURCES
 
-    source = SOURCES.get("evermemos_prompts")
-    if source is None or not source.templates_sha256:
-        return None
-    return "published:" + source.templates_sha256[:16]
+    return "published:" + SOURCES["evermemos_prompts"].templates_sha256[:16]
 
 
 def _evermemos_origin() -> str:
     from memeval.protocols.sources import SOURCES
 
-    source = SOURCES.get("evermemos_prompts")
-    return source.origin if source is not None else "EverMind-AI/EverMemOS@1f2f083d9fd0:evaluation/config/prompts.yaml"
+    return SOURCES["evermemos_prompts"].origin
 
 
 def recorded_from(path: str | Path, answer_set: str) -> Leniency:
@@ -172,25 +168,24 @@ def recorded_from(path: str | Path, answer_set: str) -> Leniency:
 def recorded_leniency(directory: str | Path | None = None) -> list[Leniency]:
     """The audit's recorded rates (specific_wrong, vague_wrong), or none when the audit is not fetched. A fetched
     file with another hash is refused (InputError), as everywhere the audit is read."""
-    try:
-        from memeval.audit.store import audit_path
-    except ImportError:
-        return []
+    from memeval.audit.store import audit_path
+
     out = []
     for answer_set, name in SCORED_FILES.items():
         path = audit_path(name, directory)
         if path is not None:
-            out.append(_recorded_cached(str(path), os.stat(path).st_mtime_ns, answer_set))
+            out.append(_recorded_cached(str(path), os.stat(path).st_mtime_ns, answer_set, _evermemos_version()))
     return out
 
 
 @lru_cache(maxsize=8)
-def _recorded_cached(path: str, mtime_ns: int, answer_set: str) -> Leniency:
+def _recorded_cached(path: str, mtime_ns: int, answer_set: str, version: str) -> Leniency:
+    """Each table asks again; the file is read once per version of it (and of the pinned prompts)."""
     return recorded_from(path, answer_set)
 
 
 def calibrations_dir(explicit: str | Path | None = None) -> Path:
-    """--calibrations, then MEMEVAL_JUDGE_CALIBRATIONS_DIR, then data/judge-calibrations/ of the checkout."""
+    """`explicit`, then MEMEVAL_JUDGE_CALIBRATIONS_DIR, then data/judge-calibrations/ of the checkout (git-ignored)."""
     if explicit:
         return Path(explicit)
     if os.environ.get(CALIBRATIONS_ENV):
