@@ -141,10 +141,13 @@ class StoredRun:
         return self.manifest.get("complete")
 
 
-def load_run(directory: str | Path) -> StoredRun:
+def load_run(directory: str | Path, key: str = "original", ambiguous: str = "include") -> StoredRun:
     """The answers, judgments and manifest of a run directory of a registered task (LoCoMo, LongMemEval, graph80;
     sweeps: memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table:
-    memeval.reports.results.collect)."""
+    memeval.reports.results.collect). A LoCoMo run's rows are under the answer `key` (original, corrected or
+    excluded; `ambiguous`: include or drop the audit's AMBIGUOUS questions; memeval/scoring/keyed.py): F1 and
+    evidence recall against the key's gold and citations, one judgment per question and protocol under that key,
+    the questions it leaves out left out."""
     from memeval.engine.registry import TASKS, task_class
     from memeval.errors import InputError
     from memeval.invocation import load_manifest
@@ -162,10 +165,16 @@ def load_run(directory: str | Path) -> StoredRun:
         raise InputError(rundir.manifest, "command", f"{kind!r}: load_run reads {', '.join(TASKS)} directories "
                          "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)") from None
     answers: dict[str, list] = {}
-    for row in latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values():
+    for row in answer_rows:
         answers.setdefault(row.system, []).append(row)
     judgments: dict[str, dict[str, list]] = {}
-    for row in latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values():
+    answer_rows = list(latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values())
+    judgment_rows = list(latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values())
+    if kind == "locomo run":
+        answer_rows, judgment_rows = _keyed_rows(manifest, answer_rows, judgment_rows, key, ambiguous)
+    elif key != "original" or ambiguous != "include":
+        raise InputError(rundir.manifest, "command", f"{kind!r}: an answer key applies to LoCoMo runs only")
+    for row in judgment_rows:
         judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     directory = rundir.path
     return StoredRun(directory, kind, manifest, answers, judgments)
@@ -175,6 +184,23 @@ def publish(*names: str, root: str | Path | None = None, out: str | Path | None 
     """Write publication figures (`fig_...`) and tables (`tab_...`) from the stored results under `root` (default
     reports/artifacts) into `out` (default figures/); no names: every one, as `memeval publish`. Each result says
     what was written, or which notebook to run first when an input is missing."""
+def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambiguous: str) -> tuple[list, list]:
+    """A LoCoMo run's rows under the answer key, its audit matched to the data the manifest names (the data memeval
+    finds when that path is gone)."""
+    from memeval.data.locomo import load_locomo
+    from memeval.data.paths import find_locomo
+    from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments, resolve_key
+
+    if key == "original" and ambiguous == "include":
+        return answers, keyed_judgments(judgments, None)
+    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    recorded = data.get("path") if isinstance(data.get("path"), str) else None
+    path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
+    answer_key, audit = resolve_key(key, ambiguous, load_locomo(path))
+    return (keyed_answers(answers, answer_key, key_evidence(answer_key, audit)),
+            keyed_judgments(judgments, answer_key, {a.sample_id: a.gold for a in answers}))
+
+
     from memeval.artifacts import artifacts_root, figures_dir
     from memeval.publication.publish import publish_all, publish_named
 

@@ -288,3 +288,15 @@ def test_the_flag_shows_in_a_real_browser(run_dir, tmp_path, conversations, monk
         assert "TEMPORAL_ERROR" in text and NEW_GOLD in text and f"test reason for {WRONG_DATE}" in text
         browser.browser.close()
     assert browser.errors == []
+
+
+def test_api_load_run_under_each_key(run_dir, tmp_path, conversations, monkeypatch):
+    from memeval import api
+
+    prediction = _by_id(run_dir)[WRONG_DATE]["prediction"]
+    assert {r.sample_id: r.f1 for r in api.load_run(run_dir).answers["rag_turns"]}[WRONG_DATE] == 0.0
+    write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
+    corrected = {r.sample_id: r for r in api.load_run(run_dir, key="corrected").answers["rag_turns"]}
+    assert corrected[WRONG_DATE].f1 == locomo_f1(prediction, NEW_GOLD, 2) > 0
+    assert corrected[WRONG_DATE].gold == NEW_GOLD and len(corrected) == 20
+    assert len(api.load_run(run_dir, key="excluded", ambiguous="drop").answers["rag_turns"]) == 18

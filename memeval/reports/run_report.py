@@ -79,7 +79,12 @@ def evidence_recall_table(systems: Mapping[str, Rows], present_only: bool = Fals
 
 def recall_curve_means(rows: Rows) -> list[float] | None:
     curves = [r.recall_curve for r in rows if r.recall_curve]
-    return [float(v) for v in np.mean(np.asarray(curves, dtype=float), axis=0)] if curves else None
+    if not curves:
+        return None
+    stacked = np.asarray(curves, dtype=float)  # NaN: past the memories a corrected citation can be scored on
+    known = np.sum(~np.isnan(stacked), axis=0)
+    sums = np.nansum(stacked, axis=0)
+    return [float(s / n) if n else float("nan") for s, n in zip(sums, known, strict=True)]
 
 
 def recall_at_k_table(systems: Mapping[str, Rows]) -> str:
