@@ -125,6 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend,
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
+        key=args.key, ambiguous=args.ambiguous,
     )
     if llm.dry_run:
         from memeval.commands.estimates import estimate_table
@@ -134,7 +135,6 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(estimate.as_dict(), indent=2) if args.json else estimate_table(estimate))
         return 0
     result = run_locomo(config)
-        key=args.key, ambiguous=args.ambiguous,
     if args.json:
         print(json.dumps(result.summary()))
     else:
@@ -186,15 +186,11 @@ def _import(args: argparse.Namespace) -> int:
             print(f"  {shown(example)}")
         for skipped in report["skipped_rows"]:
             print(f"  skipped (invalid): {shown(skipped)}")
+        if "recorded" in report:
+            print(recorded_line(report["recorded"]))
         print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
     return 0
 
-
-        if "recorded" in report:
-            print(recorded_line(report["recorded"]))
-def _files(out: str) -> str:
-    """The run's files that exist (judgments.jsonl only once a judge ran)."""
-    from pathlib import Path
 
 def recorded_line(recorded: dict) -> str:
     """What an EverMemOS file's judgments became, and the file's own figures (over all its items)."""
@@ -210,6 +206,10 @@ def recorded_line(recorded: dict) -> str:
             f"per-run mean {pct(published['mean'])} ± {pct(published['std'])} (population std over runs), "
             f"majority vote {pct(published['majority'])}")
 
+
+def _files(out: str) -> str:
+    """The run's files that exist (judgments.jsonl only once a judge ran)."""
+    from pathlib import Path
 
     names = (ANSWERS, JUDGMENTS, REPORT, MANIFEST)
     return ", ".join(n for n in names if (Path(out) / n).exists())

@@ -78,16 +78,19 @@ def audit_rows(answer_set: str, conversations, audit_dir: str | Path | None = No
     return out
 
 
+@dataclass(frozen=True)
+class _Question:
+    """What the stratified sampler reads of a question."""
+
+    sample_id: str
+    category: int
+
+
 def select(rows: list[CalibrationAnswer], questions: int | None) -> list[CalibrationAnswer]:
     """The same `questions` questions in every set: a seeded sample stratified by category (seed 0)."""
     if questions is None:
         return rows
     from memeval.qa.selection import stratified_sample
-
-    @dataclass(frozen=True)
-    class _Question:  # what the sampler ranks by
-        sample_id: str
-        category: int
 
     unique = list({r.sample_id: _Question(r.sample_id, r.category) for r in rows}.values())
     chosen = {q.sample_id for q in stratified_sample(unique, questions, 0)}
