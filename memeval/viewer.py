@@ -309,6 +309,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         for name in sorted({j.protocol for j in judgments} | set(judge_info)):
             protocol_index[name] = len(protocols)
             entry = {"run": r, "name": name, **judge_info.get(name, {})}
+            if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
+                entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
             if not entry.get("model"):  # a manifest that does not name the judge: the models its rows name
                 entry["model"] = ", ".join(sorted({j.judge_model for j in judgments
                                                    if j.protocol == name and j.judge_model})) or None
@@ -319,8 +321,6 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             system_index[name] = len(systems)
             systems.append({"run": r, "name": name, "label": name if len(paths) == 1 else f"{label} · {name}",
                             "params": params.get(name) or {}})
-            if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
-                entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
         judged: dict[tuple[str, str], list] = {}
         for j in judgments:
             judged.setdefault((j.system, j.sample_id), []).append(
