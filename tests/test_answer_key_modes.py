@@ -201,6 +201,13 @@ def test_corrected_key_rejudges_only_the_questions_whose_gold_it_changes(judge_s
     first = read_rows(out / "judgments.jsonl")
     assert len(first) == 20 and all("answer_key" not in j and j["mean"] == 0.0 for j in first)
     write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
+    from memeval.qa.locomo_run import LocomoRunConfig, estimate_run
+
+    estimate = estimate_run(LocomoRunConfig(out=str(out), data=str(locomo_dir), conversations="conv-26",
+                                            questions="prototype", systems=["rag_turns"], judge="binary",
+                                            key="corrected"))
+    assert (estimate.stages["judge"].requests, estimate.stages["judge"].to_send) == (20, 2)
+    assert len(judge_server.received) == 20, "a dry run sends nothing"
     result = main([*judged, "--key", "corrected", "--json"])
     assert result == 0
     new = judge_server.received[20:]

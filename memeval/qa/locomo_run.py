@@ -503,7 +503,11 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     answers are not identical requests, so the estimate must not count them once)."""
     config.validate()
     out = Path(config.out)
-    conversations = select_conversations(load_locomo(find_locomo(config.data)), config.conversations)
+    from memeval.scoring.keyed import judge_rows, resolve_key
+
+    locomo = load_locomo(find_locomo(config.data))
+    answer_key = resolve_key(config.key, config.ambiguous, locomo)[0]
+    conversations = select_conversations(locomo, config.conversations)
     selection = [(c, select_questions(c, config.questions, config.question_seed)) for c in conversations]
     imported = imported_systems(out)
     systems = [SystemConfig(s, {}, spelling=s) if s in imported else parse_system(s) for s in config.systems]
@@ -517,8 +521,8 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
         for conversation, questions in selection:
             if system.label in imported:  # answered already: only the judge calls are still to come
                 if config.judge != "none":
-                    rows = [stored[(system.label, qa.sample_id)] for qa in questions
-                            if (system.label, qa.sample_id) in stored]
+                    rows = judge_rows([stored[(system.label, qa.sample_id)] for qa in questions
+                                       if (system.label, qa.sample_id) in stored], answer_key)
                     judge_reqs += [r for judge in judges_of(config) for row in rows if judge.accepts(row)
                                    for r in judge.requests(row)]
                 continue
@@ -542,8 +546,9 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                         searched = retrieve(system, conversation, todo, settings, client)[1]
                 answer_reqs += answer_requests(searched, conversation, config.answerer, config.answer_max_tokens)
             if config.judge != "none":
-                rows = [stored.get((system.label, qa.sample_id))
-                        or planned_answer(system, qa, f"a typical answer from {system.label}") for qa in questions]
+                rows = judge_rows([stored.get((system.label, qa.sample_id))
+                                   or planned_answer(system, qa, f"a typical answer from {system.label}")
+                                   for qa in questions], answer_key)
                 made = [(row.key in stored, r) for judge in judges_of(config) for row in rows if judge.accepts(row)
                         for r in judge.requests(row)]
                 judge_reqs += [r for _, r in made]
