@@ -21,6 +21,9 @@ Results:
   the registry (LoCoMo, LongMemEval, graph80); a task of your own is read with its records and `memeval.records`.
 - `publish(*names, root=None, out=None)` → list of `Published`: publication figures and tables from stored results
   (`memeval publish`; no names: all of them).
+- `trust(runs, out, audit_dir=None, data=None, ambiguous="include", published=False)` → dict: how far LoCoMo
+  tables can be trusted (`memeval locomo trust`): trust.md, trust.json and figures in `out`; `published` imports
+  the LoCoMo audit's published runs first (memeval/reports/trust.py).
 - `show(obj)`: in a notebook, a table as the publication prints it (a DataFrame), a published figure or table, or
   Markdown text.
 
@@ -46,7 +49,8 @@ if TYPE_CHECKING:
     from memeval.records import RunResult
 
 __all__ = ["LocomoRunConfig", "LongMemEvalConfig", "StoredRun", "StudyConfig", "SweepConfig", "check_parameters",
-           "chosen_models", "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep"]
+           "chosen_models", "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep",
+           "trust"]
 
 _CONFIGS = {"LocomoRunConfig": "memeval.qa.locomo_run", "LongMemEvalConfig": "memeval.qa.longmemeval_run",
             "StudyConfig": "memeval.graph80.study", "SweepConfig": "memeval.memaudit.sweep"}
@@ -208,6 +212,16 @@ def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambigu
     if not names:
         return publish_all(root, out)
     return [publish_named(name, root, out) for name in names]
+
+
+def trust(runs: list[str | Path], out: str | Path, audit_dir: str | Path | None = None,
+          data: str | Path | None = None, ambiguous: str = "include", published: bool = False,
+          figures_dir: str | Path | None = None) -> dict:
+    """The trust section of `runs` (and, with `published`, the LoCoMo audit's published runs) written to `out`, as
+    `memeval locomo trust` writes it: {"report", "document", "figures", "figure_problems", "trust"}."""
+    from memeval.reports.trust import write_trust
+
+    return write_trust(runs, out, audit_dir, data, ambiguous, published, figures_dir)
 
 
 def show(obj: Any, digits: int = 3) -> None:

@@ -190,6 +190,7 @@ QUICK_PARAMETERS = {
                               "conversation_scope": "conv-30", "conversation_budgets": [500, 2000]},
     "06_memory_graph_study": {"systems": ["memory_graph:hops=1", "chunks", "no_memory"], "repeats": 2},
     "08_longmemeval": {"questions": 20, "natural_target": 5},
+    "09_trust": {"conversations": "conv-26,conv-30", "questions": "first:15", "systems": ["rag_turns", "full_context"]},
 }
 
 

@@ -54,6 +54,8 @@ FLAGS: dict[str, dict[str, tuple[str, str]]] = {
                        "judge_model": ("longmemeval run", "--judge-model"),
                        "natural_target": ("natural build", "--target"),
                        "natural_budgets": (SWEEP, "--budgets")},
+    "09_trust": {"conversations": ("locomo run", "--conversations"), "questions": ("locomo run", "--questions"),
+                 "systems": ("locomo run", "--systems"), "ambiguous": ("locomo trust", "--ambiguous")},
 }
 # Values a parameter takes that its flag has no spelling for: "not set" (None) and 0 for "skip this part".
 OFF_VALUES: dict[tuple[str, str], tuple] = {
@@ -61,8 +63,9 @@ OFF_VALUES: dict[tuple[str, str], tuple] = {
     ("08_longmemeval", "natural_target"): (0,),
 }
 PATHS = frozenset({"data_path", "run_dir", "sweep_dir", "artifacts_dir", "figures_dir", "artifacts_root",
-                   "labels_csv", "qa_run_dir"})
-FLAGS_ONLY = frozenset({"allow_incomplete"})  # booleans
+                   "labels_csv", "qa_run_dir", "audit_dir"})
+PATH_LISTS = frozenset({"runs"})  # run directories: a list (or papermill's text of one, or comma-separated) or None
+FLAGS_ONLY = frozenset({"allow_incomplete", "published"})  # booleans
 # Lists of {key: value} records: the other harnesses' answers (02) and stores (05), with the keys each needs.
 RECORDS = {"imported_answers": ("source", "format", "system"), "imported_stores": ("store", "format", "system")}
 
@@ -77,7 +80,7 @@ class ParameterError(InputError):
 def known_parameters(notebook: str) -> frozenset[str]:
     """The parameters this module checks for `notebook` (every name of its parameters cell, tests/test_notebooks.py
     checks)."""
-    return frozenset(FLAGS.get(notebook, {})) | PATHS | FLAGS_ONLY | frozenset(RECORDS)
+    return frozenset(FLAGS.get(notebook, {})) | PATHS | PATH_LISTS | FLAGS_ONLY | frozenset(RECORDS)
 
 
 def checked_parameters(notebook: str, values: dict) -> dict:
@@ -99,6 +102,8 @@ def _checked(notebook: str, name: str, value, default):
         if value is None or isinstance(value, (str, os.PathLike)):
             return value
         raise ParameterError(where, name, f"expected a path or None, got {_shown(value)}")
+    if name in PATH_LISTS:
+        return _path_list(where, name, value)
     if name in FLAGS_ONLY:
         if isinstance(value, str) and value in ("True", "False"):
             return value == "True"
@@ -133,6 +138,22 @@ def _checked(notebook: str, name: str, value, default):
     if isinstance(value, str) and isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
         return parsed  # a count or a budget typed as text is the number the flag reads (50, not "50")
     return value
+
+
+def _path_list(where: str, name: str, value):
+    """None, or a list of paths: papermill's text of a list ("['a', 'b']") or comma-separated paths read as one."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value) if value.strip().startswith("[") else value
+        except (ValueError, SyntaxError):
+            pass
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, os.PathLike)) for v in value):
+        return [str(v) for v in value]
+    raise ParameterError(where, name, f"expected a list of directories or None, got {_shown(value)}")
 
 
 def _read(text: str, default):

@@ -321,6 +321,10 @@ class ResultRow(Record):
     resampled: str  # what the 95% interval resamples: conversations, questions or packages
     commit: str | None
     command: str | None
+    minus_system: str | None = None  # a paired row within one run ("paired systems"): `system` minus this one
+    mde: float | None = None  # minimum detectable difference (80% power, α = 0.05, clustered; memeval.scoring.power)
+    verdict: str | None = None  # a paired row's: "within noise" or "real at α = 0.05" (or why neither is said)
+    leniency: str | None = None  # a J row's: its judge configuration's measured false-accept rate, or "not measured"
 
 
 class ResultsRun(Record):
@@ -345,6 +349,8 @@ class ResultsCell(Record):
     interval: tuple[float, float] | None
     n: int
     resampled: str
+    mde: float | None = None  # what a difference from this system must reach to be found (80% power, α = 0.05)
+    leniency: str | None = None  # J cells: the judge's measured false-accept rate, or "leniency not measured"
 
 
 class ResultsDifference(Record):
@@ -359,10 +365,14 @@ class ResultsDifference(Record):
     interval: tuple[float, float] | None
     n: int
     resampled: str
+    minus_system: str | None = None  # two systems of one run (`run` = `minus`): `system` minus this one
+    mde: float | None = None  # minimum detectable difference (80% power, α = 0.05, clustered by conversation)
+    verdict: str | None = None  # "within noise" or "real at α = 0.05" (or why neither can be said)
 
 
 class ResultsDocument(Record):
-    """What `memeval results --format json` writes: the runs, every cell, every paired difference."""
+    """What `memeval results --format json` writes: the runs, every cell, every paired difference (between runs,
+    and between the systems of one run), each with its minimum detectable difference."""
 
     format: str = "memeval results"
     version: int = 1

@@ -21,7 +21,7 @@ SMALL = "03_memaudit_small"
 
 def test_every_parameters_cell_is_checked_and_its_defaults_pass_unchanged():
     names = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
-    assert len(names) == 9
+    assert len(names) == 10
     for name in names:
         defaults = notebook_parameters(name)
         assert defaults and set(defaults) <= known_parameters(name), (name, set(defaults) - known_parameters(name))
@@ -109,3 +109,13 @@ def test_papermills_text_runs_the_notebook_and_a_bad_value_stops_it_in_one_line(
     metrics = json.loads((tmp_path / "good" / config / "metrics.json").read_text())
     assert metrics["packages"] == 3
     assert (tmp_path / "figures" / SMALL / config / "03_budget_sweep.png").is_file()
+
+
+def test_the_trust_notebooks_runs_read_as_a_list_of_directories():
+    assert checked_parameters("09_trust", {"runs": "runs/a, runs/b"})["runs"] == ["runs/a", "runs/b"]
+    assert checked_parameters("09_trust", {"runs": "['runs/a', 'runs/b']"})["runs"] == ["runs/a", "runs/b"]
+    assert checked_parameters("09_trust", {"runs": None})["runs"] is None
+    with pytest.raises(ParameterError, match="runs: expected a list of directories"):
+        checked_parameters("09_trust", {"runs": 5})
+    with pytest.raises(ParameterError, match="ambiguous"):
+        checked_parameters("09_trust", {"ambiguous": "sometimes"})

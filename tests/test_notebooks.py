@@ -696,3 +696,22 @@ def test_rendered_reports_are_clean(workspace):
         shown = sum(1 for c in executed["cells"] if c["cell_type"] == "code" for o in c["outputs"]
                     if "image/png" in o.get("data", {}))
         assert saved and shown >= saved, f"{name}: {saved} figures saved, {shown} shown"
+
+
+@pytest.mark.notebook
+def test_trust_notebook_without_the_audit_says_so_and_still_weighs_the_differences(tmp_path, monkeypatch):
+    """Notebook 09 with no audit fetched: one plain line saying so, the runs on the original key only, the MDE of
+    the adjacent pair, and its figures; no published run imported."""
+    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(tmp_path / "no-audit"))
+    params = notebook_parameters("09_trust", tmp_path)
+    execute_notebook(NOTEBOOKS / "09_trust.ipynb", tmp_path / "09.ipynb", params, progress=False)
+    artifacts = configured("09_trust", tmp_path / "artifacts" / "09_trust", params)
+    metrics = json.loads((artifacts / "metrics.json").read_text())
+    assert metrics["audit_fetched"] is False and metrics["keys"] == "original" and metrics["systems"] == 2
+    assert metrics["figures"] == 2 and metrics["figure_problems"] == 0
+    assert not (artifacts / "trust" / "published").exists()
+    shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for c in
+                    json.loads((tmp_path / "09.ipynb").read_text())["cells"] if c["cell_type"] == "code"
+                    for o in c.get("outputs", []))
+    assert "**The LoCoMo audit is not fetched**" in shown and "memeval data fetch locomo-audit" in shown
+    assert "Which differences are real" in shown and "rag_turns − full_context" in shown

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from memeval.scoring.power import (
+    NO_DIFFERENCE,
     REAL,
     WITHIN_NOISE,
     Power,
@@ -98,3 +99,19 @@ def test_small_category_rule():
 def test_mean_words():
     assert mean_words(["two words", "  one  ", "three little  words", None]) == pytest.approx(6 / 4)
     assert math.isnan(mean_words([]))
+
+
+def test_identical_scores_are_no_difference_not_real():
+    p = paired_power([0.0, 0.0, 0.0], ["a", "b", "c"])
+    assert p.se == 0 and p.verdict == NO_DIFFERENCE
+    assert paired_power([2.0, 2.0, 2.0], ["a", "b", "c"]).verdict == REAL  # the same shift everywhere is real
+
+
+def test_one_conversation_falls_back_to_item_level_and_says_so():
+    rows_a = [SimpleNamespace(sample_id=f"x:q{i}", conversation_id="x", f1=v) for i, v in enumerate([1, 1, 1, 0])]
+    rows_b = [SimpleNamespace(sample_id=f"x:q{i}", conversation_id="x", f1=0) for i in range(4)]
+    assert not paired_rows(rows_a, rows_b, lambda r: r.f1).defined
+    p = paired_rows(rows_a, rows_b, lambda r: r.f1, fallback=True)
+    # item level: four clusters of one; centred values .25,.25,.25,−.75 → SE² = 4/3 · 0.75 / 16
+    assert p.unit == "questions" and p.se == pytest.approx(math.sqrt(4 / 3 * 0.75 / 16), rel=1e-12)
+    assert p.verdict.endswith("(item level)")

@@ -148,7 +148,7 @@ def test_runs_sharing_one_conversation_get_an_item_level_paired_interval(runs, t
 def test_every_format(runs, tmp_path):
     dirs = [runs / "runs" / "a", runs / "runs" / "b", runs / "sweep"]
     rows = _csv(ok("results", *dirs, "--format", "csv"))
-    assert {r["kind"] for r in rows} == {"locomo run", "memaudit sweep", "paired difference"}
+    assert {r["kind"] for r in rows} == {"locomo run", "memaudit sweep", "paired difference", "paired systems"}
     summary = json.loads((runs / "sweep" / "summary.json").read_text())
     gvt = next(r for r in summary["rows"] if r["method"] == "gvt" and r["budget"] == 4)
     sweep_row = next(r for r in rows if r["system"] == "gvt" and r["group"] == "base, B = 4")
@@ -166,7 +166,7 @@ def test_every_format(runs, tmp_path):
     assert frame["value"].tolist() == [float(r["value"]) for r in rows]
 
     page = ok("results", *dirs, "--format", "html")
-    assert page.startswith("<!doctype html>") and page.count("<table>") == 2
+    assert page.startswith("<!doctype html>") and page.count("<table>") == 4  # runs, power, J and length, sweeps
     assert "<th class=\"n\">b − a</th>" in page and "ratio to OPT, B = 4" in page
     assert ok("results", *dirs, "--format", "html", "--output", tmp_path / "r.html").startswith("written: ")
     assert (tmp_path / "r.html").read_text() == page
@@ -176,7 +176,9 @@ def test_every_format(runs, tmp_path):
     assert (tmp_path / "cmp" / "results.md").read_text() == table
     assert written.split(", ")[-1].strip() == str(tmp_path / "cmp" / "results.parquet")
     assert (tmp_path / "cmp" / "results.csv").read_text() == ok("results", *dirs, "--format", "csv")
-    assert [t.split("\n")[0] for t in table.split("## ")[1:]] == ["LoCoMo runs", "MEMAUDIT sweeps"]
+    assert [t.split("\n")[0] for t in table.split("## ")[1:]] == [
+        "LoCoMo runs", "Which differences are real (paired, clustered by conversation, 80% power at α = 0.05)",
+        "J beside answer length and the judge's leniency", "MEMAUDIT sweeps"]
     sweep = _table(table, "MEMAUDIT sweeps")
     assert [r[:2] for r in sweep[1:]] == [["gvt", "ratio to OPT, B = 2"], ["gvt", "ratio to OPT, B = 4"],
                                           ["density_only", "ratio to OPT, B = 2"],
@@ -194,8 +196,9 @@ def test_json_is_typed_rows_with_the_csv_numbers(runs, tmp_path):
     assert [(r.name, r.kind) for r in doc.runs] == [("a", "locomo run"), ("b", "locomo run"),
                                                      ("sweep", "memaudit sweep")]
     rows = _csv(ok("results", a, b, sweep, "--format", "csv"))
-    cells = [r for r in rows if r["kind"] != "paired difference"]
-    assert len(doc.cells) == len(cells) and len(doc.paired) == len(rows) - len(cells) == 3
+    cells = [r for r in rows if r["kind"] not in ("paired difference", "paired systems")]
+    assert len(doc.cells) == len(cells) and len(doc.paired) == len(rows) - len(cells)
+    assert len([d for d in doc.paired if d.run != d.minus]) == 3
     by_key = {(c.run, c.system, c.group, c.metric): c for c in doc.cells}
     for r in cells:
         c = by_key[Path(r["directory"]).name, r["system"], r["group"], r["metric"]]

@@ -46,7 +46,7 @@ def _trust(args: argparse.Namespace) -> int:
         runs += [str(p) for p in found]
     if not runs:
         raise InputError("memeval locomo trust", "RUN_DIR", "name at least one run directory, or --published")
-    written = write_trust(runs, args.out, args.audit_dir, args.data, args.ambiguous)
+    written = write_trust(runs, args.out, args.audit_dir, args.data, args.ambiguous)  # published: imported above
     print(shown(written["report"].read_text(), lines=True), end="")
     print(f"trust: {shown(written['report'])}, {shown(written['document'])}, {len(written['figures'])} figures in "
           f"{shown(Path(args.out) / 'figures')}")

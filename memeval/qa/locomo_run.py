@@ -457,10 +457,14 @@ class LocomoTask(Task):
         by_system, by_protocol = self.grouped(answers, judgments)
         title = "LoCoMo prototype report" if self.config.questions == "prototype" else "LoCoMo evaluation report"
         judge_model = client.model_for("judge") if client is not None and self.config.judge != "none" else None
+        from memeval.invocation import load_manifest
         from memeval.protocols.status import setting_problem
+        from memeval.reports.judge_leniency import leniency_by_protocol
 
+        manifest = RunDir(self.config.out).manifest
+        leniency = leniency_by_protocol(load_manifest(manifest) if manifest.is_file() else None, by_protocol)
         return run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
-                          protocol_problem=setting_problem(client) if judge_model else None)
+                          protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency)
 
     def grouped(self, answers: list, judgments: list) -> tuple[dict, dict]:
         """Answers by system (in the order asked) and judgments by protocol and system."""

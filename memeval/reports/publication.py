@@ -311,11 +311,16 @@ def locomo_j_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(run)
     by_protocol = locomo_judgments(run)
     if by_protocol:
+        from memeval.invocation import load_manifest
         from memeval.protocols.status import manifest_problem
+        from memeval.reports.judge_leniency import leniency_by_protocol
+        from memeval.reports.run_report import j_length_table
 
         problem = manifest_problem(RunDir(run).manifest)
+        leniency = leniency_by_protocol(load_manifest(RunDir(run).manifest), by_protocol)
         markdown = "\n\n".join(f"**{protocol} judge**\n\n"
-                                f"{j_table(judgments, protocol, list(by_system), problem=problem)}"
+                                f"{j_table(judgments, protocol, list(by_system), problem=problem, leniency=leniency[protocol])}"
+                                f"\n\n{j_length_table(by_system, judgments, protocol, leniency[protocol])}"
                                 for protocol, judgments in sorted(by_protocol.items()))
         measured = f"{_reader(by_system)} reader, one table per judge protocol"
     else:

@@ -28,6 +28,7 @@ from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.invocation import directory_status, load_manifest, recorded_commands
 from memeval.records import ResultRow, ResultsCell, ResultsDifference, ResultsDocument, ResultsRun
+from memeval.reports.judge_leniency import NOT_MEASURED, leniency_by_protocol
 from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
@@ -39,6 +40,8 @@ F1_METRIC = "F1 ×100 (official scorer)"
 B1_METRIC = "BLEU-1 ×100 (Mem0's B1)"
 RECALL_METRIC = "evidence recall ×100 (at the run's k)"
 RATIO = "ratio to OPT"
+WORDS_METRIC = "answer length (words, mean)"
+PAIRED_SYSTEMS = "paired systems"
 
 
 # ---- what a run's files give the tables, cached -----------------------------------------------------------------
@@ -60,6 +63,7 @@ class AnswerColumns(BaseModel):
     f1: list[float | None]
     evidence_recall: list[float | None]
     b1: list[float | None]
+    words: list[int | None]  # the answer's length in whitespace tokens (None: no prediction)
 
 
 class JudgmentColumns(BaseModel):
@@ -136,6 +140,7 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
     from memeval.progress import ProgressBar
     from memeval.records import AnswerRow, latest
     from memeval.scoring.f1 import bleu1, bleu1_mode
+    from memeval.scoring.power import words
 
     stat = path.stat()
     rows = [r for r in latest(read_light_records(path, AnswerRow), lambda r: r.key).values() if r.final]
@@ -151,7 +156,8 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
         b1_mode=bleu1_mode() if pairs else "", b1_tables=tables, system=[r.system for r in rows],
         sample_id=[r.sample_id for r in rows], conversation_id=[r.conversation_id for r in rows],
         category=[r.category for r in rows], f1=[r.f1 for r in rows], evidence_recall=[r.evidence_recall for r in rows],
-        b1=[scores.get((r.prediction, str(r.gold))) if r.category in QA_CATEGORIES else None for r in rows])
+        b1=[scores.get((r.prediction, str(r.gold))) if r.category in QA_CATEGORIES else None for r in rows],
+        words=[None if r.prediction is None else words(r.prediction) for r in rows])
     _keep(entry, path, "answers")
     return entry
 
@@ -210,6 +216,8 @@ class Column:
     status: str = "complete"  # `memeval ls`'s: complete, incomplete, running or replaced
     samples: dict[tuple[str, str, str], list[Scored]] = field(default_factory=dict)  # (system, group, metric)
     b1_mode: str = ""
+    extra: dict[tuple[str, str, str], list[Scored]] = field(default_factory=dict)  # answer length, J by category
+    leniency: dict[str, str] = field(default_factory=dict)  # judge protocol → its measured leniency sentence
     notes: list[str] = field(default_factory=list)  # recorded judgments: how the file's own judge scored
 
     @property
@@ -246,6 +254,10 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
     return interval.estimate, interval.low, interval.high, unit
 
 
+def _group(category: int) -> str:
+    return f"{CATEGORY_NAMES[category]} ({category})"
+
+
 def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list, list, list, list]:
     """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval/scoring/keyed.py): only the
     questions the audit names are rescored, from the answers file read whole (their memories included)."""
@@ -275,24 +287,31 @@ def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list,
     return kept, f1, b1, recall
 
 
-def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None) -> tuple[dict, str]:
+def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None) -> tuple[dict, str, dict]:
     """(system, group, metric) → the scored questions of that cell under the answer `key` (default: the
-    original), and the B1 mode."""
+    original), and the B1 mode; then the cells only the power and length tables show: answer length in words,
+    and J per category when `by_category`."""
     answers = answer_columns(RunDir(run).answers, progress)
     out: dict[tuple[str, str, str], list[Scored]] = {}
+    extra: dict[tuple[str, str, str], list[Scored]] = {}
     kept, f1s, b1s, recalls = _keyed_columns(run, answers, key, audit)
     columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, f1s,
-                  b1s, recalls, kept, strict=True)
-    for system, sample, conversation, category, f1, b1, recall, keep in columns:
+                  b1s, recalls, answers.words, kept, strict=True)
+    for system, sample, conversation, category, f1, b1, recall, length, keep in columns:
         if not keep:
             continue
+        if length is not None and category in QA_CATEGORIES:
+            extra.setdefault((system, OVERALL, WORDS_METRIC), []).append(Scored(sample, conversation, length))
+            if by_category:
+                extra.setdefault((system, _group(category), WORDS_METRIC), []).append(
+                    Scored(sample, conversation, length))
         for metric, value, scale in ((F1_METRIC, f1, 100), (B1_METRIC, b1, 100), (RECALL_METRIC, recall, 100)):
             if value is None:
                 continue
             if category in QA_CATEGORIES:
                 out.setdefault((system, OVERALL, metric), []).append(Scored(sample, conversation, scale * value))
             if by_category and metric == F1_METRIC:
-                group = f"{CATEGORY_NAMES[category]} ({category})"
+                group = _group(category)
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
@@ -305,8 +324,12 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audi
             if category in QA_CATEGORIES:
                 out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
                     Scored(sample, conversation, mean))
-    systems = list(dict.fromkeys(k[0] for k in out))
-    return dict(sorted(out.items(), key=lambda kv: _order(kv[0], systems))), answers.b1_mode
+                if by_category:
+                    extra.setdefault((system, _group(category), f"J ({protocol} judge)"), []).append(
+                        Scored(sample, conversation, mean))
+    systems = list(dict.fromkeys(k[0] for k in (*out, *extra)))
+    return (dict(sorted(out.items(), key=lambda kv: _order(kv[0], systems))), answers.b1_mode,
+            dict(sorted(extra.items(), key=lambda kv: _order(kv[0], systems))))
 
 
 def _order(key: tuple[str, str, str], systems: list[str]) -> tuple:
@@ -318,13 +341,65 @@ def _order(key: tuple[str, str, str], systems: list[str]) -> tuple:
     return systems.index(system), rank, category, metric
 
 
+def _protocol(metric: str) -> str | None:
+    """"graded" for "J (graded judge)"; None for a metric that is not a judge's."""
+    return metric[3:].removesuffix(" judge)") if metric.startswith("J (") else None
+
+
 def locomo_rows(column: Column) -> list[ResultRow]:
+    """A row per cell (its interval and the MDE of its mean), then the answer-length and per-category J cells;
+    a J row carries its judge's leniency, and a small category's J its Wilson interval."""
+    from memeval.scoring.power import item_level, mean_power, small_category, wilson
+
     base = {"directory": column.directory, "kind": "locomo run", "commit": column.commit, "command": column.command}
     out = []
-    for (system, group, metric), scored in column.samples.items():
-        value, low, high, unit = _interval([s.value for s in scored], [s.conversation_id for s in scored])
+    for (system, group, metric), scored in [*column.samples.items(), *column.extra.items()]:
+        values, clusters = [s.value for s in scored], [s.conversation_id for s in scored]
+        value, low, high, unit = _interval(values, clusters)
+        protocol = _protocol(metric)
+        if protocol is not None and group != OVERALL and small_category(len(values), value / 100):
+            low, high = (100 * b for b in wilson(sum(values) / 100, len(values)))
+            unit = "wilson"
+        power = item_level(mean_power(values, clusters), values)
         out.append(ResultRow(**base, system=system, group=group, metric=metric, value=value, ci_low=low,
-                             ci_high=high, n=len(scored), resampled=unit))
+                             ci_high=high, n=len(scored), resampled=unit, mde=_finite(power.mde),
+                             leniency=None if protocol is None else column.leniency.get(protocol, NOT_MEASURED)))
+    return out
+
+
+def _power_keys(column: Column) -> list[tuple[str, str]]:
+    """The (group, metric) pairs whose paired differences the power table shows: F1 and J, overall and by
+    category."""
+    keys = {(g, m) for _, g, m in [*column.samples, *column.extra] if m == F1_METRIC or m.startswith("J (")}
+    return sorted(keys, key=lambda k: _order(("", *k), [""]))
+
+
+def _system_pairs(column: Column) -> list[ResultRow]:
+    """Every pair of systems of one run, per group and metric of `_power_keys`: the paired difference on the
+    questions both scored, its clustered interval, MDE and verdict."""
+    from itertools import combinations
+    from operator import attrgetter
+
+    from memeval.scoring.aggregate import paired_difference
+    from memeval.scoring.power import paired_rows
+
+    cells = {**column.samples, **column.extra}
+    systems = list(dict.fromkeys(k[0] for k in cells))
+    out = []
+    for group, metric in _power_keys(column):
+        for a, b in combinations(systems, 2):
+            rows_a, rows_b = cells.get((a, group, metric)), cells.get((b, group, metric))
+            if not rows_a or not rows_b:
+                continue
+            d = paired_difference(rows_a, rows_b, attrgetter("value"), a, b, n_boot=N_BOOT, seed=0)
+            if d.n == 0:
+                continue
+            power = paired_rows(rows_a, rows_b, attrgetter("value"), fallback=True)
+            out.append(ResultRow(directory=column.directory, kind=PAIRED_SYSTEMS, system=a, minus_system=b,
+                                 group=group, metric=metric, value=d.mean_difference,
+                                 ci_low=d.low if d.defined else None, ci_high=d.high if d.defined else None, n=d.n,
+                                 resampled="conversations", commit=column.commit, command=column.command,
+                                 mde=_finite(power.mde), verdict=power.verdict))
     return out
 
 
@@ -362,6 +437,7 @@ def _paired_rows(first: Column, other: Column) -> list[ResultRow]:
     from operator import attrgetter
 
     from memeval.scoring.aggregate import paired_difference
+    from memeval.scoring.power import paired_rows
 
     out = []
     for key, rows in other.samples.items():
@@ -377,10 +453,12 @@ def _paired_rows(first: Column, other: Column) -> list[ResultRow]:
             d = paired_difference([r._replace(conversation_id=r.sample_id) for r in rows], base,
                                   attrgetter("value"), other.name, first.name, n_boot=N_BOOT, seed=0)
         system, group, metric = key
+        power = paired_rows(rows, base, attrgetter("value"), fallback=True)
         out.append(ResultRow(directory=f"{other.directory} − {first.directory}", kind=PAIRED, system=system,
                              group=group, metric=metric, value=d.mean_difference,
                              ci_low=d.low if d.defined else None, ci_high=d.high if d.defined else None, n=d.n,
-                             resampled=unit, commit=None, command=None))
+                             resampled=unit, commit=None, command=None, mde=_finite(power.mde),
+                             verdict=power.verdict))
     return out
 
 
@@ -483,10 +561,12 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
 
             answer_key, audit, conversations = _run_key(column.manifest, key, ambiguous, keys)
             key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
-            column.samples, column.b1_mode = _locomo_samples(Path(column.directory), by_category, progress,
-                                                             answer_key, audit)
+            column.samples, column.b1_mode, column.extra = _locomo_samples(Path(column.directory), by_category,
+                                                                           progress, answer_key, audit)
             _recorded(column, answer_key)
-            rows += locomo_rows(column)
+            column.leniency = leniency_by_protocol(column.manifest, {_protocol(m) for _, _, m in column.samples
+                                                                     if _protocol(m)})
+            rows += locomo_rows(column) + _system_pairs(column)
         else:
             rows += sweep_rows(Path(column.directory), column.manifest)
     runs = [c for c in columns if c.kind == "locomo run"]
@@ -596,6 +676,8 @@ def wide_tables(comparison: Comparison) -> list[WideTable]:
             row += [cell(r) if (r := cells.get((d, PAIRED, system, group, metric))) else "–" for _, d in pairs]
             body.append(row)
         out.append(WideTable("LoCoMo runs", headers, body, _run_notes(comparison, runs, pairs)))
+        out.append(power_table(comparison))
+        out.append(length_table(comparison))
     if sweeps:
         groups = {c.directory: {r.group.split(", ")[0] for r in comparison.rows if r.directory == c.directory
                                 and r.kind == "memaudit sweep"} for c in sweeps}
@@ -615,6 +697,90 @@ def wide_tables(comparison: Comparison) -> list[WideTable]:
     return out
 
 
+POWER_TITLE = "Which differences are real (paired, clustered by conversation, 80% power at α = 0.05)"
+LENGTH_TITLE = "J beside answer length and the judge's leniency"
+
+
+def _is_power_metric(metric: str) -> bool:
+    return metric == F1_METRIC or metric.startswith("J (")
+
+
+def power_table(comparison: Comparison) -> WideTable:
+    """One row per comparison: the systems of each run pairwise, and each system across the runs paired with
+    each other, per metric (F1, J) and group; the difference with its interval, the MDE and the verdict. A run of
+    one system with no pair gets the MDE of its own means."""
+    headers = ["comparison", "metric (categories 1–4 unless named)", "run", "difference [95% CI]", "n",
+               "MDE (80% power)", "verdict"]
+    body = []
+    for c in comparison.runs:
+        within = [r for r in comparison.rows if r.kind == PAIRED_SYSTEMS and r.directory == c.directory]
+        body += [[f"{r.system} − {r.minus_system}", _metric_label(r.group, r.metric), c.name, cell(r), r.n,
+                  _mde(r), r.verdict] for r in within]
+        if not within and not any(c is later or c is earlier for later, earlier in comparison.pairs):
+            alone = [r for r in comparison.rows if r.kind == "locomo run" and r.directory == c.directory
+                     and _is_power_metric(r.metric)]
+            body += [[f"{r.system} (alone)", _metric_label(r.group, r.metric), c.name, cell(r), r.n, _mde(r),
+                      "MDE of its mean (no pair)"] for r in alone]
+    names = {f"{later.directory} − {earlier.directory}": f"{later.name} − {earlier.name}"
+             for later, earlier in comparison.pairs}
+    body += [[f"{r.system}: {names[r.directory]}", _metric_label(r.group, r.metric), names[r.directory], cell(r),
+              r.n, _mde(r), r.verdict] for r in comparison.rows if r.kind == PAIRED and _is_power_metric(r.metric)]
+    notes = ["MDE: the smallest true difference these questions detect 80% of the time at two-sided α = 0.05: "
+             "(z₀.₉₇₅ + z₀.₈) · SE = 2.80 · SE, SE the cluster-robust standard error of the mean per-question "
+             "difference (conversations as clusters, small-sample factor G/(G − 1)); see docs/data-and-scoring.md.",
+             "Verdict: \"within noise\" when |difference| is under 1.96 · SE (a normal 95% interval around 0 holds "
+             "it), else \"real at α = 0.05\"; where the questions come from one conversation there is no clustered "
+             "SE, so the SE treats its questions as independent and the verdict says \"(item level)\": it holds "
+             "for that conversation, not across conversations; \"no difference\" when "
+             "the systems score the same on every question. A difference within noise "
+             "that is smaller than the MDE may still be real: these questions cannot tell. Each row is one test; "
+             "with many rows, some \"real\" verdicts are chance.",
+             "The interval is the percentile bootstrap of the other tables (resampling whole conversations); the "
+             "verdict uses the analytic SE, so at the edge the two can disagree."]
+    if not body:
+        notes.insert(0, "No comparison: every run has one system and no run shares questions with another.")
+    return WideTable(POWER_TITLE, headers, [[str(c) for c in row] for row in body], notes)
+
+
+def _mde(r: ResultRow) -> str:
+    return "–" if r.mde is None else number(r.mde, _default_places(r.metric))
+
+
+def length_table(comparison: Comparison) -> WideTable:
+    """Per system: J (per category with Wilson intervals where a category is small), the judge's measured
+    leniency, and the mean answer length in words, which a generous judge rewards; runs in columns."""
+    runs = comparison.runs
+    cells = {(r.directory, r.system, r.group, r.metric): r for r in comparison.rows if r.kind == "locomo run"}
+    keys = list(dict.fromkeys((s, g, m) for c in runs for (s, g, m) in [*c.samples, *c.extra]
+                              if m == WORDS_METRIC or m.startswith("J (")))
+    systems = list(dict.fromkeys(k[0] for k in keys))
+    keys.sort(key=lambda k: _order(k, systems))
+    body = []
+    for system, group, metric in keys:
+        label = _metric_label(group, metric)
+        body.append([system, label, *[cell(r) + (" Wilson" if r.resampled == "wilson" else "")
+                                      if (r := cells.get((c.directory, system, group, metric))) else "–"
+                                      for c in runs]])
+        if group == OVERALL and metric.startswith("J ("):
+            body.append([system, f"{label}: leniency", *[r.leniency or NOT_MEASURED
+                                                         if (r := cells.get((c.directory, system, group, metric)))
+                                                         else "–" for c in runs]])
+    notes = ["Answer length: mean words (whitespace tokens) per answer, categories 1–4; a lenient judge finds more "
+             "to match in a longer answer, so read J beside it."]
+    if any(m.startswith("J (") for _, _, m in keys):
+        notes.append("Leniency: the share of known-wrong answers this exact judge configuration (judge, model, prompt "
+                     "version, sampling) accepts, as measured by `memeval judge calibrate` or recorded by the "
+                     "LoCoMo audit; \"leniency not measured\" when no measurement matches the configuration.")
+    else:
+        notes.append("No judge ran: no J, so no leniency to show.")
+    if any(r.resampled == "wilson" for r in comparison.rows):
+        notes.append("Wilson: a category with fewer than 100 questions (or fewer than 5 on either side of its "
+                     "rate) gets the Wilson score interval of J/100 over its n questions (item level, it ignores "
+                     "clustering); other rows resample conversations as above.")
+    return WideTable(LENGTH_TITLE, ["system", "metric (categories 1–4 unless named)",
+                                    *[c.header for c in runs]], body, notes)
+
+
 def _metric_label(group: str, metric: str) -> str:
     """The row's label under the "metric (categories 1–4)" header: "F1 ×100", "J (graded)", "F1 ×100, temporal (2)"."""
     if metric == F1_METRIC:
@@ -623,7 +789,9 @@ def _metric_label(group: str, metric: str) -> str:
         return "BLEU-1 ×100"
     if metric == RECALL_METRIC:
         return "evidence recall ×100"
-    return metric.removesuffix(" judge)") + ")"
+    if metric == WORDS_METRIC:
+        return "answer words (mean)" + ("" if group == OVERALL else f", {group}")
+    return metric.removesuffix(" judge)") + ")" + ("" if group == OVERALL else f", {group}")
 
 
 def _column_line(c: Column, extra: str = "") -> str:
@@ -851,16 +1019,22 @@ def json_document(comparison: Comparison) -> ResultsDocument:
              for later, earlier in comparison.pairs}
     runs = [ResultsRun(name=c.name, directory=c.directory, kind=c.kind, status=c.status, commit=c.commit,
                        command=c.command) for c in comparison.columns]
-    cells, paired = [], []
+    cells, paired, within = [], [], []  # between runs first, then the systems of each run
     for r in comparison.rows:
         shared = dict(system=r.system, group=r.group, metric=r.metric, interval=_span(r), n=r.n,
                       resampled=r.resampled)
         if r.kind == PAIRED:
             later, earlier = pairs[r.directory]
-            paired.append(ResultsDifference(run=later, minus=earlier, difference=_finite(r.value), **shared))
+            paired.append(ResultsDifference(run=later, minus=earlier, difference=_finite(r.value), mde=r.mde,
+                                            verdict=r.verdict, **shared))
+        elif r.kind == PAIRED_SYSTEMS:
+            run = names[str(Path(r.directory))]
+            within.append(ResultsDifference(run=run, minus=run, minus_system=r.minus_system,
+                                            difference=_finite(r.value), mde=r.mde, verdict=r.verdict, **shared))
         else:
-            cells.append(ResultsCell(run=names[str(Path(r.directory))], value=_finite(r.value), **shared))
-    return ResultsDocument(runs=runs, cells=cells, paired=paired)
+            cells.append(ResultsCell(run=names[str(Path(r.directory))], value=_finite(r.value), mde=r.mde,
+                                     leniency=r.leniency, **shared))
+    return ResultsDocument(runs=runs, cells=cells, paired=paired + within)
 
 
 def json_text(comparison: Comparison) -> str:

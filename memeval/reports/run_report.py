@@ -34,6 +34,10 @@ from memeval.scoring.f1 import score_f1
 RECALL_KS = (1, 5, 10, 20, 50)
 
 
+def _f1_x100(row) -> float | None:
+    return None if row.f1 is None else 100 * float(row.f1)
+
+
 def _mean(values) -> float | None:
     values = [float(v) for v in values if v is not None]
     return float(np.mean(values)) if values else None
@@ -162,6 +166,94 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
 
 
+def _groups(systems: Mapping[str, Rows | Judgments]) -> list[tuple[str, tuple[int, ...]]]:
+    """(label, categories): categories 1–4 together as the published tables average them, then each category
+    the rows hold."""
+    held = sorted({int(r.category) for rows in systems.values() for r in rows if r.category is not None})
+    return [("1–4", QA_CATEGORIES), *[(category_label(c), (c,)) for c in held]]
+
+
+def power_table(systems: Mapping[str, Rows | Judgments], value: Value, places: int = 1, n_boot: int = 2000) -> str:
+    """Which differences are real: every pair of systems per category group, the paired difference (`value`, on
+    the table's scale) with its clustered bootstrap interval, n, the minimum detectable difference at 80% power
+    and two-sided α = 0.05, and whether the difference is within noise (memeval.scoring.power). One system:
+    the MDE of its own mean per group."""
+    from memeval.scoring.power import item_level, mean_power, paired_rows
+
+    def fmt(v: float | None) -> str:
+        if v is None or v != v:
+            return "–"
+        v = round(v, places) + 0.0  # -0.0 prints as 0
+        return f"{v:+.{places}f}" if v else f"{v:.{places}f}"
+
+    headers = ["A − B", "categories", "difference", "95% CI (clustered)", "n (in common)", "MDE (80% power)",
+               "verdict"]
+    body = []
+    for label, categories in _groups(systems):
+        rows = {name: [r for r in group if r.category in categories] for name, group in systems.items()}
+        if len(systems) == 1:
+            (name, own), = rows.items()
+            scored = [(value(r), r.conversation_id) for r in own if value(r) is not None]
+            if scored:
+                values = [v for v, _ in scored]
+                p = item_level(mean_power(values, [c for _, c in scored]), values)
+                body.append([f"{name} (alone)", label, f"{p.estimate:.{places}f}", "–", p.n,
+                             "–" if p.mde != p.mde else f"{p.mde:.{places}f}", "MDE of its mean (no pair)"])
+            continue
+        for a, b in combinations(systems, 2):
+            d = paired_difference(rows[a], rows[b], value, a, b, n_boot=n_boot)
+            if d.n == 0:
+                continue
+            p = paired_rows(rows[a], rows[b], value, fallback=True)
+            body.append([f"{a} − {b}", label, fmt(d.mean_difference), ci_cell(d.low, d.high, fmt, d.clusters), d.n,
+                         "–" if p.mde != p.mde else f"{p.mde:.{places}f}", p.verdict])
+    if not body:
+        return "No scored questions: nothing to compare."
+    notes = ["MDE: the smallest true difference these questions detect 80% of the time at two-sided α = 0.05, "
+             "(z₀.₉₇₅ + z₀.₈) · SE = 2.80 · SE, SE the cluster-robust standard error of the mean per-question "
+             "difference with conversations as clusters (small-sample factor G/(G − 1)); docs/data-and-scoring.md.",
+             "Verdict: \"within noise\" when |difference| is under 1.96 · SE, else \"real at α = 0.05\"; \"(item "
+             "level)\" when the questions come from one conversation (its questions taken as independent: it holds "
+             "for that conversation only). A difference under the MDE that reads \"within noise\" may still be "
+             "real: these questions cannot tell. Each row is one test; among many, some \"real\" verdicts are "
+             "chance.",
+             question_set_note(systems)]
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
+
+
+def j_length_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str,
+                   leniency: str, n_boot: int = 2000) -> str:
+    """J per category beside the mean answer length in words (a generous judge rewards longer answers), with a
+    Wilson interval where a category is small, under the line saying how lenient this judge is."""
+    from memeval.scoring.power import mean_words, small_category, wilson
+
+    headers = ["System", "categories", "J", "95% CI", "interval", "n judged", "answer words (mean)"]
+    body = []
+    for name, rows in answers.items():
+        judged = [j for j in judgments.get(name, ()) if j.mean is not None]
+        for label, categories in _groups({name: rows}):
+            means = [j for j in judged if j.category in categories]
+            words = mean_words(r.prediction for r in rows if r.category in categories and r.prediction is not None)
+            if not means:
+                body.append([name, label, "not measured", "–", "–", 0, _fmt(words, 1.0, 1)])
+                continue
+            values = [float(j.mean) for j in means]
+            j = float(np.mean(values))
+            if small_category(len(values), j / 100):
+                low, high = wilson(sum(values) / 100, len(values))
+                ci, how = ci_cell(100 * low, 100 * high, lambda v: f"{v:.1f}"), "Wilson"
+            else:
+                interval = cluster_bootstrap(values, [m.conversation_id for m in means], n_boot=n_boot)
+                ci = ci_cell(interval.low, interval.high, lambda v: f"{v:.1f}", interval.clusters)
+                how = "bootstrap by conversation"
+            body.append([name, label, f"{j:.1f}", ci, how, len(values), _fmt(words, 1.0, 1)])
+    notes = [f"Leniency of this judge configuration (`{protocol}`): {leniency}.",
+             "Wilson: the score interval of J/100 over the category's n questions, where it has fewer than 100 (or "
+             "fewer than 5 on either side of its rate); item level, so it ignores clustering. Answer words: "
+             "whitespace tokens per answer."]
+    return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes)
+
+
 def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str) -> str:
     """Judged vs all questions (strict accuracy counts an unjudged question as 0), and answer length, which
     generous grading rewards."""
@@ -242,10 +334,17 @@ def extremes_table(rows: Rows) -> str:
 
 def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Judgments]] | None = None,
                title: str = "LoCoMo evaluation report", notes: Sequence[str] = (),
-               judge_model: str | None = None, protocol_problem: str | None = None) -> str:
-    """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran)."""
+               judge_model: str | None = None, protocol_problem: str | None = None,
+               leniency: Mapping[str, str] | None = None) -> str:
+    """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran); `leniency`:
+    protocol → the sentence saying how lenient that judge configuration was measured to be
+    (memeval.reports.judge_leniency; "leniency not measured" for a protocol it does not name)."""
+    from memeval.reports.judge_leniency import NOT_MEASURED
+
     judgments = judgments or {}
-    text = full_report(answers, judgments, title=title, judge_model=judge_model, protocol_problem=protocol_problem)
+    leniency = {p: (leniency or {}).get(p, NOT_MEASURED) for p in judgments}
+    text = full_report(answers, judgments, title=title, judge_model=judge_model, protocol_problem=protocol_problem,
+                       leniency=leniency)
     head, _, rest = text.partition("\n")
     parts = [head, ""]
     parts += [f"> {md_markup(n)}" for n in notes]  # a note may quote an API's or a plug-in's message
@@ -255,8 +354,16 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
     parts += ["", "## F1 with bootstrap confidence intervals (by conversation where there are two or more)", "",
               f1_interval_table(answers)]
     parts += ["", "## Paired differences in F1 (questions in common)", "", paired_table(answers)]
+    parts += ["", "## Which differences in F1 are real (by category, 80% power at α = 0.05)", "",
+              power_table(answers, _f1_x100)]
     for protocol, by_system in judgments.items():
         parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
+        parts += ["", f"## J beside answer length, by category ({protocol})", "",
+                  j_length_table(answers, by_system, protocol, leniency[protocol])]
+        if any(j.mean is not None for rows in by_system.values() for j in rows):
+            parts += ["", f"## Which differences in J are real ({protocol}, by category, 80% power at α = 0.05)",
+                      "", power_table({name: list(by_system.get(name, ())) for name in answers},
+                                      attrgetter("mean"))]
         if len(answers) > 1:
             judged = any(j.mean is not None for rows in by_system.values() for j in rows)
             parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(

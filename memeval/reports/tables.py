@@ -280,10 +280,11 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
 
 
 def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, systems: Sequence[str] = (),
-            judge_model: str | None = None, problem: str | None = None) -> str:
+            judge_model: str | None = None, problem: str | None = None, leniency: str | None = None) -> str:
     """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
     without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
-    each row naming its judge and protocol."""
+    each row naming its judge and protocol. `leniency`: how often this judge configuration accepts wrong answers
+    (memeval.reports.judge_leniency), said under every judged table ("leniency not measured" when unknown)."""
     headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
     if judge_model is None:  # the rows say which model judged them
         models = {r.judge_model for rows in judgments.values() for r in rows if r.judge_model}
@@ -305,7 +306,8 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
         body.append([f"{base.system} (published)", "gpt-4o-mini, binary (Mem0 paper)",
                      *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
-    notes = [f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
+    notes = [f"J ({protocol} judge, ours) — {leniency or 'leniency not measured'}." if protocol else None,
+             f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
              "WRONG, categories 1–4, J = share correct ×100.",
              protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows},
                            problem),
@@ -411,9 +413,11 @@ def full_report(
     title: str = "LoCoMo evaluation report",
     judge_model: str | None = None,
     protocol_problem: str | None = None,
+    leniency: Mapping[str, str] | None = None,
 ) -> str:
     """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled);
-    `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status)."""
+    `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status);
+    `leniency`: protocol → its judge configuration's measured leniency sentence."""
     from memeval.published.detailed import RECORDED, is_recorded
     from memeval.published.recorded import recorded_table
 
@@ -424,10 +428,11 @@ def full_report(
         for protocol, by_system in judgments.items():
             if is_recorded(protocol):  # a published file's own labels: never one of this run's judges
                 parts += ["", f"## J recorded in the imported files ({protocol} judge, {RECORDED})", "",
-                          recorded_table(by_system, protocol)]
+                          recorded_table(by_system, protocol, (leniency or {}).get(protocol))]
                 continue
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
-                      j_table(by_system, protocol, list(systems), judge_model, protocol_problem)]
+                      j_table(by_system, protocol, list(systems), judge_model, protocol_problem,
+                              (leniency or {}).get(protocol))]
     else:
         parts += ["", "## J against published baselines", "", j_table({}, None, list(systems))]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]

@@ -265,6 +265,7 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
     from memeval.audit.key import SOURCE, load_audit
     from memeval.audit.store import FETCH_COMMAND
     from memeval.audit.store import audit_dir as resolved_dir
+    from memeval.reports.summary import shown_path
     from memeval.scoring.keyed import key_evidence, keyed_answers
     from memeval.scoring.power import mean_words
 
@@ -280,7 +281,7 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
     notes = []
     if audit is None:
         notes.append(f"**The LoCoMo audit is not fetched** (`{FETCH_COMMAND}`; looked in "
-                     f"{resolved_dir(audit_dir)}): every number below is on LoCoMo's original answer key, which has "
+                     f"{shown_path(resolved_dir(audit_dir))}): every number below is on LoCoMo's original answer key, which has "
                      "not been checked here — no ceiling, no corrected or excluded key.")
     cells: list[TrustCell] = []
     measures: dict[str, dict[str, list]] = {}
@@ -317,7 +318,7 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
     words = {s.label: _finite(mean_words(a.prediction for a in s.answers if a.category in QA_CATEGORIES
                                           and a.error is None)) for s in systems}
     counts = audit.counts() if audit is not None else {}
-    audit_info = {"fetched": audit is not None, "source": SOURCE, "directory": str(resolved_dir(audit_dir)),
+    audit_info = {"fetched": audit is not None, "source": SOURCE, "directory": shown_path(resolved_dir(audit_dir)),
                   "errors": sum(counts.values()), "by_type": dict(sorted(counts.items())),
                   "corrupting": len(audit.corrupting()) if audit is not None else 0,
                   "ambiguous": ambiguous, "labels": {m: k.label for m, k in keys.items() if k is not None}}
@@ -465,10 +466,12 @@ def trust_markdown(doc: TrustDocument) -> str:
 
         within = sum(p.verdict == WITHIN_NOISE for p in doc.pairs if p.category != "overall")
         judged = sum(p.verdict in (WITHIN_NOISE, "real at α = 0.05") for p in doc.pairs if p.category != "overall")
-        out.append(f"Adjacent systems of each measure (ranked by their overall score on the original key), paired on "
-                   f"the questions both answered: the minimum detectable difference (80% power, α = 0.05, SE "
-                   f"clustered by conversation) and whether the gap is more than noise. Per category, {within} of "
-                   f"{judged} adjacent comparisons are within noise.")
+        tally = (f"Per category, {within} of the {judged} adjacent comparisons that can be tested are within noise."
+                 if judged else "No per-category comparison can be tested (one conversation, or the same score on "
+                 "every question).")
+        out.append("Adjacent systems of each measure (ranked by their overall score on the original key), paired on "
+                   "the questions both answered: the minimum detectable difference (80% power, α = 0.05, SE "
+                   f"clustered by conversation) and whether the gap is more than noise. {tally}")
         for measure in dict.fromkeys(p.measure for p in doc.pairs):
             by_pair: dict[tuple[str, str], dict[str, TrustPair]] = {}
             for p in doc.pairs:
@@ -552,7 +555,8 @@ def key_figure(doc: TrustDocument, measure: str):
         fig.tight_layout()
     caption = (f"{protocol} of every system per category under LoCoMo's original answer key"
                + (f" and the audit's {other} key" if len(modes) > 1 else "") + f" ({INTERVAL})"
-               + ("; the line is the ceiling a perfect system reaches under the original key" if ceiling else "")
+               + ("; the black dash is the ceiling a perfect system reaches under the original key" if ceiling else "")
+               + "; n/r: no score, or one from a single conversation (no interval can be drawn)"
                + ". It does not show the judge's leniency or whether two systems differ beyond noise (see the "
                "leniency and MDE figures).")
     return finish(fig, caption)
@@ -630,18 +634,22 @@ def mde_figure(doc: TrustDocument):
 
 
 def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Path | None = None,
-                data: str | Path | None = None, ambiguous: str = "include") -> dict:
-    """trust.md, trust.json and the figures (PNG, PDF, each with its record for the figure rules) in `out`."""
+                data: str | Path | None = None, ambiguous: str = "include", published: bool = False,
+                figures_dir: str | Path | None = None) -> dict:
+    """trust.md, trust.json and the figures (PNG, PDF, each with its record for the figure rules; in `figures_dir`,
+    default `out`/figures) in `out`. `published`: the audit's published runs are imported into `out`/published
+    first (when the audit is fetched) and shown beside `runs`."""
     import matplotlib.pyplot as plt
 
     from memeval.atomic import write_text_atomic
     from memeval.publication.figure_rules import problems_in
     from memeval.publication.style import save_figure
 
-    doc = trust_document(runs, audit_dir, data, ambiguous)
     out = Path(out)
+    runs = [*runs, *(import_published(out / "published", audit_dir, data) if published else [])]
+    doc = trust_document(runs, audit_dir, data, ambiguous)
     out.mkdir(parents=True, exist_ok=True)
-    figures_dir = out / "figures"
+    figures_dir = Path(figures_dir) if figures_dir is not None else out / "figures"
     drawn = [key_figure(doc, m) + (f"trust_key_{_slug(m)}",) for m in dict.fromkeys(c.measure for c in doc.cells)]
     if doc.leniency:
         drawn.append(leniency_figure(doc) + ("trust_leniency",))

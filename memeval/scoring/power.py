@@ -23,6 +23,7 @@ ALPHA = 0.05
 POWER = 0.80
 WITHIN_NOISE = "within noise"
 REAL = "real at α = 0.05"
+NO_DIFFERENCE = "no difference (the same on every question)"
 
 
 def z_value(p: float) -> float:
@@ -41,6 +42,7 @@ class Power:
     n: int
     clusters: int
     alpha: float = ALPHA
+    unit: str = "conversations"  # what the SE treats as independent: "questions" when one conversation held them
 
     @property
     def defined(self) -> bool:
@@ -53,7 +55,10 @@ class Power:
             return "no questions in common"
         if not self.defined:
             return "n/a (1 conversation)"
-        return WITHIN_NOISE if within_noise(self) else REAL
+        if self.se == 0 and self.estimate == 0:
+            return NO_DIFFERENCE
+        verdict = WITHIN_NOISE if within_noise(self) else REAL
+        return verdict + (" (item level)" if self.unit == "questions" else "")
 
 
 def clustered_se(values: Sequence[float], clusters: Sequence[str]) -> tuple[float, float, int, int]:
@@ -92,9 +97,20 @@ def paired_power(differences: Sequence[float], clusters: Sequence[str], alpha: f
     return mean_power(differences, clusters, alpha, power)
 
 
-def paired_rows(rows_a: Iterable, rows_b: Iterable, value, alpha: float = ALPHA, power: float = POWER) -> Power:
+def item_level(power: Power, values: Sequence[float]) -> Power:
+    """`power` recomputed with each question its own cluster when one conversation held them all (no clustered
+    SE exists): it then holds for that conversation's questions, not across conversations, and says so."""
+    if power.defined or len(values) < 2:
+        return power
+    again = mean_power(values, [str(i) for i in range(len(values))], power.alpha)
+    return Power(again.estimate, again.se, again.mde, again.n, again.clusters, power.alpha, "questions")
+
+
+def paired_rows(rows_a: Iterable, rows_b: Iterable, value, alpha: float = ALPHA, power: float = POWER,
+                fallback: bool = False) -> Power:
     """`paired_power` of two systems' rows (with `sample_id`, `conversation_id`), paired by sample id as
-    `aggregate.paired_difference` pairs them; `value` is a row's score (None: unscored)."""
+    `aggregate.paired_difference` pairs them; `value` is a row's score (None: unscored). `fallback`: item level
+    (`item_level`) when the questions in common come from one conversation."""
     b_by_id = {r.sample_id: score for r in rows_b if (score := value(r)) is not None}
     diffs, clusters = [], []
     for row in rows_a:
@@ -103,7 +119,8 @@ def paired_rows(rows_a: Iterable, rows_b: Iterable, value, alpha: float = ALPHA,
             continue
         diffs.append(float(score) - float(other))
         clusters.append(row.conversation_id or str(row.sample_id).split(":")[0])
-    return paired_power(diffs, clusters, alpha, power)
+    result = paired_power(diffs, clusters, alpha, power)
+    return item_level(result, diffs) if fallback else result
 
 
 def within_noise(pair: Power) -> bool:
