@@ -132,7 +132,7 @@ def test_the_command_writes_the_section_and_figures_that_keep_the_rules(world, c
     text = (out / "trust.md").read_text()
     assert "## How far these tables can be trusted" in text and "Ceiling of a perfect system" in text
     assert "### Judge leniency" in text and "### Which differences are real" in text
-    assert "adjacent comparisons are within noise" in text and "figure rule" not in text
+    assert "adjacent comparisons that can be tested are within noise" in text and "figure rule" not in text
     assert "trust.md" in result.stdout
     pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert pngs == ["trust_key_f1.png", "trust_key_j_evermemos_recorded_judge_of_the_test.png",
