@@ -311,3 +311,30 @@ def test_reports_show_the_per_run_mean_std_over_runs_and_majority(questions, loc
     protocols = page_data([str(tmp_path / "run")])["protocols"]
     assert [(p["name"], p["model"], p["status"]) for p in protocols] == [
         (RECORDED_PROTOCOL, "judge-x", "recorded, not re-run: the imported file's own labels, no request sent")]
+
+
+class _Key:
+    """A corrected key over three audited questions: q1's gold changed, q2 left out, q3 only miscited."""
+
+    mode = "corrected"
+
+    def affected(self, sample_id):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(golden_answer="old") if sample_id in ("c:q1", "c:q2", "c:q3") else None
+
+    def gold(self, sample_id, original):
+        return {"c:q1": "new", "c:q2": None}.get(sample_id, original)
+
+
+def test_under_another_key_only_questions_whose_gold_stands_keep_their_recorded_judgments():
+    from memeval.published.recorded import recorded_notes, under_key
+
+    rows = [JudgmentRow(protocol=RECORDED_PROTOCOL, scores=[100.0, 0.0, 100.0], mean=200 / 3, std=None,
+                        run_count=3, warning=None, errors=[], sample_id=f"c:q{i}", conversation_id="c", category=1,
+                        system="published", prompt_version="recorded", judge_model="judge-x") for i in range(4)]
+    kept = under_key(rows, _Key())
+    assert [r.sample_id for r in kept] == ["c:q0", "c:q3"]  # a miscited question's gold still stands
+    assert under_key(rows, None) == rows
+    note = recorded_notes(kept, _Key())[0]
+    assert "2 questions of categories 1–4; under the corrected key the questions it changes are left out" in note

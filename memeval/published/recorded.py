@@ -33,10 +33,11 @@ def load_recorded(path: str | Path) -> list:
 
 
 def under_key(rows: Iterable, key=None) -> list:
-    """The recorded judgments that still judge their question's gold under `key` (None or original: all)."""
-    if key is None or key.mode == "original":
-        return list(rows)
-    return [r for r in rows if key.affected(r.sample_id) is None]
+    """The recorded judgments that still judge their question's gold under `key` (None or original: all), by the
+    rule every J follows (memeval/scoring/keyed.py): a question whose gold the key changes or leaves out has none."""
+    from memeval.scoring.keyed import keyed_judgments
+
+    return keyed_judgments(list(rows), key)
 
 
 def _by_system(rows: Iterable) -> dict[tuple[str, str], list]:
