@@ -382,8 +382,11 @@ class LocomoTask(Task):
         native = [s for s in self.systems if s.label not in imported]
         notes = []
         for name in (s.label for s in self.systems if s.label in imported):
+            judge = imported[name].get("judge")
+            kept = (f"; the file's own judgments kept as the judge {judge.get('protocol')} (recorded, not re-run; "
+                    f"judge model {judge.get('model')})" if isinstance(judge, dict) else "")
             notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
-                         "format); scored and judged here like every other system.")
+                         f"format); scored and judged here like every other system{kept}.")
         if client is not None and client.sampling == "model-default":
             notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
                          "model's default sampling, not the protocols' temperatures.")
