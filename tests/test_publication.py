@@ -36,6 +36,10 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     assert "| rag_turns | binary (ours) | – | – | – | 100.00 ± 0.00 | 100.00 ± 0.00 | 3 |" in j_tables
     assert "| rag_turns | graded (ours) | – | – | – | 50.00 ± 0.00 | 50.00 ± 0.00 | 3 |" in j_tables
     assert "rag_turns 100.00 (binary judge); rag_turns 50.00 (graded judge)" in headline_table(tmp_path).markdown
+    # every J carries its judge's leniency, J sits beside the answer length, and one system gets its own MDE
+    assert "J (graded judge, ours) — leniency not measured." in j_tables
+    assert "| rag_turns | 1–4 | 50.0 | [" in j_tables and "answer words (mean)" in j_tables
+    assert "| rag_turns (alone) | 1–4 | 50.0 | – | 3 |" in j_tables
 
 
 def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgments(locomo_dir, tmp_path):
@@ -56,6 +60,7 @@ def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgment
     assert "Mem0 (published)" not in locomo_part
     prototype = load_answers(run / "answers.jsonl")  # conv-26's 20 prototype questions hold no category 5
     assert "| rag_turns |" in locomo_part and not any(r.category == 5 for r in prototype)
+    assert "**Which differences in F1 are real**" in mem0_part and "| rag_turns (alone) | 1–4 |" in mem0_part
     j = locomo_j_table(tmp_path)
     assert "| rag_turns | – | not measured |" in j.markdown and "| Mem0 (published) |" in j.markdown
     assert "not measured here" in j.caption

@@ -291,13 +291,19 @@ def locomo_f1_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(locomo_run_dir(root))
     mem0 = precomputed((r for rows in by_system.values() for r in rows),
                        lambda r: score_f1(r.prediction, r.gold, r.category, "mem0"))
+    from memeval.reports.run_report import power_table
+
     markdown = "\n\n".join([f1_table(by_system, "locomo"), adversarial_note(by_system),
-                             f1_table(by_system, "mem0", value=mem0)])
+                             f1_table(by_system, "mem0", value=mem0),
+                             "**Which differences in F1 are real** (official scorer, ×100, by category)",
+                             power_table(by_system, lambda r: None if r.f1 is None else 100 * float(r.f1))])
     n = len(next(iter(by_system.values()), []))
     caption = (f"LoCoMo F1 ×100 with the {_reader(by_system)} reader ({n} questions per system): first in the "
                "official scorer's mode beside the LoCoMo paper's overall rows, with a note on the adversarial "
                "column (scored by abstention, not overlap), then in the Mem0 paper's F1 mode beside its "
-               "per-category rows (stored by category id). It does not show LLM answer quality when the reader is "
+               "per-category rows (stored by category id), and for every pair of systems the paired difference per "
+               "category with its minimum detectable difference and whether it is within noise. It does not show "
+               "LLM answer quality when the reader is "
                "extractive, so the published rows (LLM readers) are context, not a match."
                + _llm_note(locomo_run_dir(root)))
     return PublishedTable(markdown, None, caption)
@@ -311,24 +317,32 @@ def locomo_j_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(run)
     by_protocol = locomo_judgments(run)
     if by_protocol:
+        from operator import attrgetter
+
         from memeval.invocation import load_manifest
         from memeval.protocols.status import manifest_problem
         from memeval.reports.judge_leniency import leniency_by_protocol
-        from memeval.reports.run_report import j_length_table
+        from memeval.reports.run_report import j_length_table, power_table
 
         problem = manifest_problem(RunDir(run).manifest)
         leniency = leniency_by_protocol(load_manifest(RunDir(run).manifest), by_protocol)
-        markdown = "\n\n".join(f"**{protocol} judge**\n\n"
-                                f"{j_table(judgments, protocol, list(by_system), problem=problem, leniency=leniency[protocol])}"
-                                f"\n\n{j_length_table(by_system, judgments, protocol, leniency[protocol])}"
-                                for protocol, judgments in sorted(by_protocol.items()))
+        parts = []
+        for protocol, judgments in sorted(by_protocol.items()):
+            lenient = leniency[protocol]
+            parts += [f"**{protocol} judge**", j_table(judgments, protocol, list(by_system), problem=problem,
+                                                         leniency=lenient),
+                      j_length_table(by_system, judgments, protocol, lenient),
+                      power_table({name: list(judgments.get(name, ())) for name in by_system}, attrgetter("mean"))]
+        markdown = "\n\n".join(parts)
         measured = f"{_reader(by_system)} reader, one table per judge protocol"
     else:
         markdown = j_table({}, None, list(by_system))
         measured = "not measured here: no LLM judge ran (no key, no cache)"
     caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside every row of the Mem0 "
-               "paper's J table with its judge and protocol. It does not show a like-for-like comparison unless the "
-               "note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
+               "paper's J table with its judge and protocol; under each judge's table its measured leniency (or "
+               "\"leniency not measured\"), J by category beside the mean answer length in words (Wilson intervals "
+               "for small categories) and which differences in J are real. It does not show a like-for-like "
+               "comparison unless the note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
                "gpt-4o-mini); otherwise the protocols differ as much as the systems."
                + _llm_note(run))
     return PublishedTable(markdown, None, caption)
