@@ -45,10 +45,10 @@ def _rows(table: str) -> list[list[str]]:
             if line.startswith("|") and not line.startswith("|--") and not line.startswith("|-")]
 
 
-def _write_run(run: Path, judge: dict) -> None:
+def _write_run(run: Path, judge: dict, questions=QUESTIONS) -> None:
     run.mkdir(parents=True)
     answers, judgments = [], []
-    for sample, category, f1_a, f1_b, text_a, text_b, j_a, j_b in QUESTIONS:
+    for sample, category, f1_a, f1_b, text_a, text_b, j_a, j_b in questions:
         for system, f1, text, j in (("alpha", f1_a, text_a, j_a), ("beta", f1_b, text_b, j_b)):
             answers.append(answer_row(sample, category=category, system=system, f1=f1, prediction=text))
             judgments.append(judgment_row(sample, category=category, system=system, mean=j, std=0.0, scores=[j],
@@ -162,3 +162,26 @@ def test_report_md_shows_power_by_category_and_j_beside_length(places):
     assert table["beta", "1–4"][-1] == f"{words_beta:.1f}" and table["beta", "multi-hop (1)"][2] == "Wilson"
     assert "J (graded judge, ours) — leniency not measured." in text
     assert "## Which differences in J are real (graded" in text
+
+
+@pytest.mark.parametrize("identity", [None, "x", {"additive": "x"}, {"additive": {"judges": ["graded"]}},
+                                      {"additive": {"judges": {"graded": "not a mapping"}}}])
+def test_a_manifest_without_a_readable_judge_identity_says_not_measured(identity):
+    from memeval.reports.judge_leniency import judge_identities, leniency_by_protocol
+
+    manifest = {"identity": identity}
+    assert judge_identities(manifest) == {}
+    assert leniency_by_protocol(manifest, ["graded"]) == {"graded": "leniency not measured"}
+
+
+def test_one_conversation_gets_an_item_level_interval_and_verdict_not_na(places):
+    from memeval.reports.results import PAIRED_SYSTEMS, compare
+
+    run = places / "one"
+    one = [q for q in QUESTIONS if q[0].startswith("c1:")]
+    _write_run(run, JUDGE, one)
+    row = next(r for r in compare([run]).rows if r.kind == PAIRED_SYSTEMS and r.metric.startswith("F1"))
+    diffs = [100 * (q[2] - q[3]) for q in one]
+    _, mde = _by_hand_mde(diffs, [str(i) for i in range(len(diffs))])  # each question its own cluster
+    assert row.resampled == "questions" and row.ci_low is not None and row.ci_low <= row.value <= row.ci_high
+    assert row.mde == pytest.approx(mde, rel=1e-12) and row.verdict.endswith("(item level)")

@@ -16,8 +16,9 @@ NOT_MEASURED = "leniency not measured"
 def judge_identities(manifest: Mapping | None) -> dict[str, dict]:
     """protocol → the judge configuration a run's manifest records (empty for a run without judges)."""
     identity = (manifest or {}).get("identity")
-    judges = ((identity or {}).get("additive") or {}).get("judges") if isinstance(identity, Mapping) else None
-    if not isinstance(judges, Mapping):
+    additive = identity.get("additive") if isinstance(identity, Mapping) else None
+    judges = additive.get("judges") if isinstance(additive, Mapping) else None
+    if not isinstance(judges, Mapping):  # none recorded, or a hand-edited manifest: nothing to match
         return {}
     return {str(name): {"judge": str(name), "judge_model": entry.get("model"), **entry}
             for name, entry in judges.items() if isinstance(entry, Mapping)}

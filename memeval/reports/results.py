@@ -394,11 +394,16 @@ def _system_pairs(column: Column) -> list[ResultRow]:
             d = paired_difference(rows_a, rows_b, attrgetter("value"), a, b, n_boot=N_BOOT, seed=0)
             if d.n == 0:
                 continue
+            unit = "conversations"
+            if not d.defined:  # one conversation: resample its questions, as `_paired_rows` does
+                unit = "questions"
+                d = paired_difference([r._replace(conversation_id=r.sample_id) for r in rows_a], rows_b,
+                                      attrgetter("value"), a, b, n_boot=N_BOOT, seed=0)
             power = paired_rows(rows_a, rows_b, attrgetter("value"), fallback=True)
             out.append(ResultRow(directory=column.directory, kind=PAIRED_SYSTEMS, system=a, minus_system=b,
                                  group=group, metric=metric, value=d.mean_difference,
                                  ci_low=d.low if d.defined else None, ci_high=d.high if d.defined else None, n=d.n,
-                                 resampled="conversations", commit=column.commit, command=column.command,
+                                 resampled=unit, commit=column.commit, command=column.command,
                                  mde=_finite(power.mde), verdict=power.verdict))
     return out
 
