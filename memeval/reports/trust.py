@@ -196,13 +196,14 @@ def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], d
     seen: set[str] = set()
 
     def add(name: str, rates) -> None:
-        if name in seen:
-            return
-        seen.add(name)
         best = {}
         for r in rates:
             if r.n and (r.answer_set not in best or r.n > best[r.answer_set].n):
                 best[r.answer_set] = r
+        content = (tuple(sorted((k, r.rate, r.n, r.source) for k, r in best.items())) if best else name)
+        if name in seen or content in seen:  # one row per measured configuration
+            return
+        seen.update((name, content))
         for answer_set in lenient.ANSWER_SETS:
             r = best.get(answer_set)
             rows.append(TrustLeniency(judge=name, answer_set=answer_set, rate=r.rate if r else None,
@@ -211,7 +212,7 @@ def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], d
 
     recorded = lenient.recorded_leniency(audit_dir) if audit_dir is not None else []
     if recorded:
-        add(f"{lenient.RECORDED_MODEL} · EverMemOS prompts ({lenient.RECORDED_SOURCE})", recorded)
+        add(f"{lenient.RECORDED_MODEL} · EverMemOS prompts (recorded by the audit)", recorded)
     for system in systems:
         for measure, judge in system.judges.items():
             if measure in lines:
@@ -380,7 +381,7 @@ def _with_interval(cell: TrustCell | None) -> str:
     if cell is None:
         return "–"
     if cell.value is None:
-        return "–" + (f" ({cell.why})" if cell.why else "")
+        return "– (not judged on this key: see below)" if cell.why else "–"
     if cell.low is None:
         return f"{cell.value:.1f} (n = {cell.n}, one conversation: no interval)"
     return f"{cell.value:.1f} [{cell.low:.1f}, {cell.high:.1f}]"
@@ -434,6 +435,12 @@ def trust_markdown(doc: TrustDocument) -> str:
             rows.append(row)
         out.append(f"Overall (categories 1–4), {INTERVAL}:")
         out.append(markdown_table(headers, rows))
+        whys: dict[str, list[str]] = {}
+        for c in doc.cells:
+            if c.measure == measure and c.category == "overall" and c.why:
+                whys.setdefault(c.why, []).append(c.system)
+        for why, names in whys.items():
+            out.append(md_text(f"Not judged on the corrected key ({', '.join(names)}): {why}."))
         per = []
         for system, _ in systems:
             for k in doc.keys:
@@ -575,7 +582,7 @@ def leniency_figure(doc: TrustDocument):
              "specific_wrong": ("specific_wrong", "accepts specific wrong answers"),
              "gold": ("leniency_gold", "accepts gold answers")}
     with style():
-        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 0.6 + 0.55 * max(1, len(judges))))
+        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 1.5 + 0.6 * max(1, len(judges))))
         panel = Panel(ax, "acceptance rate of the locomo-audit answer sets")
         height = 0.26
         for k, answer_set in enumerate(("vague_wrong", "specific_wrong", "gold")):
@@ -591,7 +598,7 @@ def leniency_figure(doc: TrustDocument):
         ax.set_xlim(0, 100)
         ax.set_xlabel("answers accepted (%)")
         ax.set_title("Judge leniency: acceptance of known-wrong and gold answers")
-        ax.legend(fontsize=6, loc="lower right")
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
         fig.tight_layout()
     return finish(fig, "How often each judge configuration accepts the audit's vague-but-topical wrong answers, its "
                   "specific-but-wrong ones, and the gold answers (Wilson 95%; n/r: not measured). It does not show "
@@ -608,8 +615,9 @@ def mde_figure(doc: TrustDocument):
 
     measures = list(dict.fromkeys(p.measure for p in doc.pairs))
     with style():
-        fig, axes = plt.subplots(1, len(measures), figsize=(max(WIDTH_SINGLE, 2.6 * len(measures)), 2.6),
-                                 squeeze=False)
+        most = max(len({(p.a, p.b) for p in doc.pairs if p.measure == m}) for m in measures)
+        fig, axes = plt.subplots(1, len(measures), figsize=(max(WIDTH_SINGLE, 3.6 * len(measures)),
+                                                            2.4 + 0.14 * most), squeeze=False)
         for ax, measure in zip(axes[0], measures, strict=True):
             panel = Panel(ax, f"minimum detectable difference, {measure}", PER_CATEGORY)
             pairs = [p for p in doc.pairs if p.measure == measure]
@@ -625,7 +633,7 @@ def mde_figure(doc: TrustDocument):
             ax.set_ylabel("MDE, points, per category")
             ax.set_title(measure, fontsize=8)
             ax.set_ylim(bottom=0)
-            ax.legend(fontsize=5)
+            ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
         fig.tight_layout()
     return finish(fig, "The minimum detectable difference (80% power, α = 0.05, paired, SE clustered by "
                   "conversation) of each adjacent pair of systems, per category: a gap smaller than it is not "
