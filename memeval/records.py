@@ -379,6 +379,7 @@ class ResultsDocument(Record):
     runs: list[ResultsRun]
     cells: list[ResultsCell]
     paired: list[ResultsDifference]
+    answer_key: list[str] = []  # the LoCoMo answer key the cells are scored against, and the ceiling line
 
 
 class StoreIngest(Record):

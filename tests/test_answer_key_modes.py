@@ -75,6 +75,7 @@ def _results(capsys, run, *flags) -> dict:
     capsys.readouterr()
     assert main(["results", str(run), "--format", "json", "--no-progress", *flags]) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert doc["answer_key"][0].startswith("Answer key: " + (flags[1] if "--key" in flags else "original"))
     return {(c["metric"], c.get("group")): c for c in doc["cells"]
             if c["system"] == "rag_turns" and c.get("group", "").startswith("overall")}
 

@@ -1039,7 +1039,7 @@ def json_document(comparison: Comparison) -> ResultsDocument:
         else:
             cells.append(ResultsCell(run=names[str(Path(r.directory))], value=_finite(r.value), mde=r.mde,
                                      leniency=r.leniency, **shared))
-    return ResultsDocument(runs=runs, cells=cells, paired=paired + within)
+    return ResultsDocument(runs=runs, cells=cells, paired=paired + within, answer_key=comparison.key_notes)
 
 
 def json_text(comparison: Comparison) -> str:
