@@ -526,7 +526,12 @@ def _run_key(manifest: dict, mode: str, ambiguous: str, keys: dict) -> tuple:
         return AnswerKey("original", "include", None), None, None  # nothing to check the key against
     data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
     recorded = data.get("path") if isinstance(data.get("path"), str) else None
-    path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
+    try:
+        path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
+    except InputError:
+        if mode == "original" and ambiguous == "include":  # no data to check the key on: say it is unchecked
+            return AnswerKey("original", "include", None), None, None
+        raise
     if path.resolve() not in keys:
         conversations = load_locomo(path)
         keys[path.resolve()] = (*resolve_key(mode, ambiguous, conversations), conversations)
