@@ -57,6 +57,8 @@ ARTIFACTS: dict[str, Artifact] = {
                                 "memeval longmemeval run"),
     "longmemeval_packages": Artifact("08_longmemeval", "packages", "natural packages from LongMemEval",
                                      "memeval natural build --source longmemeval"),
+    "trust": Artifact("09_trust", "trust", "how far the table can be trusted (trust.md, trust.json; the audit's "
+                      "published runs under published/)", "memeval locomo trust RUN_DIR --published --out DIR"),
 }
 
 
