@@ -124,3 +124,15 @@ def test_the_page_opens_a_call_and_shows_the_missing_one(judged_run, locomo_dir)
         assert "reader: not in this machine's cache" in page.locator("#detail").inner_text()
         browser.browser.close()
     assert browser.errors == []
+
+
+def test_a_cache_that_is_no_database_is_a_note_and_every_call_missing(judged_run, locomo_dir):
+    server, tmp_path = judged_run
+    _run(locomo_dir, tmp_path / "run")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "responses.sqlite").write_text("not a database")
+    data = page_data(tmp_path / "run", cache_dir=broken)
+    assert all(c["missing"] for c in data["exchanges"]["calls"])
+    assert any("response cache could not be read" in n and str(broken) not in n for n in data["notes"])
+    assert (broken / "responses.sqlite").read_text() == "not a database", "left as it was"

@@ -115,7 +115,7 @@ def read_exchanges(keys: list[str], directory: str | Path | None = None) -> tupl
         finally:
             conn.close()
     except (sqlite3.Error, ValueError) as exc:
-        return {}, f"the response cache {path} could not be read ({' '.join(str(exc).split())})"
+        return {}, f"this machine's response cache could not be read ({' '.join(str(exc).split())})"
     return found, None
 
 
