@@ -274,6 +274,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
     audit names is flagged with its error type and the audit's answer, and with the audit's reasoning only when
     `reasoning` is asked for (`_audit_flags`)."""
     from memeval.records import load_answers, load_judgments
+    from memeval.reports.judge_leniency import judge_identities, leniency_line
     from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments
 
     key_mode = key  # `key` names each question's table key below
@@ -305,10 +306,12 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
                          "adversarial questions lack the answer their premise invites")
         judge_info = _judges(manifest)
+        identities = judge_identities(manifest)
         protocol_index = {}
         for name in sorted({j.protocol for j in judgments} | set(judge_info)):
             protocol_index[name] = len(protocols)
-            entry = {"run": r, "name": name, **judge_info.get(name, {})}
+            entry = {"run": r, "name": name, **judge_info.get(name, {}),
+                     "leniency": leniency_line(identities.get(name))}
             if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
                 entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
             if not entry.get("model"):  # a manifest that does not name the judge: the models its rows name

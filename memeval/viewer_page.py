@@ -142,6 +142,7 @@ function judgeLine(p) {
   if (p.temperature !== null && p.temperature !== undefined) parts.push("temperature " + p.temperature);
   if (p.prompt_version) parts.push("prompt " + p.prompt_version + (p.prompt_source ? " (" + p.prompt_source + ")" : ""));
   if (p.status) parts.push(p.status);
+  if (p.leniency) parts.push(p.leniency);
   return parts.join(" · ");
 }
 let itemLevel = false;

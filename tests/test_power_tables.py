@@ -185,3 +185,20 @@ def test_one_conversation_gets_an_item_level_interval_and_verdict_not_na(places)
     _, mde = _by_hand_mde(diffs, [str(i) for i in range(len(diffs))])  # each question its own cluster
     assert row.resampled == "questions" and row.ci_low is not None and row.ci_low <= row.value <= row.ci_high
     assert row.mde == pytest.approx(mde, rel=1e-12) and row.verdict.endswith("(item level)")
+
+
+def test_the_viewer_names_each_judge_with_its_leniency(places):
+    from memeval.scoring.leniency import Leniency, Rate, register
+    from memeval.viewer import page_data
+
+    run = places / "viewed"
+    _write_run(run, JUDGE)
+    assert [p["leniency"] for p in page_data(run, cache_dir=places / "cache")["protocols"]] == \
+        ["leniency not measured"]
+    rate = Rate.of(3, 12)
+    register(places / "calibration-run", [Leniency(
+        **rate.model_dump(), judge="graded", judge_model=JUDGE["model"], prompt_version=JUDGE["prompt_version"],
+        prompt_source="test", sampling="protocol", temperature_sent=0.5, runs=1, answer_set="specific_wrong",
+        by_category={}, source="test run")])
+    assert [p["leniency"] for p in page_data(run, cache_dir=places / "cache")["protocols"]] == \
+        [f"this judge accepts {rate.text()} of specific wrong ones"]

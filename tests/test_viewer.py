@@ -131,7 +131,8 @@ def test_the_header_shows_systems_commit_models_and_scores_with_intervals(run, b
     assert "commit " + manifest["git_sha"][:10] in text
     assert "systems rag_turns, full_context, observations" in text
     assert "reader extractive (no LLM" in text and "k = 10" in text
-    assert "judge graded\n" in text, "the protocol of the judgments the run holds (its manifest names no judge)"
+    assert "judge graded · leniency not measured\n" in text, \
+        "the protocol of the judgments the run holds (its manifest names no judge), and its leniency"
     expected = _report_f1(run)
     assert set(expected) == set(SYSTEMS)
     cells = {r[0]: r for r in (row.locator("td").all_inner_texts() for row in header.locator("tbody tr").all())}
