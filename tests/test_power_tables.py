@@ -104,6 +104,7 @@ def test_results_show_mde_verdict_length_and_leniency(places):
     shown = length["alpha", "answer words (mean)"].split(" ")[0]  # to the places its interval justifies
     assert float(shown) == pytest.approx(words_alpha, abs=0.5 * 10 ** -len(shown.partition(".")[2]))
     assert length["alpha", "J (graded): leniency"] == "leniency not measured"
+    assert "- J (graded) of run — leniency not measured." in text.split("## ")[1]  # under the runs table too
     # J of multi-hop (1): two questions, alpha judged 100 on both → the Wilson interval of 2 of 2, not a bootstrap
     from memeval.scoring.power import wilson
 

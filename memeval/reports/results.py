@@ -840,7 +840,9 @@ def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[
                 "given." if RECALL_METRIC in metrics else ""]
     if any(meanings):
         notes.append(" ".join(m for m in meanings if m))
-    notes += _interval_notes([r for r in comparison.rows if r.kind != "memaudit sweep"])
+    notes += [f"J ({protocol}) of {c.name} — {lenient}." for c in runs for protocol, lenient in c.leniency.items()]
+    notes += _interval_notes([r for r in comparison.rows if r.kind not in ("memaudit sweep", PAIRED_SYSTEMS)
+                              and r.resampled != "wilson"])
     different = _different_sets(runs)
     return notes + ([different] if different else [])
 
