@@ -178,3 +178,16 @@ def test_a_directory_that_is_no_run_is_one_line(world, cli, tmp_path):
     result = cli("locomo", "trust", tmp_path / "empty", "--data", world / "locomo10.json", "--out", tmp_path / "o")
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "answers" in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_runs_report_carries_the_section(world, tmp_path, monkeypatch):
+    report = (world / "run" / "report.md").read_text()
+    section = report[report.index("## How far these tables can be trusted"):]
+    assert "A perfect system scores at most 57.14 (categories 1–4)" in section
+    assert "| rag_turns | memeval |" in section and "corrected key" in section
+    assert "memeval locomo trust run --published --out run/trust" in section
+    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(tmp_path / "no-audit"))
+    run_locomo(LocomoRunConfig(out=str(tmp_path / "plain"), data=str(world / "locomo10.json"),
+                               systems=["rag_turns"], progress=False))
+    plain = (tmp_path / "plain" / "report.md").read_text()
+    assert "## How far these tables can be trusted\n\nNot checked against the LoCoMo audit" in plain

@@ -455,6 +455,7 @@ class LocomoTask(Task):
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
         from memeval.scoring.keyed import key_notes
 
+        stored = (answers, judgments)  # every key's rows: the trust section sets the keys side by side
         answers, judgments = self.keyed(answers, judgments)
         notes = [*notes, *key_notes(self.answer_key, self.audit, self.locomo)]
         by_system, by_protocol = self.grouped(answers, judgments)
@@ -465,9 +466,14 @@ class LocomoTask(Task):
         from memeval.reports.judge_leniency import leniency_by_protocol
 
         manifest = RunDir(self.config.out).manifest
-        leniency = leniency_by_protocol(load_manifest(manifest) if manifest.is_file() else None, by_protocol)
-        return run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
-                          protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency)
+        recorded = load_manifest(manifest) if manifest.is_file() else None
+        leniency = leniency_by_protocol(recorded, by_protocol)
+        report = run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
+                            protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency)
+        from memeval.reports.trust import report_section
+
+        ambiguous = self.answer_key.ambiguous if self.answer_key is not None else "include"
+        return report + "\n" + report_section(*stored, recorded, self.locomo, self.audit, self.config.out, ambiguous)
 
     def grouped(self, answers: list, judgments: list) -> tuple[dict, dict]:
         """Answers by system (in the order asked) and judgments by protocol and system."""

@@ -36,17 +36,42 @@ class _System:
     judges: dict[str, dict] = field(default_factory=dict)  # measure → {"protocol", "model", "identity", "recorded"}
 
 
+def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> list[_System]:
+    """One run's systems: its answers, its judgments grouped by measure (protocol and judge model), and who judged."""
+    from memeval.reports.judge_leniency import judge_identities
+
+    imported = manifest.get("imported") if isinstance(manifest.get("imported"), dict) else {}
+    identities = judge_identities(manifest)
+    systems = []
+    for name in dict.fromkeys(a.system for a in answers):
+        entry = imported.get(name) if isinstance(imported.get(name), dict) else None
+        origin = f"imported: {entry.get('format')}" if entry else "memeval"
+        system = _System(label, name, f"{label} · {name}" if label else name, origin,
+                         [a for a in answers if a.system == name])
+        for j in judgments:
+            if j.system != name:
+                continue
+            model = j.judge_model or (identities.get(j.protocol) or {}).get("model")
+            measure = f"J {j.protocol}" + (f" · {model}" if model else "")
+            system.judgments.setdefault(measure, []).append(j)
+            if measure not in system.judges:
+                recorded = j.protocol.endswith("_recorded")
+                judge = (entry or {}).get("judge") if recorded else None
+                system.judges[measure] = {"protocol": j.protocol, "model": model, "recorded": recorded,
+                                          "identity": identities.get(j.protocol),
+                                          "status": (judge or {}).get("status")}
+        systems.append(system)
+    return systems
+
+
 def _load(paths: Sequence[Path]) -> list[_System]:
     from memeval.invocation import load_manifest
     from memeval.records import load_answers, load_judgments
-    from memeval.reports.judge_leniency import judge_identities
     from memeval.rundir import RunDir
     from memeval.viewer import run_labels
 
     systems = []
-    taken: dict[str, int] = {}
-    labels = run_labels(paths)
-    for path, label in zip(paths, labels, strict=True):
+    for path, label in zip(paths, run_labels(paths), strict=True):
         run = RunDir(path)
         if not run.answers.is_file():
             from memeval.errors import InputError
@@ -54,33 +79,14 @@ def _load(paths: Sequence[Path]) -> list[_System]:
             raise InputError(run.answers, "answers", "not found: expected a `locomo run` or `locomo import` "
                              "directory")
         manifest = load_manifest(run.manifest) if run.manifest.is_file() else {}
-        imported = manifest.get("imported") if isinstance(manifest.get("imported"), dict) else {}
-        identities = judge_identities(manifest)
-        answers = load_answers(run.answers)
         try:
             judgments = load_judgments(run.judgments, None) if run.judgments.is_file() else []
         except TypeError:  # a load_judgments without answer keys
             judgments = load_judgments(run.judgments) if run.judgments.is_file() else []
-        names = list(dict.fromkeys(a.system for a in answers))
-        for name in names:
-            taken[name] = taken.get(name, 0) + 1
-            entry = imported.get(name) if isinstance(imported.get(name), dict) else None
-            origin = f"imported: {entry.get('format')}" if entry else "memeval"
-            system = _System(label, name, name if len(paths) == 1 else f"{label} · {name}", origin,
-                             [a for a in answers if a.system == name])
-            for j in judgments:
-                if j.system != name:
-                    continue
-                model = j.judge_model or (identities.get(j.protocol) or {}).get("model")
-                measure = f"J {j.protocol}" + (f" · {model}" if model else "")
-                system.judgments.setdefault(measure, []).append(j)
-                if measure not in system.judges:
-                    recorded = j.protocol.endswith("_recorded")
-                    judge = (entry or {}).get("judge") if recorded else None
-                    system.judges[measure] = {"protocol": j.protocol, "model": model, "recorded": recorded,
-                                              "identity": identities.get(j.protocol),
-                                              "status": (judge or {}).get("status")}
-            systems.append(system)
+        systems += _systems_of(label, manifest, load_answers(run.answers), judgments)
+    taken: dict[str, int] = {}
+    for system in systems:
+        taken[system.name] = taken.get(system.name, 0) + 1
     for system in systems:  # a system's name alone, unless another run holds the same name
         if taken[system.name] == 1:
             system.label = system.name
@@ -263,12 +269,7 @@ def _pairs(measures: dict[str, dict[str, list[tuple[str, float, str, int]]]]) ->
 def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = None, data: str | Path | None = None,
                    ambiguous: str = "include") -> TrustDocument:
     """The trust section's content for `runs` (LoCoMo run or import directories), read from stored rows only."""
-    from memeval.audit.key import SOURCE, load_audit
-    from memeval.audit.store import FETCH_COMMAND
-    from memeval.audit.store import audit_dir as resolved_dir
-    from memeval.reports.summary import shown_path
-    from memeval.scoring.keyed import key_evidence, keyed_answers
-    from memeval.scoring.power import mean_words
+    from memeval.audit.key import load_audit
 
     paths = [Path(r) for r in runs]
     if not paths:
@@ -277,13 +278,23 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
         raise InputError("memeval locomo trust", "RUN_DIR", "name at least one LoCoMo run directory")
     systems = _load(paths)
     conversations = _conversations(paths, data)
-    audit = load_audit(conversations, audit_dir)
+    return _document(systems, conversations, load_audit(conversations, audit_dir), audit_dir, ambiguous)
+
+
+def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous: str) -> TrustDocument:
+    from memeval.audit.key import SOURCE
+    from memeval.audit.store import FETCH_COMMAND
+    from memeval.audit.store import audit_dir as resolved_dir
+    from memeval.reports.summary import shown_path
+    from memeval.scoring.keyed import key_evidence, keyed_answers
+    from memeval.scoring.power import mean_words
+
     keys = _keys(audit, ambiguous, conversations)
     notes = []
     if audit is None:
         notes.append(f"**The LoCoMo audit is not fetched** (`{FETCH_COMMAND}`; looked in "
-                     f"{shown_path(resolved_dir(audit_dir))}): every number below is on LoCoMo's original answer key, which has "
-                     "not been checked here — no ceiling, no corrected or excluded key.")
+                     f"{shown_path(resolved_dir(audit_dir))}): every number below is on LoCoMo's original answer "
+                     "key, which has not been checked here — no ceiling, no corrected or excluded key.")
     cells: list[TrustCell] = []
     measures: dict[str, dict[str, list]] = {}
     for system in systems:
@@ -391,6 +402,39 @@ def _cells(doc: TrustDocument) -> dict[tuple[str, str, str, str], TrustCell]:
     return {(c.system, c.measure, c.key, c.category): c for c in doc.cells}
 
 
+def _overall_table(doc: TrustDocument, measure: str, cells: dict, systems: list[tuple[str, str]]) -> list[str]:
+    """A measure's judge line, its overall table on each key, and why a key has no J."""
+    from memeval.reports.tables import markdown_table, md_text
+
+    out = []
+    if measure in doc.judges:
+        out.append(md_text(f"Judge: {doc.judges[measure]}."))
+    headers = ["system", "origin", *[f"{k} key" for k in doc.keys]]
+    if "corrected" in doc.keys:
+        headers.append("corrected − original")
+    headers.append("answer words")
+    rows = []
+    for system, origin in systems:
+        if (system, measure, "original", "overall") not in cells:
+            continue
+        row = [system, origin, *[_with_interval(cells.get((system, measure, k, "overall"))) for k in doc.keys]]
+        if "corrected" in doc.keys:
+            a = cells[(system, measure, "original", "overall")].value
+            b = cells[(system, measure, "corrected", "overall")].value
+            row.append("–" if a is None or b is None else f"{b - a:+.1f}")
+        row.append(_fmt(doc.words.get(system)))
+        rows.append(row)
+    out.append(f"Overall (categories 1–4), {INTERVAL}:")
+    out.append(markdown_table(headers, rows))
+    whys: dict[str, list[str]] = {}
+    for c in doc.cells:
+        if c.measure == measure and c.category == "overall" and c.why:
+            whys.setdefault(c.why, []).append(c.system)
+    for why, names in whys.items():
+        out.append(md_text(f"Not judged on the corrected key ({', '.join(names)}): {why}."))
+    return out
+
+
 def trust_markdown(doc: TrustDocument) -> str:
     """The section: key and ceilings, every system under each key, judge leniency, and which differences are real."""
     from memeval.reports.tables import markdown_table, md_text
@@ -416,31 +460,7 @@ def trust_markdown(doc: TrustDocument) -> str:
         out.append("Not checked: only the original key is shown.")
     for measure in measures:
         out.append(f"### {md_text(measure if measure != 'F1' else 'F1 ×100 (official LoCoMo token F1)')}")
-        if measure in doc.judges:
-            out.append(md_text(f"Judge: {doc.judges[measure]}."))
-        headers = ["system", "origin", *[f"{k} key" for k in doc.keys]]
-        if "corrected" in doc.keys:
-            headers.append("corrected − original")
-        headers.append("answer words")
-        rows = []
-        for system, origin in systems:
-            if (system, measure, "original", "overall") not in cells:
-                continue
-            row = [system, origin, *[_with_interval(cells.get((system, measure, k, "overall"))) for k in doc.keys]]
-            if "corrected" in doc.keys:
-                a = cells[(system, measure, "original", "overall")].value
-                b = cells[(system, measure, "corrected", "overall")].value
-                row.append("–" if a is None or b is None else f"{b - a:+.1f}")
-            row.append(_fmt(doc.words.get(system)))
-            rows.append(row)
-        out.append(f"Overall (categories 1–4), {INTERVAL}:")
-        out.append(markdown_table(headers, rows))
-        whys: dict[str, list[str]] = {}
-        for c in doc.cells:
-            if c.measure == measure and c.category == "overall" and c.why:
-                whys.setdefault(c.why, []).append(c.system)
-        for why, names in whys.items():
-            out.append(md_text(f"Not judged on the corrected key ({', '.join(names)}): {why}."))
+        out += _overall_table(doc, measure, cells, systems)
         per = []
         for system, _ in systems:
             for k in doc.keys:
@@ -490,6 +510,39 @@ def trust_markdown(doc: TrustDocument) -> str:
                                        for (a, b), cats in by_pair.items()]))
     else:
         out.append("One system per measure: no pair to compare.")
+    return "\n\n".join(out) + "\n"
+
+
+def report_section(answers: list, judgments: list, manifest: dict | None, conversations, audit, run_dir: str | Path,
+                   ambiguous: str = "include") -> str:
+    """A run's report.md section: its systems on each answer key (overall, each J's judge and leniency beside it)
+    and the ceiling; the published runs, leniency bars and the MDE of every pair are one command away."""
+    import shlex
+
+    from memeval.reports.tables import code_span, md_text
+
+    name = shlex.quote(Path(run_dir).name)
+    command = code_span(f"memeval locomo trust {name} --published --out {name}/trust")
+    more = md_text("The field's published runs beside these, each judge's measured leniency and the minimum "
+                   "detectable difference of every adjacent pair per category, with figures: ") + f"{command} " + \
+        md_text("(notebook 09).")
+    if audit is None:
+        return "\n\n".join([f"## {TITLE}", md_text("Not checked against the LoCoMo audit (`memeval data fetch "
+                                                    "locomo-audit`): no ceiling, no corrected or excluded key."),
+                             more]) + "\n"
+    doc = _document(_systems_of("", manifest or {}, answers, judgments), conversations, audit, None, ambiguous)
+    cells = _cells(doc)
+    systems = list(dict.fromkeys((c.system, c.origin) for c in doc.cells))
+    out = [f"## {TITLE}", *doc.notes]
+    if doc.ceilings:
+        parts = ", ".join(f"{category_label(int(c))} {v:.2f}" for c, v in doc.ceilings.items() if c != "overall")
+        out.append(md_text(f"A perfect system scores at most {doc.ceilings['overall']:.2f} (categories 1–4) under the "
+                           f"original key on these questions ({parts}): the share whose gold answer the LoCoMo audit "
+                           "finds right."))
+    for measure in dict.fromkeys(c.measure for c in doc.cells):
+        out.append(f"**{md_text(measure if measure != 'F1' else 'F1 ×100')}** on each answer key:")
+        out += _overall_table(doc, measure, cells, systems)
+    out.append(more)
     return "\n\n".join(out) + "\n"
 
 
