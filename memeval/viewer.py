@@ -226,6 +226,7 @@ class _Exchanges:
     def __init__(self) -> None:
         self.keys: dict[str, int] = {}
         self.texts: dict[str, int] = {}
+        self.params: dict[str, int] = {}  # the sampling and model of a call, as JSON: a judge's runs share one
 
     def refer(self, keys: Sequence[str] | None) -> list[int] | None:
         if keys is None:
@@ -243,11 +244,11 @@ class _Exchanges:
         if problem:
             notes.append(problem + ": requests and replies are shown as not in this machine's cache")
         calls = [self._call(key, found.get(key)) for key in self.keys]
-        return {"calls": calls, "texts": list(self.texts)}
+        return {"calls": calls, "texts": list(self.texts), "params": [json.loads(p) for p in self.params]}
 
     def _call(self, key: str, exchange) -> dict:
         if exchange is None:
-            return {"key": key, "missing": True}
+            return {"key": key[:16], "missing": True}
         request, response = exchange.request, exchange.response
         messages = request.get("messages") if isinstance(request.get("messages"), list) else []
         prefix = request.get("cache_prefix_chars") if isinstance(request.get("cache_prefix_chars"), int) else 0
@@ -258,11 +259,14 @@ class _Exchanges:
             cut = prefix if n == 0 and 0 < prefix < len(text) else 0
             parts = [text[:cut], text[cut:]] if cut else [text]
             shown_messages.append([str(role), [self.text(part) for part in parts]])
-        params = {name: value for name, value in request.items() if name not in ("messages", "system")}
+        params = {name: value for name, value in request.items()
+                  if name not in ("messages", "system", "repeat_index", "key_schema")}
+        shared = json.dumps(params, sort_keys=True)
         reply = {name: response.get(name) for name in ("text", "model", "stop_reason", "input_tokens",
                                                        "output_tokens", "cache_read_input_tokens", "request_id")}
-        return {"key": key, "system": self.text(str(request.get("system") or "")), "messages": shown_messages,
-                "params": params, "reply": {**reply, "text": self.text(str(reply["text"] or ""))},
+        return {"key": key[:16], "system": self.text(str(request.get("system") or "")), "messages": shown_messages,
+                "params": self.params.setdefault(shared, len(self.params)), "repeat": request.get("repeat_index"),
+                "reply": {**reply, "text": self.text(str(reply["text"] or ""))},
                 "created": exchange.created_utc}
 
 

@@ -336,12 +336,12 @@ function memoryBlock(i, evidence) {
   return box;
 }
 // ---- what the model saw: a call's request as sent and its reply, from the response cache by its key ----
-const X = D.exchanges || {calls: [], texts: []}, XT = X.texts;
+const X = D.exchanges || {calls: [], texts: [], params: []}, XT = X.texts;
 function callBlock(c, what) {
   const x = X.calls[c];
   if (x.missing) return el("div", {class: "call missing muted"}, what + ": not in this machine's cache (key " +
     x.key.slice(0, 12) + "…)");
-  const p = x.params, r = x.reply, sent = ["model " + p.model];
+  const p = {...X.params[x.params], repeat_index: x.repeat}, r = x.reply, sent = ["model " + p.model];
   for (const [k, label] of [["max_tokens", "max_tokens"], ["temperature_sent", "temperature"],
     ["api_version", "API version"], ["endpoint", "endpoint"], ["repeat_index", "repeat"]])
     if (p[k] !== null && p[k] !== undefined && p[k] !== "") sent.push(label + " " + p[k]);

@@ -56,7 +56,8 @@ def test_viewer_shows_each_request_sent_and_its_reply(judged_run, locomo_dir):
         sent_text = _call_text(data, parts)
         body = received[sent_text]  # the exact text the server received for this answer
         assert role == "user" and _body_text(body["messages"][0]["content"]) == sent_text
-        assert call["params"]["model"] == body["model"] and call["params"]["max_tokens"] == body["max_tokens"]
+        params = data["exchanges"]["params"][call["params"]]
+        assert params["model"] == body["model"] and params["max_tokens"] == body["max_tokens"]
         assert data["exchanges"]["texts"][call["reply"]["text"]] == READER_REPLY == prediction
         question = data["questions"]["text"][rows["q"][i]]
         assert question in sent_text
@@ -64,7 +65,8 @@ def test_viewer_shows_each_request_sent_and_its_reply(judged_run, locomo_dir):
     assert len(judge_calls) == 3 and all(len(c) == 2 for c in judge_calls)
     for run_calls in judge_calls:
         first, second = (calls[c] for c in run_calls)
-        assert (first["params"]["repeat_index"], second["params"]["repeat_index"]) == (0, 1)
+        assert (first["repeat"], second["repeat"]) == (0, 1) and first["params"] == second["params"], \
+            "a judge's runs share one sampling entry"
         sent_text = _call_text(data, first["messages"][0][1])
         body = received[sent_text]
         assert data["exchanges"]["texts"][first["system"]] == _body_text(body.get("system") or "")
