@@ -168,26 +168,22 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
     except KeyError:
         raise InputError(rundir.manifest, "command", f"{kind!r}: load_run reads {', '.join(TASKS)} directories "
                          "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)") from None
-    answers: dict[str, list] = {}
-    for row in answer_rows:
-        answers.setdefault(row.system, []).append(row)
-    judgments: dict[str, dict[str, list]] = {}
     answer_rows = list(latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values())
     judgment_rows = list(latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values())
     if kind == "locomo run":
         answer_rows, judgment_rows = _keyed_rows(manifest, answer_rows, judgment_rows, key, ambiguous)
     elif key != "original" or ambiguous != "include":
         raise InputError(rundir.manifest, "command", f"{kind!r}: an answer key applies to LoCoMo runs only")
+    answers: dict[str, list] = {}
+    for row in answer_rows:
+        answers.setdefault(row.system, []).append(row)
+    judgments: dict[str, dict[str, list]] = {}
     for row in judgment_rows:
         judgments.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
     directory = rundir.path
     return StoredRun(directory, kind, manifest, answers, judgments)
 
 
-def publish(*names: str, root: str | Path | None = None, out: str | Path | None = None) -> list[Published]:
-    """Write publication figures (`fig_...`) and tables (`tab_...`) from the stored results under `root` (default
-    reports/artifacts) into `out` (default figures/); no names: every one, as `memeval publish`. Each result says
-    what was written, or which notebook to run first when an input is missing."""
 def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambiguous: str) -> tuple[list, list]:
     """A LoCoMo run's rows under the answer key, its audit matched to the data the manifest names (the data memeval
     finds when that path is gone)."""
@@ -205,6 +201,10 @@ def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambigu
             keyed_judgments(judgments, answer_key, {a.sample_id: a.gold for a in answers}))
 
 
+def publish(*names: str, root: str | Path | None = None, out: str | Path | None = None) -> list[Published]:
+    """Write publication figures (`fig_...`) and tables (`tab_...`) from the stored results under `root` (default
+    reports/artifacts) into `out` (default figures/); no names: every one, as `memeval publish`. Each result says
+    what was written, or which notebook to run first when an input is missing."""
     from memeval.artifacts import artifacts_root, figures_dir
     from memeval.publication.publish import publish_all, publish_named
 
