@@ -19,7 +19,8 @@ def _writes_stay_in_temporary_directories(tmp_path_factory):
     defaults = {"MEMEVAL_CACHE_DIR": root / "cache", "MEMEVAL_ARTIFACTS": root / "artifacts",
                 "MEMEVAL_FIGURES": root / "figures",
                 "MEMEVAL_PROTOCOLS_DIR": root / "protocols",  # none fetched: a test that needs them writes its own
-                "MEMEVAL_JUDGE_CALIBRATIONS_DIR": root / "judge-calibrations"}  # calibration runs register here
+                "MEMEVAL_JUDGE_CALIBRATIONS_DIR": root / "judge-calibrations",  # calibration runs register here
+                "MEMEVAL_LOCOMO_AUDIT_DIR": root / "locomo-audit"}  # not fetched: a test that needs it writes its own
     before = {name: os.environ.get(name) for name in defaults}
     for name, value in defaults.items():
         os.environ.setdefault(name, str(value))

@@ -340,3 +340,35 @@ def test_under_another_key_only_questions_whose_gold_stands_keep_their_recorded_
     assert under_key(rows, None) == rows
     note = recorded_notes(kept, _Key())[0]
     assert "2 questions of categories 1–4; under the corrected key the questions it changes are left out" in note
+
+
+def test_a_stated_judge_prompt_and_model_find_that_judges_measured_leniency(questions, locomo_dir, tmp_path,
+                                                                             monkeypatch, cli):
+    """A recorded J carries a measured leniency only when the file's producer states the whole configuration:
+    the model (in the file or --judge-model) and the prompt (--judge-prompt); an unstated prompt or another model
+    reads "leniency not measured"."""
+    from memeval.scoring.leniency import Leniency, Rate, recorded_identity, register
+
+    registrations = tmp_path / "registered"
+    monkeypatch.setenv("MEMEVAL_JUDGE_CALIBRATIONS_DIR", str(registrations))
+    identity = recorded_identity()
+    rate = Rate.of(7, 20)  # 35.0% of 20
+    register(tmp_path / "a-calibration", [Leniency(
+        **rate.model_dump(), judge=identity["judge"], judge_model="gpt-4o-mini",
+        prompt_version=identity["prompt_version"], prompt_source=identity["prompt_source"], sampling="protocol",
+        temperature_sent=0.0, runs=3, answer_set="vague_wrong", by_category={}, source="a calibration run")],
+        registrations)
+    items = [_locomo_item(a, qa, (T, F, T)) for a, qa in questions]
+    bare = _write(tmp_path / "scored.json", _groups(items))
+    stated = _import(cli, bare, locomo_dir, tmp_path / "stated", "--judge-model", "gpt-4o-mini", "--judge-prompt",
+                     "evermemos")
+    unstated = _import(cli, bare, locomo_dir, tmp_path / "unstated", "--judge-model", "gpt-4o-mini")
+    other = _import(cli, bare, locomo_dir, tmp_path / "other", "--judge-model", "judge-z", "--judge-prompt",
+                    "evermemos")
+    assert stated.returncode == unstated.returncode == other.returncode == 0
+    shown = {name: cli("results", tmp_path / name).stdout for name in ("stated", "unstated", "other")}
+    assert "this judge accepts 35.0% [" in shown["stated"]
+    for name in ("unstated", "other"):
+        assert "this judge accepts" not in shown[name] and "leniency not measured" in shown[name]
+    refused = _import(cli, bare, locomo_dir, tmp_path / "x", "--judge-prompt", "mem0")
+    assert refused.returncode == 2 and "--judge-prompt" in refused.stderr and not (tmp_path / "x").exists()

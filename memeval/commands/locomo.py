@@ -106,6 +106,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--judge-model", default=None, metavar="MODEL",
                      help="--format evermemos: the model that made the file's recorded judgments, when the file "
                           "does not state it (default: \"not stated by the file\")")
+    imp.add_argument("--judge-prompt", default=None, choices=["evermemos"],
+                     help="--format evermemos: the judge prompt the file's producer states its judgments were made "
+                          "with (evermemos: the framework's pinned prompts.yaml, temperature 0); with a stated judge "
+                          "model this lets a measured leniency be shown beside the recorded J (default: the prompt "
+                          "is not stated, and neither is its leniency)")
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
@@ -168,7 +173,7 @@ def _import(args: argparse.Namespace) -> int:
     from memeval.qa.importer import import_answers
 
     report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid,
-                            args.from_system, args.judge_model)
+                            args.from_system, args.judge_model, args.judge_prompt)
     if args.json:
         print(json.dumps(report))
     else:

@@ -360,13 +360,15 @@ def sha256_file(path: Path) -> str:
 
 
 def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,
-                   skip_invalid: bool = False, from_system: str | None = None, judge_model: str | None = None
-                   ) -> dict:
+                   skip_invalid: bool = False, from_system: str | None = None, judge_model: str | None = None,
+                   judge_prompt: str | None = None) -> dict:
     """Match, score and append another harness's answers to the run directory `out` as `system`; the manifest
     records the source file's SHA-256 and format. Returns the matching report. `skip_invalid`: leave malformed rows
     out (each reported) instead of refusing the file. `from_system`: with format memeval, the system of the file
     to import (required when the file holds several). `judge_model`: with format evermemos, the model that made
-    the recorded judgments when the file does not state it."""
+    the recorded judgments when the file does not state it. `judge_prompt`: with format evermemos, the judge prompt
+    the file's producer states its judgments were made with (`evermemos`: the EverMemOS framework's pinned
+    prompts.yaml); only then can a measured leniency be matched to the recorded judge."""
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.memory.registry import BUILTIN
@@ -385,11 +387,14 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     if judge_model is not None and fmt != "evermemos":
         raise InputError("--judge-model", judge_model, "names the judge of an EverMemOS file's recorded judgments "
                          "(--format evermemos)")
+    if judge_prompt is not None and (fmt != "evermemos" or judge_prompt not in STATED_PROMPTS):
+        raise InputError("--judge-prompt", judge_prompt, "names the prompt of an EverMemOS file's recorded judgments "
+                         f"(--format evermemos): one of {', '.join(STATED_PROMPTS)}")
     skipped: list[str] | None = [] if skip_invalid else None
     detailed = None
     if fmt == "evermemos":
         read, detailed = evermemos_rows(source, skipped)
-        judge = recorded_judge(detailed, judge_model)
+        judge = recorded_judge(detailed, judge_model, judge_prompt)
     else:
         read = read_source(source, fmt, conversations, skipped)
     chosen = ImportReport()
@@ -421,12 +426,15 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
 
     with DirectoryLock(out, f"memeval locomo import --system {system}"):
         _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system,
-                      recorded, extra, judge_model)
+                      recorded, extra, judge_model, judge_prompt)
     return {**report.as_dict(), **({"recorded": {**extra["judge"], "rows": len(recorded), "published": {
         k: extra["published"][k] for k in ("mean", "std", "majority")}}} if extra else {})}
 
 
-def recorded_judge(detailed, judge_model: str | None) -> dict:
+STATED_PROMPTS = ("evermemos",)  # a producer may state its judge prompt as one of these (--judge-prompt)
+
+
+def recorded_judge(detailed, judge_model: str | None, judge_prompt: str | None = None) -> dict:
     """Who made an EverMemOS file's recorded judgments, as its producer states it: `metadata.judge_model` (the
     locomo-audit's files), else `metadata.model` (the framework's own llm_judge writes the judge's model there),
     else `--judge-model`, else "not stated by the file"; `--judge-model` against a stated model is refused."""
@@ -442,8 +450,16 @@ def recorded_judge(detailed, judge_model: str | None) -> dict:
         raise InputError("--judge-model", judge_model, f"{detailed.path} states the judge model {stated[0]!r} "
                          f"({stated[1]}); leave --judge-model out, or import another file")
     model, said_by = stated or ((judge_model, "--judge-model") if judge_model else (NOT_STATED, None))
-    return {"protocol": RECORDED_PROTOCOL, "model": model, "model_source": said_by, "prompt": NOT_STATED,
-            "runs": detailed.runs, "status": RECORDED}
+    judge = {"protocol": RECORDED_PROTOCOL, "model": model, "model_source": said_by, "prompt": NOT_STATED,
+             "runs": detailed.runs, "status": RECORDED}
+    if judge_prompt == "evermemos":
+        from memeval.scoring.leniency import recorded_identity
+
+        identity = recorded_identity()  # the framework's judge call: its prompts, temperature 0
+        judge["prompt"] = f"EverMemOS prompts.yaml ({identity['prompt_source']}), as stated with --judge-prompt"
+        if said_by is not None:  # a measured rate belongs to a model too: never matched to an unstated one
+            judge["identity"] = {**identity, "model": model, "runs": detailed.runs}
+    return judge
 
 
 def recorded_judgments(found: list[tuple[Imported, QA]], system: str, judge: dict) -> list:
@@ -468,7 +484,8 @@ def recorded_judgments(found: list[tuple[Imported, QA]], system: str, judge: dic
 
 def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
                   data_path: Path, skip_invalid: bool, report: ImportReport, from_system: str | None = None,
-                  recorded: list | None = None, extra: dict | None = None, judge_model: str | None = None) -> None:
+                  recorded: list | None = None, extra: dict | None = None, judge_model: str | None = None,
+                  judge_prompt: str | None = None) -> None:
     """Append the matched rows (and an EverMemOS file's recorded judgments) and record the import in the manifest
     (under the directory's lock)."""
     from memeval.atomic import write_json_atomic
@@ -496,6 +513,7 @@ def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, syst
             *(["--data", path_text(data)] if data else []), *(["--skip-invalid"] if skip_invalid else []),
             *(["--from-system", from_system] if from_system else []),
             *(["--judge-model", judge_model] if judge_model else []),
+            *(["--judge-prompt", judge_prompt] if judge_prompt else []),
             "--out", path_text(out)]
     entry = {"source": str(source), "format": fmt, "sha256": sha256_file(source), "report": report.as_dict(),
              **({"from_system": from_system} if from_system else {}), **(extra or {}),

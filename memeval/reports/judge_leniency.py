@@ -18,10 +18,29 @@ def judge_identities(manifest: Mapping | None) -> dict[str, dict]:
     identity = (manifest or {}).get("identity")
     additive = identity.get("additive") if isinstance(identity, Mapping) else None
     judges = additive.get("judges") if isinstance(additive, Mapping) else None
-    if not isinstance(judges, Mapping):  # none recorded, or a hand-edited manifest: nothing to match
+    found = {} if not isinstance(judges, Mapping) else {  # none recorded, or a hand-edited manifest: nothing
+        str(name): {"judge": str(name), "judge_model": entry.get("model"), **entry}
+        for name, entry in judges.items() if isinstance(entry, Mapping)}
+    found.update(_recorded_identities(manifest))
+    return found
+
+
+def _recorded_identities(manifest: Mapping | None) -> dict[str, dict]:
+    """protocol → the judge configuration imported files' producers state for their recorded judgments
+    (`locomo import --judge-model/--judge-prompt`), when every imported system of that protocol states the same
+    one; none when any leaves it unstated or two differ (a rate is never shown for a judge it may not be)."""
+    imported = (manifest or {}).get("imported")
+    if not isinstance(imported, Mapping):
         return {}
-    return {str(name): {"judge": str(name), "judge_model": entry.get("model"), **entry}
-            for name, entry in judges.items() if isinstance(entry, Mapping)}
+    stated: dict[str, list] = {}
+    for entry in imported.values():
+        judge = entry.get("judge") if isinstance(entry, Mapping) else None
+        if isinstance(judge, Mapping) and isinstance(judge.get("protocol"), str):
+            identity = judge.get("identity")
+            stated.setdefault(judge["protocol"], []).append(dict(identity) if isinstance(identity, Mapping)
+                                                           else None)
+    return {protocol: {"judge_model": found[0].get("model"), **found[0]} for protocol, found in stated.items()
+            if found[0] is not None and all(f == found[0] for f in found)}
 
 
 def leniency_line(identity: Mapping | None) -> str:

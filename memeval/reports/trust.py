@@ -57,8 +57,11 @@ def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> l
             if measure not in system.judges:
                 recorded = j.protocol.endswith("_recorded")
                 judge = (entry or {}).get("judge") if recorded else None
+                stated = (judge or {}).get("identity")
                 system.judges[measure] = {"protocol": j.protocol, "model": model, "recorded": recorded,
-                                          "identity": identities.get(j.protocol),
+                                          "identity": ({"judge": stated.get("judge"), **stated}
+                                                       if isinstance(stated, dict) else None) if recorded
+                                          else identities.get(j.protocol),
                                           "status": (judge or {}).get("status")}
         systems.append(system)
     return systems
@@ -224,13 +227,12 @@ def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], d
             if measure in lines:
                 continue
             if judge["recorded"]:
-                rates = lenient.leniency_for(lenient.recorded_identity(), audit_dir) \
-                    if judge["model"] == lenient.RECORDED_MODEL else []
+                stated = judge["identity"]  # the judge configuration the file's producer states (import flags)
+                rates = lenient.leniency_for(stated, audit_dir) if stated else []
                 said = (f"judgments recorded by the file's producer ({judge['model'] or 'model not stated'}), not "
                         "re-run")
-                lines[measure] = said + "; " + (lenient.leniency_text(rates) + " (as measured for "
-                                                f"{lenient.RECORDED_MODEL} under the EverMemOS prompts, which this "
-                                                "file's format comes with)" if rates else lenient.NOT_MEASURED)
+                lines[measure] = said + "; " + (lenient.leniency_text(rates) if rates else lenient.NOT_MEASURED + (
+                    "" if stated else " (the file does not state its judge prompt: `locomo import --judge-prompt`)"))
                 add(measure, rates)
             else:
                 identity = judge["identity"]
@@ -374,10 +376,12 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
         target = Path(out) / system
         imported = (read_manifest(target) or {}).get("imported") or {}
         if system not in imported:
-            # the scored files do not name their judge; ap-baseline/README.md ("Methodology") does: gpt-4o-mini
+            # the scored files do not name their judge; ap-baseline/README.md ("Methodology") does: gpt-4o-mini.
+            # The audit states its judge prompt for every file: the EverMemOS prompts.yaml (fc-baseline/README.md,
+            # its configuration table; ap-baseline/README.md, "the exact same LLM judge").
             judge_model = RECORDED_MODEL if name in ("v1_scored", "v2_scored") else None
             import_answers(source, "evermemos", system, target, None if data is None else str(data),
-                           judge_model=judge_model)
+                           judge_model=judge_model, judge_prompt="evermemos")
         dirs.append(target)
     return dirs
 
