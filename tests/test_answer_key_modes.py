@@ -308,3 +308,22 @@ def test_api_load_run_under_each_key(run_dir, tmp_path, conversations, monkeypat
     assert corrected[WRONG_DATE].f1 == locomo_f1(prediction, NEW_GOLD, 2) > 0
     assert corrected[WRONG_DATE].gold == NEW_GOLD and len(corrected) == 20
     assert len(api.load_run(run_dir, key="excluded", ambiguous="drop").answers["rag_turns"]) == 18
+
+
+def test_an_answer_without_retrieved_memories_keeps_its_recall_unmeasured_under_a_corrected_key(
+        run_dir, tmp_path, conversations, monkeypatch):
+    """An imported answer carries no memories: its evidence recall was never measured, and corrected citations
+    do not make it 0 (which would pull an imported system's recall down by questions it was never scored on)."""
+    from memeval.audit.key import answer_key
+    from memeval.records import load_answers
+    from memeval.scoring.keyed import keyed_answers
+
+    write_audit(tmp_path, conversations, monkeypatch, ["D99:1"])
+    key = answer_key("corrected", conversations=conversations)
+    row = next(r for r in load_answers(run_dir / "answers.jsonl") if r.sample_id == CITATION)
+    imported = row.replace(retrieved_ids=[], evidence_recall=None, recall_curve=None)
+    moved = ["D99:1"]
+    [kept] = keyed_answers([imported], key, evidence=lambda sample_id: moved)
+    assert kept.evidence_recall is None
+    [measured] = keyed_answers([row], key, evidence=lambda sample_id: moved)
+    assert measured.evidence_recall == 0.0 and measured.evidence_ids == moved

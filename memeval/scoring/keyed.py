@@ -67,8 +67,9 @@ def keyed_answers(rows: Iterable[AnswerRow], key, evidence: Callable[[str], Sequ
 def _recall(row: AnswerRow, cited: Sequence[str]) -> dict:
     """Evidence recall on corrected citations. At the run's k it is exact (the memories given are stored); a
     ranked curve is recomputed as far as the stored memories reach, and NaN past them (the ranking below k is
-    not stored), so recall@k means past the run's k leave such a question out."""
-    if row.error is not None:
+    not stored), so recall@k means past the run's k leave such a question out. A row whose recall was never
+    measured (an imported answer without its retrieved memories) stays unmeasured: no retrieval is not recall 0."""
+    if row.error is not None or (row.evidence_recall is None and not row.retrieved_ids):
         return {}
     curve = None
     if row.recall_curve:
