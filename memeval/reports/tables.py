@@ -302,13 +302,16 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
     for name in systems:
         if name not in judgments:
             body.append([name, "–", *["not measured"] * len(QA_CATEGORIES), "not measured", 0])
-    for base in J_BASELINES:
+    same_judge = protocol in (None, "binary")  # the paper's rows beside J of its own judge only
+    for base in J_BASELINES if same_judge else ():
         body.append([f"{base.system} (published)", "gpt-4o-mini, binary (Mem0 paper)",
                      *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
     notes = [f"J ({protocol} judge, ours) — {leniency or 'leniency not measured'}." if protocol else None,
              f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
-             "WRONG, categories 1–4, J = share correct ×100.",
+             "WRONG, categories 1–4, J = share correct ×100." if same_judge else
+             f"The Mem0 paper's published J rows come from its binary judge, not the {protocol} judge: they are "
+             "shown beside `--judge binary` only (two judges' J are not one scale).",
              protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows},
                            problem),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
