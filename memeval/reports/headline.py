@@ -190,7 +190,9 @@ def headline_table(root: Path) -> PublishedTable:
     markdown = markdown_table(["what", "ours", "published", "command", "commit"], body)
     caption = ("Headline results as stored under reports/artifacts by `make reproduce`, each beside the published "
                "number, the command that produced it and the commit recorded in that run's manifest. It does not "
-               "show J or LLM-reader answers unless a key or a shared cache was configured.")
+               "show J or LLM-reader answers unless a key or a shared cache was configured. LoCoMo rows are on LoCoMo's "
+               "original answer key, as the published numbers are (`memeval locomo trust` gives the corrected key "
+               "and the ceilings).")
     return PublishedTable(markdown, None, caption)
 
 

@@ -42,6 +42,11 @@ class PublishedTable:
     caption: str
 
 
+
+ORIGINAL_KEY = (" On LoCoMo's original answer key (what papers compare; the LoCoMo audit finds 99 of its 1,540 "
+                "non-adversarial answers wrong: `memeval results --key corrected` and `memeval locomo trust` give "
+                "the other keys and the ceilings).")
+
 def frame_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
     """Values to `digits` decimals; index levels and column labels (budgets, ids) as written (30, not 30.000)."""
     keys = [n for n in frame.index.names if n is not None]
@@ -305,7 +310,7 @@ def locomo_f1_table(root: Path) -> PublishedTable:
                "category with its minimum detectable difference and whether it is within noise. It does not show "
                "LLM answer quality when the reader is "
                "extractive, so the published rows (LLM readers) are context, not a match."
-               + _llm_note(locomo_run_dir(root)))
+               + ORIGINAL_KEY + _llm_note(locomo_run_dir(root)))
     return PublishedTable(markdown, None, caption)
 
 
@@ -338,13 +343,13 @@ def locomo_j_table(root: Path) -> PublishedTable:
     else:
         markdown = j_table({}, None, list(by_system))
         measured = "not measured here: no LLM judge ran (no key, no cache)"
-    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside every row of the Mem0 "
-               "paper's J table with its judge and protocol; under each judge's table its measured leniency (or "
+    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside the Mem0 paper's J rows "
+               "(its binary judge: beside `--judge binary` only) with their judge and protocol; under each judge's table its measured leniency (or "
                "\"leniency not measured\"), J by category beside the mean answer length in words (Wilson intervals "
                "for small categories) and which differences in J are real. It does not show a like-for-like "
                "comparison unless the note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
                "gpt-4o-mini); otherwise the protocols differ as much as the systems."
-               + _llm_note(run))
+               + ORIGINAL_KEY + _llm_note(run))
     return PublishedTable(markdown, None, caption)
 
 
