@@ -109,10 +109,23 @@ _ASSIGNMENT = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 
 # Commands a doc shows that cannot run inside the test suite, with the reason. An entry that no doc shows any more
 # fails test_not_run_and_slow_tables_are_current, so this table cannot go stale.
+AUDIT_COPY = "reads the reader's copy of the LoCoMo audit (see above)"
 NOT_RUN = {
     "make test": "runs this test suite, which would run itself",
     "make reproduce": "executes every notebook (minutes) into the clone's reports/ and figures/; tests/test_notebooks.py "
                       "executes each notebook and tests/test_reproduce.py the `memeval reproduce` runner behind it",
+    # The README's audit commands read the reader's copy of dial481/locomo-audit (CC BY-NC 4.0, never in this
+    # repository; its files' SHA-256 are pinned, so no stand-in passes): tests/test_audit_fetch.py,
+    # test_import_evermemos.py, test_answer_key_modes.py, test_trust.py and test_judge_calibration.py run each
+    # path on files of the tests' own wording with the pins swapped in-process.
+    "memeval data fetch locomo-audit --source ~/src/locomo-audit": AUDIT_COPY,
+    "memeval data fetch protocols --source ~/src/EverMemOS": "needs the reader's copy of EverMind-AI/EverMemOS "
+                                                             "(tests/test_evermemos_protocol.py)",
+    "memeval locomo import ~/src/locomo-audit/fc-baseline/results/gpt-4.1-mini-cot/eval_results.json --format "
+    "evermemos --system fc-4.1-mini-cot --judge-prompt evermemos --out runs/published": AUDIT_COPY,
+    "memeval results runs/published --key corrected": AUDIT_COPY,
+    "memeval locomo trust runs/own --published --out reports/trust": AUDIT_COPY,
+    "memeval judge calibrate --judge evermemos --recorded": AUDIT_COPY,
 }
 
 # Docs whose commands take long enough as written (full sweeps, builds, certification) to leave `make test-fast`.
