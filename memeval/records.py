@@ -526,10 +526,12 @@ class TrustCell(Record):
 
 
 class TrustPair(Record):
-    """Two adjacent systems of one measure (ordered by their overall score under the original key) in one category:
-    the paired difference, its clustered SE, the minimum detectable difference and the verdict."""
+    """Two adjacent systems of one measure under one answer key (ordered by their overall score under that key) in
+    one category: the paired difference, its clustered SE, the minimum detectable difference and the verdict. The
+    audit's known-wrong answer sets are reference sets, never in a pair."""
 
     measure: str
+    key: str = "original"  # original | corrected | excluded
     category: str
     a: str
     b: str

@@ -100,7 +100,7 @@ def test_each_key_side_by_side_with_ceilings_and_the_recorded_judge(world):
 
 def test_adjacent_pairs_carry_the_mde_of_a_direct_computation(world):
     doc = trust_document([world / "run", world / "pub"], data=world / "locomo10.json")
-    f1 = [p for p in doc.pairs if p.measure == "F1" and p.category == "overall"]
+    f1 = [p for p in doc.pairs if p.measure == "F1" and p.category == "overall" and p.key == "original"]
     assert len(f1) == 2, "three systems: two adjacent pairs"
     overall = {c.system: c.value for c in doc.cells if c.measure == "F1" and c.key == "original"
                and c.category == "overall"}
@@ -185,9 +185,78 @@ def test_a_runs_report_carries_the_section(world, tmp_path, monkeypatch):
     section = report[report.index("## How far these tables can be trusted"):]
     assert "A perfect system scores at most 57.14 (categories 1–4)" in section
     assert "| rag_turns | memeval |" in section and "corrected key" in section
-    assert "memeval locomo trust run --published --out run/trust" in section
+    run = world / "run"
+    assert f"memeval locomo trust {run} --published --out {run}/trust" in section, "the path as it was given"
     monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(tmp_path / "no-audit"))
     run_locomo(LocomoRunConfig(out=str(tmp_path / "plain"), data=str(world / "locomo10.json"),
                                systems=["rag_turns"], progress=False))
     plain = (tmp_path / "plain" / "report.md").read_text()
     assert "## How far these tables can be trusted\n\nNot checked against the LoCoMo audit" in plain
+
+
+def test_the_differences_table_covers_every_key_with_each_judge_and_its_leniency(world, cli):
+    out = world / "trust-keys"
+    cli("locomo", "trust", world / "run", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    doc = json.loads((out / "trust.json").read_text())
+    keys = {(p["measure"], p["key"]) for p in doc["pairs"]}
+    assert {k for m, k in keys if m == "F1"} == {"original", "corrected", "excluded"}
+    recorded = {m for m, _ in keys if m.startswith("J evermemos_recorded")}
+    assert recorded and all({k for m, k in keys if m == j} == {"original", "excluded"} for j in recorded), \
+        "a recorded judge cannot be graded on the corrected key: no pair there"
+    text = (out / "trust.md").read_text()
+    section = text[text.index("### Which differences are real"):]
+    table = [line for line in section.splitlines() if line.startswith("|")]
+    assert table[0].startswith("| measure | judge and its leniency | key | pair |")
+    j_rows = [line for line in table if line.startswith("| J evermemos_recorded")]
+    assert j_rows and all(("of vague wrong answers" in line or "leniency not measured" in line)
+                          and "recorded by the file's producer" in line for line in j_rows), \
+        "each J row carries its judge and its leniency"
+    assert {line.split(" | ")[2] for line in table[2:]} == {"original", "corrected", "excluded"}
+    assert "No J evermemos_recorded" in section and "on the corrected key" in section
+
+
+def test_the_audits_wrong_answer_sets_are_reference_sets_never_paired(world, cli):
+    out = world / "trust-ref"
+    cli("locomo", "trust", world / "run", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    doc = json.loads((out / "trust.json").read_text())
+    wrong = {"audit-v1-specific-wrong", "audit-v2-vague-wrong"}
+    assert not wrong & {n for p in doc["pairs"] for n in (p["a"], p["b"])}
+    origins = {c["system"]: c["origin"] for c in doc["cells"]}
+    assert all(origins[n].startswith("reference answer set") for n in wrong)
+    assert all(c["value"] is not None for c in doc["cells"] if c["system"] in wrong and c["measure"] == "F1"
+               and c["key"] == "original" and c["category"] == "overall"), "their scores are still shown"
+    assert "Not ranked or paired: audit-v1-specific-wrong, audit-v2-vague-wrong" in (out / "trust.md").read_text()
+
+
+def test_inputs_are_refused_before_anything_is_imported_or_written(world, cli, tmp_path):
+    data = world / "locomo10.json"
+    out = tmp_path / "x"
+    missing = cli("locomo", "trust", tmp_path / "nonexistent", "--published", "--data", data, "--out", out)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nonexistent" in missing.stderr
+    assert not out.exists(), "nothing imported into --out/published"
+    a_file = tmp_path / "audit.txt"
+    a_file.write_text("not an audit")
+    refused = cli("locomo", "trust", world / "run", "--published", "--audit-dir", a_file, "--data", data,
+                  "--out", out)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--audit-dir" in refused.stderr
+    assert not out.exists()
+    before = sorted(p.name for p in (world / "run").iterdir())
+    into_run = cli("locomo", "trust", world / "run", "--published", "--data", data, "--out", world / "run")
+    assert into_run.returncode == 2 and into_run.stderr.count("\n") == 1 and "--out" in into_run.stderr
+    assert sorted(p.name for p in (world / "run").iterdir()) == before, "nothing lands inside the run"
+    report = cli("locomo", "trust", world / "run" / "report.md", "--data", data, "--out", out)
+    assert report.returncode == 2 and report.stderr.count("\n") == 1
+    assert "is a file, not a run directory" in report.stderr and not out.exists()
+
+
+def test_the_suggested_trust_command_is_the_path_as_typed_and_out_of_the_checkout(world, tmp_path, monkeypatch):
+    from memeval.reports import trust
+
+    monkeypatch.chdir(tmp_path)
+    run_locomo(LocomoRunConfig(out="own/first", data=str(world / "locomo10.json"), systems=["rag_turns"],
+                               progress=False))
+    assert "memeval locomo trust own/first --published --out own/first/trust" in \
+        (tmp_path / "own" / "first" / "report.md").read_text()
+    monkeypatch.setattr("memeval.data.paths.project_root", lambda: tmp_path)
+    assert trust.suggested_out("own/first") == "reports/trust/first", "not under a part .gitignore covers"
+    assert trust.suggested_out("runs/first") == "runs/first/trust"

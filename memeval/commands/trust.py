@@ -32,10 +32,11 @@ def _trust(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memeval.errors import InputError
-    from memeval.reports.trust import import_published, write_trust
+    from memeval.reports.trust import check_inputs, import_published, write_trust
     from memeval.safe_text import shown
 
     runs = list(args.runs)
+    check_inputs(runs, args.out, args.audit_dir)
     if args.published:
         from memeval.audit.store import FETCH_COMMAND, audit_dir
 

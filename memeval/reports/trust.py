@@ -34,6 +34,7 @@ class _System:
     answers: list
     judgments: dict[str, list] = field(default_factory=dict)  # measure → rows (every key's)
     judges: dict[str, dict] = field(default_factory=dict)  # measure → {"protocol", "model", "identity", "recorded"}
+    reference: bool = False  # the audit's known-wrong answers: a leniency probe, shown but never paired
 
 
 def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> list[_System]:
@@ -45,9 +46,10 @@ def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> l
     systems = []
     for name in dict.fromkeys(a.system for a in answers):
         entry = imported.get(name) if isinstance(imported.get(name), dict) else None
-        origin = f"imported: {entry.get('format')}" if entry else "memeval"
+        reference = bool(entry) and entry.get("sha256") in _reference_hashes()
+        origin = (REFERENCE_ORIGIN if reference else f"imported: {entry.get('format')}") if entry else "memeval"
         system = _System(label, name, f"{label} · {name}" if label else name, origin,
-                         [a for a in answers if a.system == name])
+                         [a for a in answers if a.system == name], reference=reference)
         for j in judgments:
             if j.system != name:
                 continue
@@ -67,6 +69,40 @@ def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> l
     return systems
 
 
+REFERENCE_ORIGIN = "reference answer set (locomo-audit, written to be wrong)"
+
+
+def _reference_hashes() -> set[str]:
+    """The audit's v1/v2 answer files: answers written to be wrong, to measure a judge, not a system to rank."""
+    from memeval.audit.sources import AUDIT_FILES
+
+    return {AUDIT_FILES[n].sha256 for n in ("v1_answers", "v1_scored", "v2_answers", "v2_scored") if n in AUDIT_FILES}
+
+
+def check_inputs(runs: Sequence[str | Path], out: str | Path | None = None,
+                 audit_dir: str | Path | None = None) -> None:
+    """Every input refused before anything is imported or written: a run path that is no run directory, an
+    --audit-dir that is not a directory, an --out that is itself a run (trust.md and published/ would land in it)."""
+    from memeval.errors import InputError
+    from memeval.rundir import RunDir
+
+    if audit_dir is not None and Path(audit_dir).exists() and not Path(audit_dir).is_dir():
+        raise InputError(audit_dir, "--audit-dir", "is a file, not a directory: name the directory the audit was "
+                         "fetched into (`memeval data fetch locomo-audit --dest DIR`)")
+    for path in map(Path, runs):
+        if not path.exists():
+            raise InputError(path, "RUN_DIR", "not found: expected a `locomo run` or `locomo import` directory")
+        if not path.is_dir():
+            raise InputError(path, "RUN_DIR", "is a file, not a run directory: name the directory of a `locomo run` "
+                             "or `locomo import`")
+        if not RunDir(path).answers.is_file():
+            raise InputError(RunDir(path).answers, "answers", "not found: expected a `locomo run` or `locomo "
+                             "import` directory")
+    if out is not None and any((Path(out) / name).exists() for name in ("manifest.json", "answers.jsonl")):
+        raise InputError(out, "--out", "is a run directory (it holds manifest.json or answers.jsonl): the report "
+                         "goes in a directory of its own, e.g. --out " + str(Path(out) / "trust"))
+
+
 def _load(paths: Sequence[Path]) -> list[_System]:
     from memeval.invocation import load_manifest
     from memeval.records import load_answers, load_judgments
@@ -75,12 +111,8 @@ def _load(paths: Sequence[Path]) -> list[_System]:
 
     systems = []
     for path, label in zip(paths, run_labels(paths), strict=True):
+        check_inputs([path])
         run = RunDir(path)
-        if not run.answers.is_file():
-            from memeval.errors import InputError
-
-            raise InputError(run.answers, "answers", "not found: expected a `locomo run` or `locomo import` "
-                             "directory")
         manifest = load_manifest(run.manifest) if run.manifest.is_file() else {}
         try:
             judgments = load_judgments(run.judgments, None) if run.judgments.is_file() else []
@@ -243,13 +275,13 @@ def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], d
     return rows, lines
 
 
-def _pairs(measures: dict[str, dict[str, list[tuple[str, float, str, int]]]]) -> list[TrustPair]:
-    """Adjacent systems of each measure, by overall score under the original key, in every category; each system's
+def _pairs(measures: dict[tuple[str, str], dict[str, list[tuple[str, float, str, int]]]]) -> list[TrustPair]:
+    """Adjacent systems of each (measure, key), by overall score under that key, in every category; each system's
     rows are (sample id, value, conversation, category)."""
     from memeval.scoring.power import paired_power
 
     out = []
-    for measure, by_system in measures.items():
+    for (measure, mode), by_system in measures.items():
         overall = {label: _cell([(v, c, cat) for _, v, c, cat in rows], "overall")[0]
                    for label, rows in by_system.items()}
         ranked = [label for _, label in sorted(((v, label) for label, v in overall.items() if v is not None),
@@ -261,7 +293,7 @@ def _pairs(measures: dict[str, dict[str, list[tuple[str, float, str, int]]]]) ->
                 va, vb = chosen(by_system[a]), chosen(by_system[b])
                 shared = [s for s in va if s in vb]
                 p = paired_power([va[s][0] - vb[s][0] for s in shared], [va[s][1] for s in shared])
-                out.append(TrustPair(measure=measure, category=category, a=a, b=b,
+                out.append(TrustPair(measure=measure, key=mode, category=category, a=a, b=b,
                                      difference=None if p.n == 0 else p.estimate, se=p.se if p.defined else None,
                                      mde=p.mde if p.defined else None, n=p.n, clusters=p.clusters,
                                      verdict=p.verdict))
@@ -304,8 +336,8 @@ def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous
             evidence = key_evidence(key, audit) if key is not None else None
             rows = keyed_answers(system.answers, key, evidence) if key is not None else system.answers
             values = _f1_values(rows)
-            if mode == "original":
-                measures.setdefault("F1", {})[system.label] = [
+            if not system.reference:
+                measures.setdefault(("F1", mode), {})[system.label] = [
                     (r.sample_id, 100.0 * r.f1, r.conversation_id, r.category) for r in rows
                     if r.category in QA_CATEGORIES and r.error is None and r.f1 is not None and r.f1 == r.f1]
             for category in CATEGORIES:
@@ -316,8 +348,8 @@ def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous
                 judged, why = (_j_under(system, measure, key, mode) if key is not None
                                else (keyed_original(system.judgments[measure]), None))
                 j_values = _j_values(judged)
-                if mode == "original":
-                    measures.setdefault(measure, {})[system.label] = [
+                if not system.reference and why is None:
+                    measures.setdefault((measure, mode), {})[system.label] = [
                         (j.sample_id, float(j.mean), j.conversation_id, j.category) for j in judged
                         if j.category in QA_CATEGORIES and j.mean is not None and j.mean == j.mean]
                 for category in CATEGORIES:
@@ -328,7 +360,8 @@ def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous
     answered = {a.sample_id for s in systems for a in s.answers}
     ceilings, f1_ceilings = _ceilings(audit, conversations, answered)
     leniency, judges = _leniency(systems, audit.directory if audit is not None else audit_dir)
-    pairs = _pairs(measures)
+    first = {m: i for i, m in enumerate(dict.fromkeys(m for m, _ in measures))}
+    pairs = _pairs(dict(sorted(measures.items(), key=lambda kv: (first[kv[0][0]], list(keys).index(kv[0][1])))))
     words = {s.label: _finite(mean_words(a.prediction for a in s.answers if a.category in QA_CATEGORIES
                                           and a.error is None)) for s in systems}
     counts = audit.counts() if audit is not None else {}
@@ -492,29 +525,49 @@ def trust_markdown(doc: TrustDocument) -> str:
         out.append("No judge in these runs, and the audit's recorded judgments are not fetched: leniency not "
                    "measured.")
     out.append("### Which differences are real")
-    if doc.pairs:
-        from memeval.scoring.power import WITHIN_NOISE
-
-        within = sum(p.verdict == WITHIN_NOISE for p in doc.pairs if p.category != "overall")
-        judged = sum(p.verdict in (WITHIN_NOISE, "real at α = 0.05") for p in doc.pairs if p.category != "overall")
-        tally = (f"Per category, {within} of the {judged} adjacent comparisons that can be tested are within noise."
-                 if judged else "No per-category comparison can be tested (one conversation, or the same score on "
-                 "every question).")
-        out.append("Adjacent systems of each measure (ranked by their overall score on the original key), paired on "
-                   "the questions both answered: the minimum detectable difference (80% power, α = 0.05, SE "
-                   f"clustered by conversation) and whether the gap is more than noise. {tally}")
-        for measure in dict.fromkeys(p.measure for p in doc.pairs):
-            by_pair: dict[tuple[str, str], dict[str, TrustPair]] = {}
-            for p in doc.pairs:
-                if p.measure == measure:
-                    by_pair.setdefault((p.a, p.b), {})[p.category] = p
-            out.append(f"**{md_text(measure)}** — each cell: the difference, its MDE, the verdict:")
-            out.append(markdown_table(["pair", *[category_label(int(c)) for c in CATEGORIES[:-1]], "overall (1–4)"],
-                                      [[f"{a} − {b}", *[_pair_cell(cats.get(c)) for c in CATEGORIES]]
-                                       for (a, b), cats in by_pair.items()]))
-    else:
-        out.append("One system per measure: no pair to compare.")
+    out += _differences(doc)
     return "\n\n".join(out) + "\n"
+
+
+def _differences(doc: TrustDocument) -> list[str]:
+    """One table: every adjacent pair of every measure on every key, each J with its judge and leniency."""
+    from memeval.reports.tables import markdown_table, md_text
+    from memeval.scoring.power import WITHIN_NOISE
+
+    references = sorted({c.system for c in doc.cells if c.origin == REFERENCE_ORIGIN})
+    left_out = (md_text(f"Not ranked or paired: {', '.join(references)} — the audit's answers written to be wrong, "
+                        "reference sets that measure a judge's leniency (their scores are in the tables above).")
+                if references else None)
+    if not doc.pairs:
+        return ["One system per measure: no pair to compare.", *([left_out] if left_out else [])]
+    tallies = []
+    for key in doc.keys:
+        per = [p for p in doc.pairs if p.key == key and p.category != "overall"]
+        judged = sum(p.verdict in (WITHIN_NOISE, "real at α = 0.05") for p in per)
+        if per:
+            tallies.append(f"on the {key} key {sum(p.verdict == WITHIN_NOISE for p in per)} of the {judged} adjacent "
+                           "comparisons that can be tested are within noise" if judged else
+                           f"on the {key} key no comparison can be tested")
+    out = ["Adjacent systems of each measure on each answer key (ranked by their overall score on that key), paired "
+           "on the questions both answered: the difference, the minimum detectable difference (80% power, α = 0.05, "
+           "SE clustered by conversation) and whether the gap is more than noise; each J with its judge and that "
+           f"judge's measured leniency. Per category, {'; '.join(tallies)}."]
+    rows = []
+    for p in doc.pairs:
+        if p.category != CATEGORIES[0]:
+            continue
+        cats = {q.category: q for q in doc.pairs if (q.measure, q.key, q.a, q.b) == (p.measure, p.key, p.a, p.b)}
+        judge = doc.judges.get(p.measure, "– (token F1, no judge)" if p.measure == "F1" else "–")
+        rows.append([p.measure, judge, p.key, f"{p.a} − {p.b}", *[_pair_cell(cats.get(c)) for c in CATEGORIES]])
+    out.append(markdown_table(["measure", "judge and its leniency", "key", "pair",
+                               *[category_label(int(c)) for c in CATEGORIES[:-1]], "overall (1–4)"], rows))
+    absent: dict[tuple[str, str], list[str]] = {}
+    for c in doc.cells:
+        if c.category == "overall" and c.why and c.origin != REFERENCE_ORIGIN:
+            absent.setdefault((c.measure, c.why), []).append(c.system)
+    for (measure, why), names in absent.items():
+        out.append(md_text(f"No {measure} pair on the corrected key for {', '.join(names)}: {why}."))
+    return [*out, *([left_out] if left_out else [])]
 
 
 def report_section(answers: list, judgments: list, manifest: dict | None, conversations, audit, run_dir: str | Path,
@@ -525,8 +578,8 @@ def report_section(answers: list, judgments: list, manifest: dict | None, conver
 
     from memeval.reports.tables import code_span, md_text
 
-    name = shlex.quote(Path(run_dir).name)
-    command = code_span(f"memeval locomo trust {name} --published --out {name}/trust")
+    command = code_span(f"memeval locomo trust {shlex.quote(str(run_dir))} --published --out "
+                        f"{shlex.quote(suggested_out(run_dir))}")
     more = md_text("The field's published runs beside these, each judge's measured leniency and the minimum "
                    "detectable difference of every adjacent pair per category, with figures: ") + f"{command} " + \
         md_text("(notebook 09).")
@@ -548,6 +601,22 @@ def report_section(answers: list, judgments: list, manifest: dict | None, conver
         out += _overall_table(doc, measure, cells, systems)
     out.append(more)
     return "\n\n".join(out) + "\n"
+
+
+def suggested_out(run_dir: str | Path) -> str:
+    """Where to suggest the report goes, spelled as the run was given: inside the run when that is outside the
+    checkout or under a part of it .gitignore covers (runs/, reports/, data/), else reports/trust/<run name>."""
+    from memeval.data.paths import project_root
+
+    inside = Path(run_dir) / "trust"
+    try:
+        parts = Path(run_dir).resolve().relative_to(project_root().resolve()).parts
+    except ValueError:
+        return str(inside)
+    return str(inside) if parts and parts[0] in IGNORED_TOPS else f"reports/trust/{Path(run_dir).resolve().name}"
+
+
+IGNORED_TOPS = ("runs", "reports", "data", "figures", ".memeval")  # .gitignore: runs/, reports/*, data/*, figures/*
 
 
 def _pair_cell(p: TrustPair | None) -> str:
@@ -711,6 +780,7 @@ def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Pa
     from memeval.publication.style import save_figure
 
     out = Path(out)
+    check_inputs(runs, out, audit_dir)
     runs = [*runs, *(import_published(out / "published", audit_dir, data) if published else [])]
     doc = trust_document(runs, audit_dir, data, ambiguous)
     out.mkdir(parents=True, exist_ok=True)
