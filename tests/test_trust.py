@@ -260,3 +260,33 @@ def test_the_suggested_trust_command_is_the_path_as_typed_and_out_of_the_checkou
     monkeypatch.setattr("memeval.data.paths.project_root", lambda: tmp_path)
     assert trust.suggested_out("own/first") == "reports/trust/first", "not under a part .gitignore covers"
     assert trust.suggested_out("runs/first") == "runs/first/trust"
+
+
+def test_the_figures_keep_one_look_per_system_every_key_and_draw_each_difference(world, cli):
+    out = world / "trust-figures"
+    cli("locomo", "trust", world / "run", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    figures = {p.stem: json.loads(p.read_text()) for p in (out / "figures").glob("*.json")}
+    looks: dict[str, set] = {}
+    for name, figure in figures.items():
+        if name.startswith("trust_key_"):
+            assert [p["title"] for p in figure["panels"]] == [f"{k} key, per category"
+                                                             for k in ("original", "corrected", "excluded")]
+            for panel in figure["panels"]:
+                for series in panel["series"]:
+                    looks.setdefault(series["label"], set()).add((series["colour"], series["marker"]))
+    assert looks and all(len(v) == 1 for v in looks.values()), f"one colour and marker per system: {looks}"
+    j = next(f for n, f in figures.items() if n.startswith("trust_key_j_evermemos_recorded"))
+    assert j["panels"][1]["series"] == [] and "no corrected-key panel data: recorded judge" in j["caption"]
+    mde = figures["trust_mde"]
+    drawn = [s for p in mde["panels"] for s in p["series"] if s["kind"] == "point"]
+    assert drawn and all(s["interval"] and s["low"] is not None for s in drawn), "each pair's difference, interval"
+    assert any(s["label"].startswith("MDE ") for p in mde["panels"] for s in p["series"])
+    assert not any("audit-v" in s["label"] for p in mde["panels"] for s in p["series"])
+    doc = json.loads((out / "trust.json").read_text())
+    pair = next(p for p in doc["pairs"] if p["key"] == "original" and p["measure"] == "F1" and p["se"] is not None)
+    panel = next(p for p in mde["panels"] if p["title"] == "F1, original key")
+    series = next(s for s in panel["series"] if s["label"] == f"{pair['a']} − {pair['b']}")
+    assert pair["difference"] in series["y"]
+    leniency = figures["trust_leniency"]
+    assert "leniency_gold" not in {s["name"] for p in leniency["panels"] for s in p["series"]}
+    assert "gold answers: not measured for any judge here, so not drawn" in leniency["caption"]

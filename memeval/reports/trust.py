@@ -628,10 +628,17 @@ def _pair_cell(p: TrustPair | None) -> str:
 
 # ---- figures, through the marks layer ----
 
-def _look(index: int) -> tuple[str, str]:
+def _looks(names) -> dict[str, tuple[str, str]]:
+    """One colour and marker per name for the whole report, in the order the names first appear (a system keeps
+    its look in every figure)."""
     from memeval.publication.style import _SHAPES, PALETTE
 
-    return PALETTE[index % len(PALETTE)], _SHAPES[index % len(_SHAPES)]
+    return {name: (PALETTE[i % len(PALETTE)], _SHAPES[i % len(_SHAPES)])
+            for i, name in enumerate(dict.fromkeys(names))}
+
+
+def _system_looks(doc: TrustDocument) -> dict[str, tuple[str, str]]:
+    return _looks(c.system for c in doc.cells)
 
 
 def _slug(text: str) -> str:
@@ -640,8 +647,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()[:60] or "measure"
 
 
+CATEGORY_AXIS = "category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 1–4 overall)"
+
+
+def _category_ticks(ax) -> None:
+    """Short ticks (names side by side overlap in a three-panel row); the axis label spells them out."""
+    ax.set_xticks(range(1, len(CATEGORIES) + 1))
+    ax.set_xticklabels([*CATEGORIES[:-1], "1–4"], fontsize=6)
+
+
+def _absent(ax, why: str) -> None:
+    """A panel with nothing to draw says why, inside the panel (not a silent gap)."""
+    import textwrap
+
+    ax.text(0.5, 0.5, textwrap.fill(why, 34), transform=ax.transAxes, ha="center", va="center", fontsize=6.5,
+            color="dimgrey")
+
+
 def key_figure(doc: TrustDocument, measure: str):
-    """Every system's score per category under the original key and the audit's key, the ceiling drawn."""
+    """Every system's score per category under each answer key, the ceiling drawn on the original key; a key
+    with no score (a recorded judge on the corrected key) is a panel saying why."""
     import matplotlib.pyplot as plt
 
     from memeval.publication.figure_rules import PER_CATEGORY
@@ -649,54 +674,71 @@ def key_figure(doc: TrustDocument, measure: str):
     from memeval.publication.style import WIDTH_DOUBLE, style
 
     cells = _cells(doc)
+    looks = _system_looks(doc)
     systems = list(dict.fromkeys(c.system for c in doc.cells if c.measure == measure))
-    other = "corrected" if measure == "F1" or all(
-        cells.get((s, measure, "corrected", "overall")) is not None
-        and cells[(s, measure, "corrected", "overall")].why is None for s in systems) else "excluded"
-    modes = ["original"] + ([other] if other in doc.keys else [])
+    references = {c.system for c in doc.cells if c.origin == REFERENCE_ORIGIN}
     protocol = measure if measure != "F1" else "F1 ×100, official LoCoMo"
     ylabel = "F1 ×100" if measure == "F1" else "J (0–100)"
     ceiling = doc.f1_ceilings if measure == "F1" else doc.ceilings
+    absent: dict[str, str] = {}
     with style():
-        fig, axes = plt.subplots(1, len(modes), figsize=(WIDTH_DOUBLE, 2.9), sharey=True, squeeze=False)
+        fig, axes = plt.subplots(1, len(doc.keys), figsize=(WIDTH_DOUBLE, 3.1), sharey=True, squeeze=False)
         width = 0.7 / max(1, len(systems))
-        for ax, mode in zip(axes[0], modes, strict=True):
+        for ax, mode in zip(axes[0], doc.keys, strict=True):
             panel = Panel(ax, protocol, PER_CATEGORY)
-            for i, system in enumerate(systems):
-                colour, shape = _look(i)
+            drawn = [s for s in systems if (cells.get((s, measure, mode, "overall")) is not None
+                                            and cells[(s, measure, mode, "overall")].why is None)]
+            whys = {cells[(s, measure, mode, "overall")].why for s in systems
+                    if cells.get((s, measure, mode, "overall")) is not None and s not in drawn}
+            if not drawn and whys:
+                absent[mode] = sorted(whys)[0]
+                _absent(ax, f"no {mode}-key score: {absent[mode]}")
+            for system in drawn:
+                colour, shape = looks[system]
+                i = systems.index(system)
                 got = [cells.get((system, measure, mode, c)) for c in CATEGORIES]
                 defined = [g if g is not None and g.value is not None and g.low is not None else None for g in got]
                 x = [k + 1 - 0.35 + width * (i + 0.5) for k in range(len(CATEGORIES))]
-                panel.points(f"{system}", x, [d.value if d else None for d in defined],
+                label = f"{system} (reference answer set)" if system in references else system
+                panel.points(label, x, [d.value if d else None for d in defined],
                              [d.low if d else None for d in defined], [d.high if d else None for d in defined],
-                             interval=INTERVAL, mark=shape, colour=colour, size=18,
-                             label=system if mode == "original" else None)
+                             interval=INTERVAL, mark=shape, colour=colour, size=14, label=label)
             if mode == "original" and ceiling:
                 panel.points("ceiling", [k + 1 for k in range(len(CATEGORIES))], [ceiling.get(c) for c in CATEGORIES],
-                             uncertainty="exact", mark="_", colour="#000000", size=420,
+                             uncertainty="exact", mark="_", colour="#000000", size=300,
                              label="ceiling: a perfect system on the original key (audit)")
-            ax.set_xticks(range(1, len(CATEGORIES) + 1))
-            ax.set_xticklabels([category_label(int(c)).replace(" (", "\n(") if c != "overall"
-                                else "overall\n(categories 1–4)" for c in CATEGORIES], fontsize=6.5)
+            _category_ticks(ax)
             ax.set_ylim(-4, 104)
-            ax.set_title(f"{mode} key, per category")
+            ax.set_title(f"{mode} key, per category", fontsize=8)
             if ax is axes[0][0]:
                 ax.set_ylabel(f"{ylabel}, per category")
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))), fontsize=6,
-                   bbox_to_anchor=(0.5, -0.02 - 0.045 * math.ceil(len(labels) / 3)))
-        fig.tight_layout()
-    caption = (f"{protocol} of every system per category under LoCoMo's original answer key"
-               + (f" and the audit's {other} key" if len(modes) > 1 else "") + f" ({INTERVAL})"
+        axes[0][len(doc.keys) // 2].set_xlabel(CATEGORY_AXIS, fontsize=6)
+        handles, labels = {}, []
+        for ax in axes[0]:
+            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                if label not in handles:
+                    handles[label] = h
+                    labels.append(label)
+        fig.tight_layout(rect=(0, (0.1 + 0.13 * math.ceil(len(labels) / 3)) / fig.get_figheight(), 1, 1))
+        fig.legend([handles[k] for k in labels], labels, loc="lower center", ncol=min(3, max(1, len(labels))),
+                   fontsize=6, frameon=False)
+    caption = (f"{protocol} of every system per category under LoCoMo's original answer key and the audit's "
+               f"{' and '.join(k for k in doc.keys if k != 'original') + ' keys' if len(doc.keys) > 1 else 'keys (audit not fetched)'} "
+               f"({INTERVAL})"
                + ("; the black dash is the ceiling a perfect system reaches under the original key" if ceiling else "")
+               + "".join(f"; no {mode}-key panel data: {why}" for mode, why in absent.items())
+               + "; reference answer sets are the audit's answers written to be wrong (they measure the judge)"
                + "; n/r: no score, or one from a single conversation (no interval can be drawn)"
                + ". It does not show the judge's leniency or whether two systems differ beyond noise (see the "
-               "leniency and MDE figures).")
+               "leniency and differences figures).")
     return finish(fig, caption)
 
 
 def leniency_figure(doc: TrustDocument):
-    """Each judge configuration's acceptance of wrong answers and of gold answers, Wilson 95%."""
+    """Each judge configuration's acceptance of wrong answers and of gold answers, Wilson 95%; an answer set no
+    judge was measured on is left out and named in the caption."""
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     from memeval.publication.marks import Panel, finish
@@ -707,64 +749,103 @@ def leniency_figure(doc: TrustDocument):
     names = {"vague_wrong": ("vague_wrong", "accepts vague wrong answers"),
              "specific_wrong": ("specific_wrong", "accepts specific wrong answers"),
              "gold": ("leniency_gold", "accepts gold answers")}
+    sets = [a for a in ("vague_wrong", "specific_wrong", "gold")
+            if any(by.get((j, a)) is not None and by[(j, a)].rate is not None for j in judges)]
+    unmeasured = [a for a in ("vague_wrong", "specific_wrong", "gold") if a not in sets]
     with style():
-        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 1.5 + 0.6 * max(1, len(judges))))
+        fig, ax = plt.subplots(figsize=(WIDTH_DOUBLE, 1.3 + 0.5 * max(1, len(judges))))
         panel = Panel(ax, "acceptance rate of the locomo-audit answer sets")
-        height = 0.26
-        for k, answer_set in enumerate(("vague_wrong", "specific_wrong", "gold")):
+        height = 0.8 / max(1, len(sets))
+        for k, answer_set in enumerate(sets):
             rows = [by.get((j, answer_set)) for j in judges]
             name, label = names[answer_set]
-            panel.bars(name, [i + (k - 1) * height for i in range(len(judges))],
+            panel.bars(name, [i + (k - (len(sets) - 1) / 2) * height for i in range(len(judges))],
                        [r.rate if r else None for r in rows], [r.low if r else None for r in rows],
                        [r.high if r else None for r in rows], width=height, horizontal=True, label=label,
                        interval="Wilson 95% over questions", n=[r.n if r else None for r in rows])
         ax.set_yticks(range(len(judges)))
-        ax.set_yticklabels([j if len(j) <= 60 else j[:57] + "…" for j in judges], fontsize=6)
+        ax.set_yticklabels([textwrap.fill(j, 30) for j in judges], fontsize=6)
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("answers accepted (%)")
-        ax.set_title("Judge leniency: acceptance of known-wrong and gold answers")
-        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
+        ax.set_title("Judge leniency: acceptance of known-wrong and gold answers", fontsize=8)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         fig.tight_layout()
+    missing = "".join(f"; {names[a][1].replace('accepts ', '')}: not measured for any judge here, so not drawn"
+                      for a in unmeasured)
     return finish(fig, "How often each judge configuration accepts the audit's vague-but-topical wrong answers, its "
-                  "specific-but-wrong ones, and the gold answers (Wilson 95%; n/r: not measured). It does not show "
-                  "how lenient a judge is on other systems' answers, nor any judge configuration not measured.")
+                  f"specific-but-wrong ones, and the gold answers (Wilson 95%; n/r: not measured){missing}. It "
+                  "does not show how lenient a judge is on other systems' answers, nor any judge configuration not "
+                  "measured.")
 
 
 def mde_figure(doc: TrustDocument):
-    """The minimum detectable difference per category of each measure's closest adjacent pairs."""
+    """Each adjacent pair's observed difference with its 95% interval beside its minimum detectable difference,
+    per category, one panel per measure and key: a pair whose interval leaves zero differs beyond noise."""
+    import textwrap
+
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     from memeval.publication.figure_rules import PER_CATEGORY
     from memeval.publication.marks import Panel, finish
-    from memeval.publication.style import WIDTH_SINGLE, style
+    from memeval.publication.style import WIDTH_DOUBLE, style
 
     measures = list(dict.fromkeys(p.measure for p in doc.pairs))
+    looks = _looks(f"{p.a} − {p.b}" for p in doc.pairs)
+    whys = {c.measure: c.why for c in doc.cells if c.why and c.category == "overall"}
     with style():
-        most = max(len({(p.a, p.b) for p in doc.pairs if p.measure == m}) for m in measures)
-        fig, axes = plt.subplots(1, len(measures), figsize=(max(WIDTH_SINGLE, 3.6 * len(measures)),
-                                                            2.4 + 0.14 * most), squeeze=False)
-        for ax, measure in zip(axes[0], measures, strict=True):
-            panel = Panel(ax, f"minimum detectable difference, {measure}", PER_CATEGORY)
-            pairs = [p for p in doc.pairs if p.measure == measure]
-            for i, (a, b) in enumerate(dict.fromkeys((p.a, p.b) for p in pairs)):
-                colour, shape = _look(i)
-                mde = {p.category: p.mde for p in pairs if (p.a, p.b) == (a, b)}
-                panel.points(f"{a} − {b}", [k + 1 for k in range(len(CATEGORIES))],
-                             [mde.get(c) for c in CATEGORIES], uncertainty="exact", mark=shape, colour=colour,
-                             size=16, label=f"{a} − {b}")
-            ax.set_xticks(range(1, len(CATEGORIES) + 1))
-            ax.set_xticklabels([category_label(int(c)).replace(" (", "\n(") if c != "overall" else "overall\n(1–4)"
-                                for c in CATEGORIES], fontsize=6)
-            ax.set_ylabel("MDE, points, per category")
-            ax.set_title(measure, fontsize=8)
-            ax.set_ylim(bottom=0)
-            ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
-        fig.tight_layout()
-    return finish(fig, "The minimum detectable difference (80% power, α = 0.05, paired, SE clustered by "
-                  "conversation) of each adjacent pair of systems, per category: a gap smaller than it is not "
-                  "evidence of a difference. It does not show the observed differences (see the table), and an MDE "
-                  "is computed from the observed SE, so it carries no interval of its own.")
+        fig, axes = plt.subplots(len(measures), len(doc.keys), figsize=(WIDTH_DOUBLE, 0.4 + 2.2 * len(measures)),
+                                 squeeze=False, sharey="row")
+        for row, measure in zip(axes, measures, strict=True):
+            for ax, key in zip(row, doc.keys, strict=True):
+                panel = Panel(ax, f"paired difference, {measure}", PER_CATEGORY)
+                pairs = [p for p in doc.pairs if (p.measure, p.key) == (measure, key)]
+                labels = list(dict.fromkeys(f"{p.a} − {p.b}" for p in pairs))
+                if not labels:
+                    _absent(ax, f"no {key}-key pair: {whys.get(measure) or 'fewer than two systems'}")
+                step = 0.7 / max(1, len(labels))
+                for i, label in enumerate(labels):
+                    colour, shape = looks[label]
+                    by = {p.category: p for p in pairs if f"{p.a} − {p.b}" == label}
+                    got = [by.get(c) for c in CATEGORIES]
+                    ok = [g if g is not None and g.difference is not None and g.se is not None else None for g in got]
+                    x = [k + 1 - 0.35 + step * (i + 0.5) for k in range(len(CATEGORIES))]
+                    panel.points(label, x, [g.difference if g else None for g in ok],
+                                 [g.difference - Z95 * g.se if g else None for g in ok],
+                                 [g.difference + Z95 * g.se if g else None for g in ok], interval=INTERVAL,
+                                 mark=shape, colour=colour, size=12, label=label)
+                    mde = [g.mde if g else None for g in ok]
+                    panel.record_cells(f"MDE {label}", [str(v) for v in x], mde, uncertainty="exact")
+                    for xv, m in zip(x, mde, strict=True):
+                        if m is not None:
+                            ax.plot([xv - step * 0.4, xv + step * 0.4], [m, m], color=colour, lw=1.4)
+                            ax.plot([xv - step * 0.4, xv + step * 0.4], [-m, -m], color=colour, lw=1.4)
+                ax.axhline(0, color="#666666", lw=0.6)
+                _category_ticks(ax)
+                ax.set_title(textwrap.fill(f"{measure}, {key} key", 34), fontsize=7)
+                if ax is row[0]:
+                    ax.set_ylabel("a − b, points,\nper category", fontsize=7)
+            row[len(row) // 2].set_xlabel(CATEGORY_AXIS, fontsize=6)
+        handles, names = {}, []
+        for ax in axes.flat:
+            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                if label not in handles:
+                    handles[label] = h
+                    names.append(label)
+        handles["±MDE"] = Line2D([], [], color="#666666", lw=1.4)
+        names.append("±MDE (80% power), dashes in the pair's colour")
+        handles[names[-1]] = handles.pop("±MDE")
+        height = fig.get_figheight()
+        fig.tight_layout(rect=(0, (0.1 + 0.14 * math.ceil(len(names) / 2)) / height, 1, 1))
+        fig.legend([handles[k] for k in names], names, loc="lower center", ncol=min(2, max(1, len(names))),
+                   fontsize=6, frameon=False)
+    return finish(fig, "Each adjacent pair of systems (ranked on each key, a − b), per category: the observed "
+                  f"difference with its {INTERVAL} (beyond noise at α = 0.05 when the interval leaves zero), and "
+                  "its minimum detectable difference (80% power, paired) as the two dashes at ±MDE in the pair's "
+                  "colour. The audit's answer sets written to be wrong are reference sets and are never paired. It "
+                  "does not show the systems' own scores (see the key figures), and an MDE is computed from the "
+                  "observed SE, so it carries no interval of its own.")
 
 
 def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Path | None = None,
