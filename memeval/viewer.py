@@ -1,5 +1,6 @@
 """The per-question viewer of LoCoMo runs: one static, self-contained HTML page (no server; it opens from reports/
-or any folder) to browse one or several `locomo run` directories question by question.
+or any folder) to browse one or several `locomo run` or `locomo import` directories question by question
+(imported answers are labelled with their harness's format and answer model, never this run's reader).
 
 The page opens with a header per run (systems, reader and judge models, judge protocols, commit, F1 ×100 over
 categories 1–4 and J with 95% conversation-clustered intervals), then a list of every (system, question) answer
@@ -65,9 +66,9 @@ def _load_manifest(run: Path) -> dict:
         return {}
     manifest = load_manifest(path)
     kind = manifest.get("command")
-    if kind not in (None, "locomo run"):  # None: a hand-made or older manifest; its rows are checked on reading
-        raise InputError(path, "command", f"{kind!r}: the viewer reads `locomo run` directories only (its report.md "
-                         "and answers.jsonl hold this run's results)")
+    if kind not in (None, "locomo run", "locomo import"):  # None: a hand-made or older manifest
+        raise InputError(path, "command", f"{kind!r}: the viewer reads `locomo run` and `locomo import` directories "
+                         "only (their answers.jsonl holds the answers)")
     return manifest
 
 
@@ -124,6 +125,20 @@ def _reader(manifest: dict) -> dict:
             "model": answer.get("model") or models.get("answerer"), "temperature": answer.get("temperature_sent"),
             "max_tokens": fixed.get("answer_max_tokens"), "prompt": fixed.get("answer_prompt"),
             "prompt_source": fixed.get("prompt_source")}
+
+
+def _imported(manifest: dict) -> dict[str, str]:
+    """Imported system → its reader as the page names it: "imported: <format>", with the answer model its file
+    states. Another harness answered these, so the run's own reader (extractive by default) never labels them."""
+    imported = manifest.get("imported") if isinstance(manifest.get("imported"), dict) else {}
+    out = {}
+    for name, entry in imported.items():
+        entry = entry if isinstance(entry, dict) else {}
+        metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+        model = metadata.get("answer_model")
+        out[name] = f"imported: {entry.get('format') or 'format not recorded'}" + (
+            f", {model.strip()}" if isinstance(model, str) and model.strip() else "")
+    return out
 
 
 def _judges(manifest: dict) -> dict[str, dict]:
@@ -279,7 +294,13 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
     `reasoning` is asked for (`_audit_flags`)."""
     from memeval.records import load_answers, load_judgments
     from memeval.reports.judge_leniency import judge_identities, leniency_line
-    from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments
+    from memeval.scoring.keyed import (
+        key_evidence,
+        keyed_answers,
+        keyed_judgments,
+        unjudged_changes,
+        unjudged_notes,
+    )
 
     key_mode = key  # `key` names each question's table key below
 
@@ -303,7 +324,11 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         data_path = _data_path(manifest)
         texts, locomo_questions = _loaded_data(data_path, data_cache)
         answer_key, audit = _answer_key(data_path, key_mode, ambiguous, data_cache, notes)
-        judgments = keyed_judgments(judgments, answer_key, {a.sample_id: a.gold for a in answers})
+        golds = {a.sample_id: a.gold for a in answers}
+        unjudged = unjudged_changes(judgments, answer_key, golds)  # no J on this key: "–", said in a note
+        notes += [f"{label}: {n}" if len(paths) > 1 else n for n in unjudged_notes(unjudged)]
+        stored = judgments  # a judge with no J on this key keeps its column and model: "–"
+        judgments = keyed_judgments(judgments, answer_key, golds)
         answers = keyed_answers(answers, answer_key, key_evidence(answer_key, audit))
         flags = _audit_flags(audit, reasoning)
         if data_path is None:
@@ -312,22 +337,23 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         judge_info = _judges(manifest)
         identities = judge_identities(manifest)
         protocol_index = {}
-        for name in sorted({j.protocol for j in judgments} | set(judge_info)):
+        for name in sorted({j.protocol for j in stored} | set(judge_info)):
             protocol_index[name] = len(protocols)
             entry = {"run": r, "name": name, **judge_info.get(name, {}),
                      "leniency": leniency_line(identities.get(name))}
             if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
                 entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
             if not entry.get("model"):  # a manifest that does not name the judge: the models its rows name
-                entry["model"] = ", ".join(sorted({j.judge_model for j in judgments
+                entry["model"] = ", ".join(sorted({j.judge_model for j in stored
                                                    if j.protocol == name and j.judge_model})) or None
             protocols.append(entry)
         system_index = {}
         params = {e.get("label"): e.get("params") for e in manifest.get("systems") or [] if isinstance(e, dict)}
+        imported = _imported(manifest)
         for name in _system_order(manifest, answers):
             system_index[name] = len(systems)
             systems.append({"run": r, "name": name, "label": name if len(paths) == 1 else f"{label} · {name}",
-                            "params": params.get(name) or {}})
+                            "params": params.get(name) or {}, "reader": imported.get(name)})
         judged: dict[tuple[str, str], list] = {}
         for j in judgments:
             judged.setdefault((j.system, j.sample_id), []).append(
@@ -358,7 +384,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             columns["prompt"].append(getattr(a, "prompt", None))  # rows that store the prompt sent (none yet)
             columns["scores"].append(getattr(a, "retrieval_scores", None))
             columns["calls"].append(calls.refer(a.request_keys))
-        header.append(_run_header(run, label, manifest, answers, judgments, system_index, protocol_index,
+        counted = [j for j in judgments if (j.system, j.protocol) not in unjudged]  # questions keep theirs
+        header.append(_run_header(run, label, manifest, answers, counted, system_index, protocol_index,
                                   len({a.sample_id for a in answers})))
     for optional in ("prompt", "scores"):
         if all(v is None for v in columns[optional]):
@@ -396,10 +423,14 @@ def _run_header(run: Path, label: str, manifest: dict, answers: list, judgments:
             entry["j"][str(p)] = _interval([j.mean for j in means], [j.conversation_id for j in means])
         scores.append(entry)
     commands = recorded_commands(run)
+    imported = _imported(manifest)
+    reader = _reader(manifest) if any(name not in imported for name in system_index) else \
+        dict.fromkeys(_reader(manifest))  # every system imported: no reader of this run's answered them
+    reader["imported"] = [[name, imported[name]] for name in system_index if name in imported]
     return {"label": label, "commit": _commit(manifest), "created": manifest.get("created_utc"),
             "status": status(run, manifest) if manifest else "no manifest",
             "command": _without_absolute_paths(commands[-1]) if commands else None,
-            "reader": _reader(manifest), "answers": len(answers), "questions": questions,
+            "reader": reader, "answers": len(answers), "questions": questions,
             "conversations": len({a.conversation_id for a in answers}), "scores": scores,
             "protocols": list(protocol_index.values())}
 

@@ -126,7 +126,12 @@ function interval(x) {
   return [fmt(x.mean), bounds];
 }
 function reader(r) {
-  const x = r.reader, parts = [x.reader || "not recorded"];
+  const x = r.reader, imported = (x.imported || []).map(([s, how]) => s + ": " + how);
+  if (!x.reader && imported.length) return imported.join("; ");
+  return nativeReader(x) + (imported.length ? "; " + imported.join("; ") : "");
+}
+function nativeReader(x) {
+  const parts = [x.reader || "not recorded"];
   if (x.reader === "extractive") parts[0] = "extractive (no LLM: the best-matching sentence of the memories)";
   else if (x.model) parts.push(x.model);
   if (x.temperature !== null && x.temperature !== undefined) parts.push("temperature " + x.temperature);
@@ -383,7 +388,8 @@ function answerColumn(i, current, evidence) {
     el("div", {class: "stats"}, el("b", {}, "F1 " + fmt(R.f1[i])), " · evidence recall " + fmt(R.rec[i]) +
       " · " + int(R.tok[i]) + " context tokens · " + fmt(R.ms[i]) + " ms"),
     judgeBlock(i),
-    callsBlock(R.calls ? R.calls[i] : null, "reader", D.runs[x.run].reader.reader === "extractive" ?
+    callsBlock(R.calls ? R.calls[i] : null, "reader", x.reader ? "no request recorded (" + x.reader + ")" :
+      D.runs[x.run].reader.reader === "extractive" ?
       "no model call (the extractive reader)" : "request not recorded in this row (answered before memeval " +
       "recorded request keys, or imported)"),
     prompt ? el("details", {}, el("summary", {}, "prompt sent"), el("pre", {class: "prompt"}, prompt)) : null,

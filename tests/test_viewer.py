@@ -373,5 +373,5 @@ def test_a_run_of_another_task_is_refused_by_name(tmp_path, cli):
     done = cli("view", tmp_path / "run")
     assert done.returncode == 2 and not (tmp_path / "run" / "view.html").exists()
     assert done.stderr.strip() == (f"memeval: error: {tmp_path / 'run' / 'manifest.json'}: command: 'graph80 run': "
-                                   "the viewer reads `locomo run` directories only (its report.md and answers.jsonl "
-                                   "hold this run's results)")
+                                   "the viewer reads `locomo run` and `locomo import` directories only (their "
+                                   "answers.jsonl holds the answers)")

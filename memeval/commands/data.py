@@ -21,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk", "protocols", "locomo-audit"],
                        help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256; "
                             "protocols: the anchors' own prompt files at pinned commits (Mem0's judge, LongMemEval's "
-                            "judge and reader, the LoCoMo paper's reader), parsed into data/protocols/; locomo-audit: the "
+                            "judge and reader, the LoCoMo paper's reader, the EverMemOS framework's judge and answer "
+                            "prompts), parsed into data/protocols/; locomo-audit: the "
                             "independent LoCoMo audit's ten files at a pinned commit (CC BY-NC 4.0), stored byte for "
                             "byte under data/locomo-audit/")
     fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
@@ -68,9 +69,29 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_dest(dest: str | None) -> None:
+    """`--dest DIR` names a folder or nothing yet: a file there, or on the way there, is refused before anything
+    is fetched, naming the flag (not mkdir's EEXIST after the download)."""
+    from pathlib import Path
+
+    from memeval.errors import InputError
+
+    if dest is None:
+        return
+    path = Path(dest)
+    for place in (path, *path.parents):
+        if place.is_dir():
+            return
+        if place.exists() or place.is_symlink():
+            what = "a file" if place.is_file() else "not a folder"
+            raise InputError(dest, "--dest", f"{shown(place)} is {what}, not a folder; --dest names the folder the "
+                             "fetched files are stored under")
+
+
 def _fetch(args: argparse.Namespace) -> int:
     from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
 
+    _check_dest(args.dest)
     if args.dataset == "locomo-audit":
         return _fetch_audit(args)
     if args.source is not None and len(args.source) > 1:

@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                 "the EverMemOS prompts, three runs; `--judge evermemos` only)")
     add_data(calibrate, "LoCoMo file or directory (default: the documented search order)")
     add_llm_arguments(calibrate, roles=("judge",))
-    add_out_dir(calibrate, "run directory (resumable: rerun to continue); not used with --recorded",
+    add_out_dir(calibrate, "run directory (resumable: rerun to continue); refused with --recorded, which writes nothing",
                 required=False)
     add_restart(calibrate)
     add_progress(calibrate)
@@ -128,6 +128,10 @@ def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
     from memeval.scoring.calibration import identity_line, leniency_table
     from memeval.scoring.leniency import RECORDED_JUDGE, RECORDED_MODEL, RECORDED_RUNS, recorded_leniency
 
+    if args.out:  # nothing to store: every table reads the recorded rates from the fetched audit itself
+        raise InputError("--out", args.out, "is not used with --recorded: the audit's recorded rates are read from "
+                         "the fetched audit wherever a J is shown, and nothing is written; drop --out, or drop "
+                         "--recorded to measure the judge with a run stored there")
     if args.questions is not None:
         raise InputError("--recorded", f"--questions {args.questions}", "the recorded rates are over every question")
     if args.judge != RECORDED_JUDGE:

@@ -193,8 +193,21 @@ def _import(args: argparse.Namespace) -> int:
             print(f"  skipped (invalid): {shown(skipped)}")
         if "recorded" in report:
             print(recorded_line(report["recorded"]))
-        print(f"next: memeval locomo run --systems {args.system} --out {args.out} [--judge binary]")
+        print(next_steps(args.system, args.out, bool(report.get("recorded", {}).get("rows"))))
     return 0
+
+
+def next_steps(system: str, out: str, recorded: bool) -> str:
+    """What to type after an import, with the folder as the user typed it. Recorded judgments need no key: the
+    offline next steps are the tables; a re-judging `locomo run` needs one, so it is offered only without them."""
+    import shlex
+
+    folder = shown(shlex.quote(out))
+    if not recorded:
+        return f"next: memeval locomo run --systems {shown(shlex.quote(system))} --out {folder} [--judge binary]"
+    trust = shown(shlex.quote(out.rstrip("/") + "-trust" if out.rstrip("/") else "trust"))
+    return (f"next (offline, no key needed): memeval results {folder}\n"
+            f"      memeval locomo trust {folder} --published --out {trust}")
 
 
 def recorded_line(recorded: dict) -> str:

@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "F1 (no server needed)", "memeval view reports/artifacts/02_full_run/*/run\n"
                    "  memeval view runs/claude runs/gpt --output compare.html")
     view.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                      help="one or more `locomo run` directories (other tasks: their report.md)")
+                      help="one or more `locomo run` or `locomo import` directories (other tasks: their "
+                           "report.md)")
     add_output_file(view, "the page to write (default RUN_DIR/view.html for one run; required for several)",
                     required=False)
     add_answer_key(view)

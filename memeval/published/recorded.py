@@ -82,6 +82,34 @@ def recorded_notes(rows: Iterable, key=None) -> list[str]:
     return notes
 
 
+def stated_prompt(row) -> str:
+    """The judge prompt an imported row's producer stated (`locomo import --judge-prompt`), read back from the
+    prompt version the importer wrote: "recorded, not re-run (prompt …)"."""
+    from memeval.published.detailed import NOT_STATED
+
+    version = getattr(row, "prompt_version", None) or ""
+    head = f"{RECORDED} (prompt "
+    return version[len(head):-1] if version.startswith(head) and version.endswith(")") else NOT_STATED
+
+
+def _prompt_sentence(judgments: Mapping[str, Iterable]) -> str:
+    """Which judge prompt each system's recorded judgments were made with, as its import stated it."""
+    from memeval.published.detailed import NOT_STATED
+
+    by_prompt: dict[str, list[str]] = {}
+    for name, rows in judgments.items():
+        for prompt in sorted({stated_prompt(r) for r in rows}):
+            by_prompt.setdefault(prompt, []).append(name)
+    if set(by_prompt) <= {NOT_STATED}:
+        return "Their judge prompt is not stated by the file (`--judge-prompt` states it at import)."
+    if len(by_prompt) == 1:
+        (prompt,) = by_prompt
+        return f"Their judge prompt: {prompt}."
+    return "Their judge prompt: " + "; ".join(
+        f"{', '.join(names)}: {prompt}"
+        for prompt, names in by_prompt.items()) + "."
+
+
 def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: str | None = None) -> str:
     """report.md's J table of a recorded protocol: per category and overall the per-run mean ± the population
     std over runs, the majority vote, the run scores and who judged (`leniency`: that judge's measured
@@ -101,7 +129,7 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
                      f"{_pct(stats.mean)} ± {_pct(stats.std)}", _pct(stats.majority),
                      " / ".join(_pct(s) for s in stats.run_scores) or "–", stats.judged])
     notes = [f"{RECORDED.capitalize()}: the judge labels the imported file's producer recorded; memeval sent no "
-             "judge request for them, and their judge prompt is not stated by the file. Each cell is the mean of "
+             f"judge request for them. {_prompt_sentence(judgments)} Each cell is the mean of "
              "the per-run accuracies (the EverMemOS framework's primary figure) ± their population standard "
              "deviation (np.std over runs); a category's run divides by all its questions, as the framework does. "
              "Majority vote: a question counts when more than half of its runs accepted it.", leniency]

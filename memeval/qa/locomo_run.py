@@ -69,16 +69,27 @@ NO_JUDGE_NOTE = ("J skipped: no judge was requested. Run with `--judge graded` (
                  "ANTHROPIC_API_KEY set, or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
 
 
-def no_judge_note(config: LocomoRunConfig) -> str:
+def no_judge_note(config: LocomoRunConfig, imported: dict | None = None, systems: list[str] | None = None) -> str:
     """Why J is missing and what would fill it. Under --llm local every role's model is one the user's server
-    at OPENAI_BASE_URL serves, named with --ROLE-model: an API key is not what is missing there."""
+    at OPENAI_BASE_URL serves, named with --ROLE-model: an API key is not what is missing there. Imported systems
+    that brought their file's judgments do have a J (recorded, not re-run): the note says whose J is missing."""
+    recorded = [name for name in (systems or ()) if isinstance((imported or {}).get(name, {}).get("judge"), dict)]
+    if recorded and len(recorded) == len(systems or ()):
+        return (f"No judge was requested, so memeval sent no judge request; the J shown is the imported files' own "
+                f"recorded judgments ({', '.join(recorded)}: recorded, not re-run).")
     if config.llm_backend != "local":
-        return NO_JUDGE_NOTE
-    judge = config.models.get("judge")
-    return ("J skipped: no judge was requested. Under --llm local the judge is a model your server at "
-            "OPENAI_BASE_URL serves: run with `--judge graded` (or `binary`) and "
-            + (f"`--judge-model {judge}` as now" if judge else "`--judge-model` naming it")
-            + ", or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
+        note = NO_JUDGE_NOTE
+    else:
+        judge = config.models.get("judge")
+        note = ("J skipped: no judge was requested. Under --llm local the judge is a model your server at "
+                "OPENAI_BASE_URL serves: run with `--judge graded` (or `binary`) and "
+                + (f"`--judge-model {judge}` as now" if judge else "`--judge-model` naming it")
+                + ", or point MEMEVAL_CACHE_DIR at a cache holding the judged run.")
+    if recorded:
+        note = note.replace("J skipped: no judge was requested.", "J skipped for the systems without recorded "
+                            "judgments: no judge was requested.", 1)
+        note += f" The J of {', '.join(recorded)} is their imported files' recorded judgments (recorded, not re-run)."
+    return note
 
 
 @dataclass
@@ -299,7 +310,7 @@ class LocomoTask(Task):
 
     @property
     def no_judge_note(self) -> str:
-        return no_judge_note(self.config)
+        return no_judge_note(self.config, getattr(self, "imported", {}), [s.label for s in getattr(self, "systems", ())])
 
     def validate(self) -> None:
         self.config.validate()

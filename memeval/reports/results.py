@@ -219,6 +219,7 @@ class Column:
     extra: dict[tuple[str, str, str], list[Scored]] = field(default_factory=dict)  # answer length, J by category
     leniency: dict[str, str] = field(default_factory=dict)  # judge protocol → its measured leniency sentence
     notes: list[str] = field(default_factory=list)  # recorded judgments: how the file's own judge scored
+    unjudged: dict[tuple[str, str], int] = field(default_factory=dict)  # (system, protocol): no J on this key
 
     @property
     def commit(self) -> str | None:
@@ -287,10 +288,12 @@ def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list,
     return kept, f1, b1, recall
 
 
-def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None) -> tuple[dict, str, dict]:
+def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None,
+                    unjudged: dict | None = None) -> tuple[dict, str, dict]:
     """(system, group, metric) → the scored questions of that cell under the answer `key` (default: the
     original), and the B1 mode; then the cells only the power and length tables show: answer length in words,
-    and J per category when `by_category`."""
+    and J per category when `by_category`. `unjudged` is filled with the (system, protocol) that have no J under
+    the corrected key (memeval.scoring.keyed.unjudged_changes): their J cells are left out."""
     answers = answer_columns(RunDir(run).answers, progress)
     out: dict[tuple[str, str, str], list[Scored]] = {}
     extra: dict[tuple[str, str, str], list[Scored]] = {}
@@ -315,13 +318,16 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audi
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
-        from memeval.scoring.keyed import keyed_judgments
+        from memeval.scoring.keyed import keyed_judgments, unjudged_changes
 
         cells = [_Judged(*cell) for cell in zip(judged.system, judged.protocol, judged.sample_id,
                                                   judged.conversation_id, judged.category, judged.mean,
                                                   judged.answer_key, strict=True)]
+        missing = unjudged_changes(cells, key)
+        if unjudged is not None:
+            unjudged.update(missing)
         for system, protocol, sample, conversation, category, mean, _ in keyed_judgments(cells, key):
-            if category in QA_CATEGORIES:
+            if category in QA_CATEGORIES and (system, protocol) not in missing:
                 out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
                     Scored(sample, conversation, mean))
                 if by_category:
@@ -354,6 +360,8 @@ def locomo_rows(column: Column) -> list[ResultRow]:
     base = {"directory": column.directory, "kind": "locomo run", "commit": column.commit, "command": column.command}
     out = []
     for (system, group, metric), scored in [*column.samples.items(), *column.extra.items()]:
+        if not scored:  # a J with no value on this key: the row below says so
+            continue
         values, clusters = [s.value for s in scored], [s.conversation_id for s in scored]
         value, low, high, unit = _interval(values, clusters)
         protocol = _protocol(metric)
@@ -364,6 +372,10 @@ def locomo_rows(column: Column) -> list[ResultRow]:
         out.append(ResultRow(**base, system=system, group=group, metric=metric, value=value, ci_low=low,
                              ci_high=high, n=len(scored), resampled=unit, mde=_finite(power.mde),
                              leniency=None if protocol is None else column.leniency.get(protocol, NOT_MEASURED)))
+    for system, protocol in column.unjudged:  # no J on this key: a row that says so, its reason in the notes
+        out.append(ResultRow(**base, system=system, group=OVERALL, metric=f"J ({protocol} judge)", value=math.nan,
+                             ci_low=None, ci_high=None, n=0, resampled=NOT_ON_KEY,
+                             leniency=column.leniency.get(protocol, NOT_MEASURED)))
     return out
 
 
@@ -572,8 +584,11 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             answer_key, audit, conversations = _run_key(column.manifest, key, ambiguous, keys)
             key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
             column.samples, column.b1_mode, column.extra = _locomo_samples(Path(column.directory), by_category,
-                                                                           progress, answer_key, audit)
-            _recorded(column, answer_key)
+                                                                           progress, answer_key, audit,
+                                                                           column.unjudged)
+            _recorded(column, answer_key, column.unjudged)
+            for system, protocol in column.unjudged:
+                column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
             column.leniency = leniency_by_protocol(column.manifest, {_protocol(m) for _, _, m in column.samples
                                                                      if _protocol(m)})
             rows += locomo_rows(column) + _system_pairs(column)
@@ -589,15 +604,19 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     return Comparison(columns, rows, by_category, pairs, key_notes)
 
 
-def _recorded(column: Column, key) -> None:
+def _recorded(column: Column, key, unjudged: dict | None = None) -> None:
     """An imported file's recorded judgments: the majority vote as a cell beside their J (the per-run mean), and a
-    note with the population std over runs (memeval/published/recorded.py)."""
+    note with the population std over runs (memeval/published/recorded.py). A judge with no J under the corrected
+    key (`unjudged`) gets one note saying why, and neither figure."""
     from memeval.published.recorded import load_recorded, majority_cells, recorded_notes, under_key
+    from memeval.scoring.keyed import unjudged_notes
 
-    rows = under_key(load_recorded(RunDir(column.directory).judgments), key)
+    unjudged = unjudged or {}
+    rows = [r for r in under_key(load_recorded(RunDir(column.directory).judgments), key)
+            if (r.system, r.protocol) not in unjudged]
     column.samples.update({cell: [Scored(*vote) for vote in votes]
                            for cell, votes in majority_cells(rows, OVERALL).items()})
-    column.notes = recorded_notes(rows, key)
+    column.notes = recorded_notes(rows, key) + unjudged_notes(unjudged)
 
 
 def _share(a: Column, b: Column) -> bool:
@@ -636,11 +655,14 @@ def number(value: float | None, places: int, signed: bool = False) -> str:
     return f"{value:+.{places}f}" if signed and value != 0 else f"{value:.{places}f}"
 
 
+NOT_ON_KEY = "not judged on this key"  # a J row with no value under the corrected key (keyed.unjudged_changes)
 UNITS = {"conversations": "conversation", "questions": "question", "packages": "package"}
 
 
 def cell(r: ResultRow) -> str:
     """"6.6 [5.7, 7.4]", or the estimate and "n/a (1 conversation)" when fewer than two units were resampled."""
+    if r.resampled == NOT_ON_KEY:
+        return "– (not judged on this key)"
     signed = r.kind == PAIRED
     places = decimals(r.ci_low, r.ci_high, _default_places(r.metric))
     value = number(r.value, places, signed)
@@ -873,7 +895,7 @@ def _interval_notes(rows: Sequence[ResultRow], precision: bool = True) -> list[s
     boot = f"{N_BOOT:,} resamples"
     out = [f"95% CI, rows resampling {unit}: {METHODS[unit].format(boot=boot)}."
            for unit in METHODS if any(r.resampled == unit for r in rows)]
-    if any(r.ci_low is None for r in rows):
+    if any(r.ci_low is None and r.resampled != NOT_ON_KEY for r in rows):
         out.append("n/a: fewer than two units to resample (one question, package or conversation), so there is no "
                    "interval; a bootstrap would only repeat the value.")
     if rows and precision:

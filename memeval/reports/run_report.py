@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import combinations
 from operator import attrgetter
 
@@ -141,11 +142,13 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
 
 
 def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000,
-                 unscored: str = "no question scored by both systems") -> str:
+                 unscored: str = "no question scored by both systems", scale: float = 100.0) -> str:
     """Every pair of systems over the questions both scored; `unscored` says why there is no pair when two or
-    more systems share no scored question (a judge that labelled nothing: "no judged questions")."""
-    headers = ["A − B", "mean difference ×100", "95% CI (clustered)", "n (in common)", "A better", "B better",
-               "ties"]
+    more systems share no scored question (a judge that labelled nothing: "no judged questions"). `scale`: 100
+    for F1 (0–1), 1 for J, whose scores are on 0–100 already."""
+    fmt = partial(_fmt, scale=scale)
+    headers = ["A − B", "mean difference ×100" if scale == 100 else "mean difference", "95% CI (clustered)",
+               "n (in common)", "A better", "B better", "ties"]
     body = []
     for a, b in combinations(systems, 2):
         rows_a = [r for r in systems[a] if r.category in QA_CATEGORIES]
@@ -153,7 +156,7 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
         d = paired_difference(rows_a, rows_b, value, a, b, n_boot=n_boot)
         if d.n == 0:
             continue
-        body.append([f"{a} − {b}", _fmt(d.mean_difference), ci_cell(d.low, d.high, _fmt, d.clusters), d.n,
+        body.append([f"{a} − {b}", fmt(d.mean_difference), ci_cell(d.low, d.high, fmt, d.clusters), d.n,
                      d.a_better, d.b_better, d.ties])
     if not body:
         return "Only one system: no paired comparison." if len(systems) < 2 else \
@@ -368,5 +371,5 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
             judged = any(j.mean is not None for rows in by_system.values() for j in rows)
             parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(
                 {name: list(by_system.get(name, ())) for name in answers}, attrgetter("mean"),
-                unscored="no question judged for both systems" if judged else "no judged questions")]
+                unscored="no question judged for both systems" if judged else "no judged questions", scale=1.0)]
     return "\n".join(parts) + "\n"

@@ -117,6 +117,45 @@ def keyed_judgments(judgments: Iterable[JudgmentRow], key, golds: dict[str, obje
     return out
 
 
+def unjudged_changes(judgments: Iterable, key, golds: dict[str, object] | None = None) -> dict[tuple[str, str], int]:
+    """(system, protocol) → the questions of categories 1–4 whose gold the corrected `key` changes that it judged
+    on the original gold only. Such a judge has no J under that key: the questions it kept are the excluded key's
+    set, and a number over them would pass a partial set off as the corrected J."""
+    from memeval.categories import QA_CATEGORIES
+
+    if key is None or key.mode != "corrected":
+        return {}
+    rows = list(judgments)
+    keyed = {(j.system, j.protocol, j.sample_id) for j in rows if j.answer_key == key.mode}
+    out: dict[tuple[str, str], int] = {}
+    for j in rows:
+        entry = key.affected(j.sample_id) if j.answer_key == "original" and j.category in QA_CATEGORIES else None
+        if entry is None:
+            continue
+        original = (golds or {}).get(j.sample_id, entry.golden_answer)
+        kept, gold = changed_gold(key, j.sample_id, original)
+        if kept and str(gold) != str(original) and (j.system, j.protocol, j.sample_id) not in keyed:
+            out[(j.system, j.protocol)] = out.get((j.system, j.protocol), 0) + 1
+    return out
+
+
+def unjudged_notes(missing: dict[tuple[str, str], int]) -> list[str]:
+    """Why a J under the corrected key is "–": one line per judge protocol (`unjudged_changes`)."""
+    from memeval.published.detailed import is_recorded
+
+    out = []
+    for protocol in dict.fromkeys(p for _, p in missing):
+        systems = [s for s, p in missing if p == protocol]
+        counts = ", ".join(f"{s} {missing[(s, protocol)]}" for s in systems)
+        out.append(f"J ({protocol} judge) under the corrected key: – for {', '.join(systems)} " + (
+            f"(not judged on this key): recorded judgments graded the original gold and cannot be re-run on the "
+            f"questions the key corrects ({counts}); `--key excluded` leaves those questions out."
+            if is_recorded(protocol) else
+            f"(not re-judged on this key: {counts} corrected questions judged on the original gold only): "
+            "`memeval locomo run … --key corrected` re-judges them (cached answers, new judge requests only)."))
+    return out
+
+
 def key_notes(key, audit, conversations) -> list[str]:
     """What a LoCoMo table says of its key: the key used (`AnswerKey.label`), and the ceiling of a perfect system
     under the original key per category and overall when the audit is fetched; when it is not, one line saying
