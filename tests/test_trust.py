@@ -228,25 +228,37 @@ def test_the_audits_wrong_answer_sets_are_reference_sets_never_paired(world, cli
     assert "Not ranked or paired: audit-v1-specific-wrong, audit-v2-vague-wrong" in (out / "trust.md").read_text()
 
 
-def test_inputs_are_refused_before_anything_is_imported_or_written(world, cli, tmp_path):
-    data = world / "locomo10.json"
+def test_a_missing_run_is_refused_before_the_published_runs_are_imported(world, cli, tmp_path):
     out = tmp_path / "x"
-    missing = cli("locomo", "trust", tmp_path / "nonexistent", "--published", "--data", data, "--out", out)
+    missing = cli("locomo", "trust", tmp_path / "nonexistent", "--published", "--data", world / "locomo10.json",
+                  "--out", out)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nonexistent" in missing.stderr
     assert not out.exists(), "nothing imported into --out/published"
+
+
+def test_an_audit_dir_that_is_a_file_is_refused(world, cli, tmp_path):
     a_file = tmp_path / "audit.txt"
     a_file.write_text("not an audit")
-    refused = cli("locomo", "trust", world / "run", "--published", "--audit-dir", a_file, "--data", data,
-                  "--out", out)
+    out = tmp_path / "x"
+    refused = cli("locomo", "trust", world / "run", "--published", "--audit-dir", a_file, "--data",
+                  world / "locomo10.json", "--out", out)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--audit-dir" in refused.stderr
-    assert not out.exists()
+    assert not out.exists() and a_file.read_text() == "not an audit"
+
+
+def test_an_out_that_is_a_run_directory_is_refused(world, cli):
     before = sorted(p.name for p in (world / "run").iterdir())
-    into_run = cli("locomo", "trust", world / "run", "--published", "--data", data, "--out", world / "run")
+    into_run = cli("locomo", "trust", world / "run", "--published", "--data", world / "locomo10.json",
+                   "--out", world / "run")
     assert into_run.returncode == 2 and into_run.stderr.count("\n") == 1 and "--out" in into_run.stderr
     assert sorted(p.name for p in (world / "run").iterdir()) == before, "nothing lands inside the run"
-    report = cli("locomo", "trust", world / "run" / "report.md", "--data", data, "--out", out)
+
+
+def test_a_file_named_as_a_run_is_said_to_be_a_file(world, cli, tmp_path):
+    report = cli("locomo", "trust", world / "run" / "report.md", "--data", world / "locomo10.json",
+                 "--out", tmp_path / "x")
     assert report.returncode == 2 and report.stderr.count("\n") == 1
-    assert "is a file, not a run directory" in report.stderr and not out.exists()
+    assert "is a file, not a run directory" in report.stderr and not (tmp_path / "x").exists()
 
 
 def test_the_suggested_trust_command_is_the_path_as_typed_and_out_of_the_checkout(world, tmp_path, monkeypatch):
