@@ -176,3 +176,16 @@ def test_fetch_dest_naming_a_file_names_the_flag(under, tmp_path, cli):
 
 def test_fetch_help_names_the_evermemos_protocol(cli):
     assert "EverMemOS" in " ".join(cli("data", "fetch", "--help").stdout.split())
+
+
+def test_report_under_the_corrected_key_shows_no_j_over_a_partial_set(audited, tmp_path, cli):
+    cli("locomo", "run", "--data", tmp_path / "locomo10.json", "--systems", "pub", "--key", "corrected", "--out",
+        audited, "--no-progress", check=True)
+    report = (audited / "report.md").read_text()
+    recorded = report[report.index("## J recorded in the imported files"):].split("\n\n")[1]
+    row = next(line for line in recorded.splitlines() if line.startswith("| pub |"))
+    assert "– (not judged on this key)" in row and "100.00" not in row, row
+    accounting = report[report.index("## Judge accounting (evermemos_recorded)"):].split("\n\n")[2]
+    assert next(line for line in accounting.splitlines() if line.startswith("| pub |")).split(" | ")[5] == "–"
+    assert "(not judged on this key): recorded judgments graded the original gold" in report
+    assert "(not re-judged on this key" in report

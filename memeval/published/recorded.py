@@ -100,6 +100,8 @@ def _prompt_sentence(judgments: Mapping[str, Iterable]) -> str:
     for name, rows in judgments.items():
         for prompt in sorted({stated_prompt(r) for r in rows}):
             by_prompt.setdefault(prompt, []).append(name)
+    if not by_prompt:  # no system has a recorded J here (none on this key)
+        return ""
     if set(by_prompt) <= {NOT_STATED}:
         return "Their judge prompt is not stated by the file (`--judge-prompt` states it at import)."
     if len(by_prompt) == 1:
@@ -121,6 +123,10 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
     body = []
     for name, rows in judgments.items():
         rows = [r for r in rows if r.category in QA_CATEGORIES]
+        if not rows:  # none that count on this key (memeval.scoring.keyed.unjudged_changes; the note says why)
+            body.append([name, f"{protocol} ({RECORDED})", *["–"] * len(QA_CATEGORIES), "– (not judged on this key)",
+                         "–", "–", 0])
+            continue
         stats = recorded_stats(rows)
         models = ", ".join(sorted({r.judge_model or "not recorded" for r in rows}))
         cells = [f"{_pct(s.mean)} ± {_pct(s.std)}" if (s := stats.by_category.get(c)) and s.mean is not None
@@ -129,7 +135,7 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
                      f"{_pct(stats.mean)} ± {_pct(stats.std)}", _pct(stats.majority),
                      " / ".join(_pct(s) for s in stats.run_scores) or "–", stats.judged])
     notes = [f"{RECORDED.capitalize()}: the judge labels the imported file's producer recorded; memeval sent no "
-             f"judge request for them. {_prompt_sentence(judgments)} Each cell is the mean of "
+             f"judge request for them. {_prompt_sentence(judgments)}".rstrip() + " Each cell is the mean of "
              "the per-run accuracies (the EverMemOS framework's primary figure) ± their population standard "
              "deviation (np.std over runs); a category's run divides by all its questions, as the framework does. "
              "Majority vote: a question counts when more than half of its runs accepted it.", leniency]

@@ -464,12 +464,15 @@ class LocomoTask(Task):
                 keyed_judgments(judgments, self.answer_key, golds))
 
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
-        from memeval.scoring.keyed import key_notes
+        from memeval.scoring.keyed import key_notes, unjudged_changes, unjudged_notes
 
         stored = (answers, judgments)  # every key's rows: the trust section sets the keys side by side
+        unjudged = unjudged_changes(judgments, self.answer_key, {a.sample_id: a.gold for a in answers})
         answers, judgments = self.keyed(answers, judgments)
-        notes = [*notes, *key_notes(self.answer_key, self.audit, self.locomo)]
-        by_system, by_protocol = self.grouped(answers, judgments)
+        notes = [*notes, *key_notes(self.answer_key, self.audit, self.locomo), *unjudged_notes(unjudged)]
+        by_system, by_protocol = self.grouped(answers, [j for j in judgments if (j.system, j.protocol) not in unjudged])
+        for system, protocol in unjudged:  # its row stays, "–": a J over the rest would be the excluded key's
+            by_protocol.setdefault(protocol, {})[system] = []
         title = "LoCoMo prototype report" if self.config.questions == "prototype" else "LoCoMo evaluation report"
         judge_model = client.model_for("judge") if client is not None and self.config.judge != "none" else None
         from memeval.invocation import load_manifest

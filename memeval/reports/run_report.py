@@ -259,7 +259,8 @@ def j_length_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgment
 
 def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str) -> str:
     """Judged vs all questions (strict accuracy counts an unjudged question as 0), and answer length, which
-    generous grading rewards."""
+    generous grading rewards. A system whose rows are an empty list has no J on the run's key (its changed
+    questions were never judged on it: memeval.scoring.keyed.unjudged_changes), so no strict J either."""
     headers = ["System", "questions", "judged", "runs failed", "J over judged", "J strict (all)",
                "answer words (mean)"]
     body = []
@@ -269,7 +270,8 @@ def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, 
         means = [j.mean for j in judged if j.mean is not None]
         failed_runs = sum(sum(1 for s in j.scores if s < 0) for j in judged)
         over_judged = float(np.mean(means)) if means else None
-        strict = float(np.sum(means)) / len(eligible) if eligible else None
+        off_key = name in judgments and not judgments[name]
+        strict = float(np.sum(means)) / len(eligible) if eligible and not off_key else None
         words = _mean(len(str(r.prediction).split()) for r in eligible)
         body.append([name, len(eligible), len(means), failed_runs, _fmt(over_judged, 1.0),
                      _fmt(strict, 1.0), _fmt(words, 1.0, 1)])
