@@ -173,6 +173,24 @@ def test_published_runs_come_from_the_fetched_audit_once(world, cli):
     assert "audit-v1-specific-wrong" in {c["system"].split(" · ")[-1] for c in doc["cells"]}
 
 
+def test_a_published_file_the_user_already_imported_is_not_imported_again(world, cli):
+    """`trust MINE --published` after importing one of the audit's files into MINE: that run appears once (the
+    user's import), the other five come from the audit."""
+    from memeval.audit.sources import AUDIT_FILES
+
+    mine = world / "mine"
+    source = world / "audit" / AUDIT_FILES["fc_gpt-4o-mini-memos"].path
+    cli("locomo", "import", source, "--format", "evermemos", "--system", "my-fc", "--judge-prompt", "evermemos",
+        "--data", world / "locomo10.json", "--out", mine, check=True)
+    out = world / "trust-mine"
+    cli("locomo", "trust", mine, "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    assert sorted(p.name for p in (out / "published").iterdir()) == sorted([
+        "fc-gpt-4o-mini-cot", "fc-gpt-4.1-mini-memos", "fc-gpt-4.1-mini-cot", "audit-v1-specific-wrong",
+        "audit-v2-vague-wrong"])
+    systems = {c["system"].split(" · ")[-1] for c in json.loads((out / "trust.json").read_text())["cells"]}
+    assert "my-fc" in systems and "fc-gpt-4o-mini-memos" not in systems
+
+
 def test_a_directory_that_is_no_run_is_one_line(world, cli, tmp_path):
     (tmp_path / "empty").mkdir()
     result = cli("locomo", "trust", tmp_path / "empty", "--data", world / "locomo10.json", "--out", tmp_path / "o")

@@ -205,7 +205,9 @@ def next_steps(system: str, out: str, recorded: bool) -> str:
     folder = shown(shlex.quote(out))
     if not recorded:
         return f"next: memeval locomo run --systems {shown(shlex.quote(system))} --out {folder} [--judge binary]"
-    trust = shown(shlex.quote(out.rstrip("/") + "-trust" if out.rstrip("/") else "trust"))
+    from memeval.reports.trust import suggested_out
+
+    trust = shown(shlex.quote(suggested_out(out)))
     return (f"next (offline, no key needed): memeval results {folder}\n"
             f"      memeval locomo trust {folder} --published --out {trust}")
 

@@ -32,18 +32,19 @@ def _trust(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memeval.errors import InputError
-    from memeval.reports.trust import check_inputs, import_published, write_trust
+    from memeval.reports.trust import already_imported, check_inputs, import_published, write_trust
     from memeval.safe_text import shown
 
     runs = list(args.runs)
     check_inputs(runs, args.out, args.audit_dir)
     if args.published:
-        from memeval.audit.store import FETCH_COMMAND, audit_dir
+        from memeval.audit.store import FETCH_COMMAND, audit_dir, audit_path
+        from memeval.reports.trust import PUBLISHED
 
-        found = import_published(Path(args.out) / "published", args.audit_dir, args.data)
-        if not found:
+        if not any(audit_path(name, args.audit_dir) for name in PUBLISHED):
             raise InputError("--published", str(audit_dir(args.audit_dir)), "the LoCoMo audit is not fetched there; "
                              f"fetch it with `{FETCH_COMMAND}`")
+        found = import_published(Path(args.out) / "published", args.audit_dir, args.data, already_imported(runs))
         runs += [str(p) for p in found]
     if not runs:
         raise InputError("memeval locomo trust", "RUN_DIR", "name at least one run directory, or --published")

@@ -391,11 +391,26 @@ PUBLISHED = {"fc_gpt-4o-mini-memos": "fc-gpt-4o-mini-memos", "fc_gpt-4o-mini-cot
              "v1_scored": "audit-v1-specific-wrong", "v2_scored": "audit-v2-vague-wrong"}
 
 
-def import_published(out: str | Path, audit_dir: str | Path | None = None, data: str | Path | None = None
-                     ) -> list[Path]:
+def already_imported(runs) -> set[str]:
+    """The SHA-256 of every file the given runs imported (their manifests' `imported` entries)."""
+    from memeval.rundir import read_manifest
+
+    found = set()
+    for run in runs:
+        imported = (read_manifest(Path(run)) or {}).get("imported")
+        for entry in (imported.values() if isinstance(imported, dict) else ()):
+            if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+                found.add(entry["sha256"])
+    return found
+
+
+def import_published(out: str | Path, audit_dir: str | Path | None = None, data: str | Path | None = None,
+                     skip: set[str] | frozenset[str] = frozenset()) -> list[Path]:
     """The audit's six published runs (EverMemOS `detailed_results` files, checked against their pinned SHA-256),
     each imported once into `out`/<system> with its recorded judgments; a file already imported there is kept as
-    it is. Returns the run directories of the files fetched (none when the audit is not)."""
+    it is, and a file whose SHA-256 is in `skip` (imported by a run the report already shows) is not imported
+    again. Returns the run directories of the files fetched and not skipped (none when the audit is not)."""
+    from memeval.audit.sources import AUDIT_FILES
     from memeval.audit.store import audit_path
     from memeval.qa.importer import import_answers
     from memeval.rundir import read_manifest
@@ -404,7 +419,7 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
     dirs = []
     for name, system in PUBLISHED.items():
         source = audit_path(name, audit_dir)
-        if source is None:
+        if source is None or AUDIT_FILES[name].sha256 in skip:
             continue
         target = Path(out) / system
         imported = (read_manifest(target) or {}).get("imported") or {}
@@ -862,7 +877,8 @@ def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Pa
 
     out = Path(out)
     check_inputs(runs, out, audit_dir)
-    runs = [*runs, *(import_published(out / "published", audit_dir, data) if published else [])]
+    runs = [*runs, *(import_published(out / "published", audit_dir, data, already_imported(runs)) if published
+                     else [])]
     doc = trust_document(runs, audit_dir, data, ambiguous)
     out.mkdir(parents=True, exist_ok=True)
     figures_dir = Path(figures_dir) if figures_dir is not None else out / "figures"
