@@ -233,6 +233,20 @@ def _write_mem0_results(cwd: Path, inputs) -> None:
                                         for i, q in enumerate(first.qa[:6]) if q.category != 5]}))
 
 
+def _write_evermemos(cwd: Path, inputs, name: str, metadata: dict) -> None:
+    """An EverMemOS `detailed_results` file over conv-26's first questions (this test's answers and labels)."""
+    target = cwd / name
+    if target.exists():
+        return
+    first = inputs.conversations[0]
+    items = [{"question_id": f"locomo_0_qa{i}", "question": q.question, "golden_answer": str(q.answer),
+              "generated_answer": str(q.answer) if i % 2 else "not mentioned", "category": str(q.category),
+              "llm_judgments": {f"judgment_{r + 1}": bool(i % 2) or r == 0 for r in range(3)}}
+             for i, q in enumerate(first.qa[:8]) if q.category != 5]
+    target.write_text(json.dumps({"total_questions": len(items), "detailed_results": {"locomo_exp_user_0": items},
+                                  **({"metadata": metadata} if metadata else {})}))
+
+
 def _write_mem0_store(cwd: Path, inputs, name: str = "store.json") -> None:
     target = cwd / name
     if target.exists():
@@ -267,6 +281,12 @@ PLACEHOLDERS = {
                                    _write_plugin),
     "results.json": ("another harness's answers in Mem0's results format (conv-26's first questions)",
                      _write_mem0_results),
+    "eval_results.json": ("an EverMemOS `detailed_results` file with its metadata (conv-26's first questions)",
+                          lambda cwd, inputs: _write_evermemos(cwd, inputs, "eval_results.json",
+                                                               {"judge_model": "gpt-4o-mini", "num_runs": 3})),
+    "ap_eval_results_scored.json": ("an EverMemOS `detailed_results` file without metadata, as the audit's scored "
+                                    "files", lambda cwd, inputs: _write_evermemos(cwd, inputs,
+                                                                                   "ap_eval_results_scored.json", {})),
     "store.json": ("a Mem0 store export: turns of conv-26's first sessions as memories", _write_mem0_store),
     "runs/mem0/stores/mem0.json": ("the store a `--systems mem0` run keeps (Mem0's get_all shape)",
                                    lambda cwd, inputs: _write_mem0_store(cwd, inputs, "runs/mem0/stores/mem0.json")),
