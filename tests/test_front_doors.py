@@ -119,10 +119,10 @@ NOT_RUN = {
     # test_import_evermemos.py, test_answer_key_modes.py, test_trust.py and test_judge_calibration.py run each
     # path on files of the tests' own wording with the pins swapped in-process.
     "memeval data fetch locomo-audit --source ~/src/locomo-audit": AUDIT_COPY,
-    "memeval data fetch protocols --source ~/src/EverMemOS": "needs the reader's copy of EverMind-AI/EverMemOS "
-                                                             "(tests/test_evermemos_protocol.py)",
+    "memeval data fetch protocols --source ~/src/EverMemOS/evaluation/config/prompts.yaml":
+        "needs the reader's copy of EverMind-AI/EverMemOS (tests/test_evermemos_protocol.py)",
     "memeval locomo import ~/src/locomo-audit/fc-baseline/results/gpt-4.1-mini-cot/eval_results.json --format "
-    "evermemos --system fc-4.1-mini-cot --judge-prompt evermemos --out runs/published": AUDIT_COPY,
+    "evermemos --system fc-gpt-4.1-mini-cot --judge-prompt evermemos --out runs/published": AUDIT_COPY,
     "memeval results runs/published --key corrected": AUDIT_COPY,
     "memeval locomo trust runs/own --published --out reports/trust": AUDIT_COPY,
     "memeval judge calibrate --judge evermemos --recorded": AUDIT_COPY,
