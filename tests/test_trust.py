@@ -315,8 +315,68 @@ def test_the_figures_keep_one_look_per_system_every_key_and_draw_each_difference
     doc = json.loads((out / "trust.json").read_text())
     pair = next(p for p in doc["pairs"] if p["key"] == "original" and p["measure"] == "F1" and p["se"] is not None)
     panel = next(p for p in mde["panels"] if p["title"] == "F1, original key")
-    series = next(s for s in panel["series"] if s["label"] == f"{pair['a']} − {pair['b']}")
+    series = next(s for s in panel["series"] if s["name"] == f"{pair['a']} − {pair['b']}" and s["kind"] == "point")
     assert pair["difference"] in series["y"]
     leniency = figures["trust_leniency"]
     assert "leniency_gold" not in {s["name"] for p in leniency["panels"] for s in p["series"]}
     assert "gold answers: not measured for any judge here, so not drawn" in leniency["caption"]
+
+
+def test_a_run_holding_junk_is_refused_before_the_published_runs_are_imported(world, cli, tmp_path):
+    """Everything the report reads is read before --published imports anything: no published/ left behind."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "answers.jsonl").write_text('{"junk":1}\n')
+    out = tmp_path / "x"
+    refused = cli("locomo", "trust", bad, "--published", "--data", world / "locomo10.json", "--out", out)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "answers.jsonl" in refused.stderr
+    assert not out.exists(), "nothing imported into --out/published"
+    with pytest.raises(Exception, match="answers.jsonl"):
+        write_trust([world / "run", bad], out, data=world / "locomo10.json", published=True)
+    assert not out.exists()
+
+
+def test_pairs_are_drawn_unlike_any_system_and_the_noise_band_is_the_verdicts(world, cli):
+    out = world / "trust-pairs"
+    cli("locomo", "trust", world / "run", "--published", "--data", world / "locomo10.json", "--out", out, check=True)
+    figures = {p.stem: json.loads(p.read_text()) for p in (out / "figures").glob("*.json")}
+    systems = {(s["colour"], s["marker"]) for n, f in figures.items() if n.startswith("trust_key_")
+               for p in f["panels"] for s in p["series"] if s["name"] != "ceiling"}
+    mde = figures["trust_mde"]
+    pairs = [s for p in mde["panels"] for s in p["series"] if s["kind"] == "point"]
+    assert pairs and systems
+    assert not {s["colour"] for s in pairs} & {c for c, _ in systems}, "a pair never wears a system's colour"
+    assert not {s["marker"] for s in pairs} & {m for _, m in systems}, "nor a system's marker"
+    doc = json.loads((out / "trust.json").read_text())
+    pair = next(p for p in doc["pairs"] if p["key"] == "original" and p["measure"] == "F1" and p["se"] is not None)
+    panel = next(p for p in mde["panels"] if p["title"] == "F1, original key")
+    band = next(s for s in panel["series"] if s["name"] == f"noise band ±1.96·SE {pair['a']} − {pair['b']}")
+    assert 1.959963984540054 * pair["se"] in band["y"], "the band is what the verdict uses, not the MDE"
+    assert "noise band the verdict uses" in mde["caption"] and "a smaller one can still be real" in mde["caption"]
+
+
+def test_the_report_lists_each_figure_with_its_caption(world, cli):
+    out = world / "trust-listed"
+    cli("locomo", "trust", world / "run", world / "pub", "--data", world / "locomo10.json", "--out", out, check=True)
+    text = (out / "trust.md").read_text()
+    section = text[text.index("### Figures"):]
+    for png in sorted((out / "figures").glob("*.png")):
+        caption = json.loads(png.with_suffix(".json").read_text())["caption"]
+        assert f"(<figures/{png.name}>): " in section and caption[:60] in section
+
+
+def test_a_j_above_the_ceiling_is_flagged_and_explained(world, cli):
+    """The made-up audit leaves multi-hop a ceiling of 0 and single-hop 66.7; the published run's recorded judge
+    gives 100 and 88.9 there: credit for answers that disagree with a gold the audit finds wrong."""
+    out = world / "trust-above"
+    cli("locomo", "trust", world / "pub", "--data", world / "locomo10.json", "--out", out, check=True)
+    text = (out / "trust.md").read_text()
+    assert "A J above the ceiling is credit given to answers that disagree with a gold answer the audit finds " \
+           "wrong" in text.split("### ")[1], "said under the ceilings"
+    row = next(line for line in text.splitlines() if line.startswith("| published-x | original |")
+               and "▲" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "100.0 ▲" and cells[5] == "88.9 ▲" and cells[3] == "16.7" and "▲" not in cells[4]
+    assert "▲ above the ceiling of a perfect system on the original key" in text
+    f1_rows = text[text.index("### F1"):text.index("### J")]
+    assert "▲" not in f1_rows, "F1 is not a judge's credit"

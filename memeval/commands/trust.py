@@ -32,7 +32,13 @@ def _trust(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memeval.errors import InputError
-    from memeval.reports.trust import already_imported, check_inputs, import_published, write_trust
+    from memeval.reports.trust import (
+        already_imported,
+        check_inputs,
+        check_readable,
+        import_published,
+        write_trust,
+    )
     from memeval.safe_text import shown
 
     runs = list(args.runs)
@@ -44,6 +50,7 @@ def _trust(args: argparse.Namespace) -> int:
         if not any(audit_path(name, args.audit_dir) for name in PUBLISHED):
             raise InputError("--published", str(audit_dir(args.audit_dir)), "the LoCoMo audit is not fetched there; "
                              f"fetch it with `{FETCH_COMMAND}`")
+        check_readable(runs, args.data)
         found = import_published(Path(args.out) / "published", args.audit_dir, args.data, already_imported(runs))
         runs += [str(p) for p in found]
     if not runs:

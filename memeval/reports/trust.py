@@ -103,6 +103,21 @@ def check_inputs(runs: Sequence[str | Path], out: str | Path | None = None,
                          "goes in a directory of its own, e.g. --out " + str(Path(out) / "trust"))
 
 
+def check_readable(runs: Sequence[str | Path], data: str | Path | None = None) -> None:
+    """Everything the report will read, read once before anything is imported or written: each run's manifest,
+    answers and judgments parse, and the LoCoMo data loads (a run holding junk is one line, with no published/
+    left behind)."""
+    paths = [Path(r) for r in runs]
+    if paths:
+        _load(paths)
+        _conversations(paths, data)
+    else:
+        from memeval.data.locomo import load_locomo
+        from memeval.data.paths import find_locomo
+
+        load_locomo(find_locomo(data))
+
+
 def _load(paths: Sequence[Path]) -> list[_System]:
     from memeval.invocation import load_manifest
     from memeval.records import load_answers, load_judgments
@@ -508,19 +523,29 @@ def trust_markdown(doc: TrustDocument) -> str:
                    "the share of questions whose gold answer the audit finds right (what an exact judge gives a "
                    "perfect system), and the F1 ×100 the audit's right answers get against the original gold.")
         out.append(markdown_table(["category", "ceiling (share right, %)", "F1 ceiling ×100"], rows))
+        out.append(ABOVE_CEILING)
     else:
         out.append("Not checked: only the original key is shown.")
     for measure in measures:
         out.append(f"### {md_text(measure if measure != 'F1' else 'F1 ×100 (official LoCoMo token F1)')}")
         out += _overall_table(doc, measure, cells, systems)
         per = []
+        flagged = False
         for system, _ in systems:
             for k in doc.keys:
                 if (system, measure, k, "overall") in cells:
-                    per.append([system, k, *[_fmt(cells[(system, measure, k, c)].value) for c in CATEGORIES]])
+                    row = [system, k]
+                    for c in CATEGORIES:
+                        value = cells[(system, measure, k, c)].value
+                        above = measure != "F1" and k == "original" and _above_ceiling(value, doc.ceilings.get(c))
+                        flagged |= above
+                        row.append(_fmt(value) + (f" {ABOVE_MARK}" if above else ""))
+                    per.append(row)
         out.append("Per category:")
         out.append(markdown_table(["system", "key", *[category_label(int(c)) for c in CATEGORIES[:-1]],
                                    "overall"], per))
+        if flagged:
+            out.append(f"{ABOVE_MARK} above the ceiling of a perfect system on the original key: " + ABOVE_CEILING)
     out.append("### Judge leniency")
     if doc.leniency:
         by_judge: dict[str, dict[str, TrustLeniency]] = {}
@@ -542,6 +567,30 @@ def trust_markdown(doc: TrustDocument) -> str:
     out.append("### Which differences are real")
     out += _differences(doc)
     return "\n\n".join(out) + "\n"
+
+
+ABOVE_MARK = "▲"
+ABOVE_CEILING = ("A J above the ceiling is credit given to answers that disagree with a gold answer the audit finds "
+                 "wrong: a lenient judge accepting them, or an answer matching the wrong gold.")
+
+
+def _above_ceiling(value: float | None, ceiling: float | None) -> bool:
+    """Beyond the ceiling by more than a rounding step, so a J equal to it as printed is never flagged."""
+    return value is not None and ceiling is not None and round(value, 1) > round(ceiling, 1)
+
+
+def _figures_section(out: Path, figures_dir: Path, drawn: list[tuple[str, str]]) -> str:
+    """Each figure linked relative to trust.md, with the caption its record carries (so the Markdown reader sees
+    what the PNG shows and does not show)."""
+    import os
+
+    from memeval.reports.tables import md_text
+
+    lines = ["### Figures"]
+    for name, caption in drawn:
+        link = Path(os.path.relpath(figures_dir / f"{name}.png", out)).as_posix()
+        lines.append(f"- [{md_text(name)}](<{link}>): {md_text(caption)}")
+    return "\n\n".join(lines) + "\n"
 
 
 def _differences(doc: TrustDocument) -> list[str]:
@@ -743,6 +792,8 @@ def key_figure(doc: TrustDocument, measure: str):
                + ("; the black dash is the ceiling a perfect system reaches under the original key" if ceiling else "")
                + "".join(f"; no {mode}-key panel data: {why}" for mode, why in absent.items())
                + "; reference answer sets are the audit's answers written to be wrong (they measure the judge)"
+               + ("; a J above the dash is credit given to answers that disagree with a gold answer the audit finds "
+                  "wrong (a lenient judge, or an answer matching the wrong gold)" if ceiling and measure != "F1" else "")
                + "; n/r: no score, or one from a single conversation (no interval can be drawn)"
                + ". It does not show the judge's leniency or whether two systems differ beyond noise (see the "
                "leniency and differences figures).")
@@ -801,13 +852,14 @@ def mde_figure(doc: TrustDocument):
 
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from memeval.publication.figure_rules import PER_CATEGORY
     from memeval.publication.marks import Panel, finish
     from memeval.publication.style import WIDTH_DOUBLE, style
 
     measures = list(dict.fromkeys(p.measure for p in doc.pairs))
-    looks = _looks(f"{p.a} − {p.b}" for p in doc.pairs)
+    numbers = {label: i + 1 for i, label in enumerate(dict.fromkeys(f"{p.a} − {p.b}" for p in doc.pairs))}
     whys = {c.measure: c.why for c in doc.cells if c.why and c.category == "overall"}
     with style():
         fig, axes = plt.subplots(len(measures), len(doc.keys), figsize=(WIDTH_DOUBLE, 0.4 + 2.2 * len(measures)),
@@ -821,21 +873,27 @@ def mde_figure(doc: TrustDocument):
                     _absent(ax, f"no {key}-key pair: {whys.get(measure) or 'fewer than two systems'}")
                 step = 0.7 / max(1, len(labels))
                 for i, label in enumerate(labels):
-                    colour, shape = looks[label]
                     by = {p.category: p for p in pairs if f"{p.a} − {p.b}" == label}
                     got = [by.get(c) for c in CATEGORIES]
                     ok = [g if g is not None and g.difference is not None and g.se is not None else None for g in got]
                     x = [k + 1 - 0.35 + step * (i + 0.5) for k in range(len(CATEGORIES))]
+                    noise = [Z95 * g.se if g else None for g in ok]
+                    mde = [g.mde if g else None for g in ok]
+                    for xv, n, m in zip(x, noise, mde, strict=True):
+                        if n is not None:
+                            ax.fill_between([xv - step * 0.45, xv + step * 0.45], -n, n, color=PAIR_BAND, lw=0,
+                                            zorder=1)
+                        if m is not None:
+                            ax.plot([xv - step * 0.4, xv + step * 0.4], [m, m], [xv - step * 0.4, xv + step * 0.4],
+                                    [-m, -m], color=PAIR_COLOUR, lw=0.9, ls=":", zorder=2)
+                    panel.record_cells(f"noise band ±1.96·SE {label}", [str(v) for v in x], noise,
+                                       uncertainty="exact")
+                    panel.record_cells(f"MDE {label}", [str(v) for v in x], mde, uncertainty="exact")
                     panel.points(label, x, [g.difference if g else None for g in ok],
                                  [g.difference - Z95 * g.se if g else None for g in ok],
                                  [g.difference + Z95 * g.se if g else None for g in ok], interval=INTERVAL,
-                                 mark=shape, colour=colour, size=12, label=label)
-                    mde = [g.mde if g else None for g in ok]
-                    panel.record_cells(f"MDE {label}", [str(v) for v in x], mde, uncertainty="exact")
-                    for xv, m in zip(x, mde, strict=True):
-                        if m is not None:
-                            ax.plot([xv - step * 0.4, xv + step * 0.4], [m, m], color=colour, lw=1.4)
-                            ax.plot([xv - step * 0.4, xv + step * 0.4], [-m, -m], color=colour, lw=1.4)
+                                 mark=pair_marker(numbers[label]), colour=PAIR_COLOUR, size=22,
+                                 label=f"pair {numbers[label]}: {label}")
                 ax.axhline(0, color="#666666", lw=0.6)
                 _category_ticks(ax)
                 ax.set_title(textwrap.fill(f"{measure}, {key} key", 34), fontsize=7)
@@ -848,19 +906,32 @@ def mde_figure(doc: TrustDocument):
                 if label not in handles:
                     handles[label] = h
                     names.append(label)
-        handles["±MDE"] = Line2D([], [], color="#666666", lw=1.4)
-        names.append("±MDE (80% power), dashes in the pair's colour")
-        handles[names[-1]] = handles.pop("±MDE")
+        for label, handle in ((NOISE_LABEL, Patch(color=PAIR_BAND, lw=0)),
+                              (MDE_LABEL, Line2D([], [], color=PAIR_COLOUR, lw=0.9, ls=":"))):
+            handles[label] = handle
+            names.append(label)
         height = fig.get_figheight()
         fig.tight_layout(rect=(0, (0.1 + 0.14 * math.ceil(len(names) / 2)) / height, 1, 1))
         fig.legend([handles[k] for k in names], names, loc="lower center", ncol=min(2, max(1, len(names))),
                    fontsize=6, frameon=False)
-    return finish(fig, "Each adjacent pair of systems (ranked on each key, a − b), per category: the observed "
-                  f"difference with its {INTERVAL} (beyond noise at α = 0.05 when the interval leaves zero), and "
-                  "its minimum detectable difference (80% power, paired) as the two dashes at ±MDE in the pair's "
-                  "colour. The audit's answer sets written to be wrong are reference sets and are never paired. It "
-                  "does not show the systems' own scores (see the key figures), and an MDE is computed from the "
-                  "observed SE, so it carries no interval of its own.")
+    return finish(fig, "Each adjacent pair of systems (ranked on each key, a − b; pairs are numbered black marks, "
+                  "never a system's colour or marker), per category: the observed difference with its "
+                  f"{INTERVAL}; the grey band is ±1.96·SE, the noise band the verdict uses (a difference outside it "
+                  "is real at α = 0.05); the dotted dashes at ±MDE are the difference this comparison would detect "
+                  "80% of the time — a smaller one can still be real. The audit's answer sets written to be wrong "
+                  "are reference sets and are never paired. It does not show the systems' own scores (see the key "
+                  "figures), and an MDE is computed from the observed SE, so it carries no interval of its own.")
+
+
+PAIR_COLOUR = "#000000"  # pairs in black and numbered: system looks are PALETTE colours and _SHAPES markers
+PAIR_BAND = "#DDDDDD"
+NOISE_LABEL = "noise band ±1.96·SE (the verdict: outside it, real at α = 0.05)"
+MDE_LABEL = "±MDE, 80% power (not the noise band: a smaller difference can still be real)"
+
+
+def pair_marker(number: int) -> str:
+    """A pair's mark: its number drawn as the marker, so no pair can be read as a system."""
+    return f"${number}$"
 
 
 def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Path | None = None,
@@ -877,6 +948,8 @@ def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Pa
 
     out = Path(out)
     check_inputs(runs, out, audit_dir)
+    if published:
+        check_readable(runs, data)
     runs = [*runs, *(import_published(out / "published", audit_dir, data, already_imported(runs)) if published
                      else [])]
     doc = trust_document(runs, audit_dir, data, ambiguous)
@@ -892,7 +965,7 @@ def write_trust(runs: Sequence[str | Path], out: str | Path, audit_dir: str | Pa
         written += save_figure(fig, name, figures_dir)
         plt.close(fig)
     broken = {name: found for name, found in problems_in(figures_dir).items() if found}
-    markdown = trust_markdown(doc)
+    markdown = trust_markdown(doc) + "\n" + _figures_section(out, figures_dir, [(n, c) for _, c, n in drawn])
     if broken:
         markdown += "\n" + "\n".join(f"- figure rule: {line}" for found in broken.values() for line in found) + "\n"
     report = write_text_atomic(out / "trust.md", markdown)
