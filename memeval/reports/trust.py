@@ -545,7 +545,8 @@ def trust_markdown(doc: TrustDocument) -> str:
         out.append(markdown_table(["system", "key", *[category_label(int(c)) for c in CATEGORIES[:-1]],
                                    "overall"], per))
         if flagged:
-            out.append(f"{ABOVE_MARK} above the ceiling of a perfect system on the original key: " + ABOVE_CEILING)
+            out.append(f"{ABOVE_MARK} above the ceiling of a perfect system on the original key (see the answer key "
+                       "section: credit for answers that disagree with a gold answer the audit finds wrong).")
     out.append("### Judge leniency")
     if doc.leniency:
         by_judge: dict[str, dict[str, TrustLeniency]] = {}
