@@ -82,7 +82,8 @@ def test_the_import_suggests_the_offline_next_steps_when_it_brought_judgments(qu
     out, result = _two_imports(cli, questions, locomo_dir, tmp_path)
     assert "[--judge binary]" not in result.stdout
     assert f"memeval results {out}\n" in result.stdout
-    assert f"memeval locomo trust {out} --published --out {out}/trust" in result.stdout
+    assert f"memeval locomo trust {out} --out {out}/trust\n" in result.stdout, "--published needs the audit"
+    assert "memeval data fetch locomo-audit (then trust takes --published" in result.stdout
     unjudged = [_item(i, qa.question, qa.answer, qa.category, (), "c") for i, qa in questions]
     answers_only = _import(cli, _evermemos(tmp_path / "c.json", unjudged), locomo_dir, tmp_path / "c", "c")
     assert f"next: memeval locomo run --systems c --out {tmp_path / 'c'} [--judge binary]" in answers_only.stdout

@@ -205,9 +205,15 @@ def next_steps(system: str, out: str, recorded: bool) -> str:
     folder = shown(shlex.quote(out))
     if not recorded:
         return f"next: memeval locomo run --systems {shown(shlex.quote(system))} --out {folder} [--judge binary]"
+    from memeval.audit.sources import AUDIT_FILES
+    from memeval.audit.store import FETCH_COMMAND, audit_dir
     from memeval.reports.trust import suggested_out
 
     trust = shown(shlex.quote(suggested_out(out)))
+    if not (audit_dir() / AUDIT_FILES["errors"].path).is_file():  # --published would refuse without the audit
+        return (f"next (offline, no key needed): memeval results {folder}\n"
+                f"      memeval locomo trust {folder} --out {trust}\n"
+                f"      {FETCH_COMMAND} (then trust takes --published: the field's published runs beside yours)")
     return (f"next (offline, no key needed): memeval results {folder}\n"
             f"      memeval locomo trust {folder} --published --out {trust}")
 

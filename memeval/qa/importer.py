@@ -359,6 +359,9 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(read_input(path, "answers")).hexdigest()
 
 
+TRUST_REPORT = ("trust.md", "trust.json")  # what `memeval locomo trust` writes into its --out
+
+
 def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, data: str | None = None,
                    skip_invalid: bool = False, from_system: str | None = None, judge_model: str | None = None,
                    judge_prompt: str | None = None) -> dict:
@@ -375,6 +378,10 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     from memeval.records import load_answers
 
     source, out = Path(source), Path(out)
+    report = next((out / name for name in TRUST_REPORT if (out / name).exists()), None)
+    if report is not None:
+        raise InputError(out, "--out", f"holds a trust report ({report.name}), not a run: a `locomo trust` folder is "
+                         "no run directory; import into a run directory or a new one")
     if system in BUILTIN:
         raise InputError("--system", system, "is a built-in system's name; name the imported system differently")
     if any(r.system == system for r in load_answers(RunDir(out).answers)):

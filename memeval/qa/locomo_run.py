@@ -394,10 +394,11 @@ class LocomoTask(Task):
         notes = []
         for name in (s.label for s in self.systems if s.label in imported):
             judge = imported[name].get("judge")
-            kept = (f"; the file's own judgments kept as the judge {judge.get('protocol')} (recorded, not re-run; "
-                    f"judge model {judge.get('model')})" if isinstance(judge, dict) else "")
+            how = (f"scored here like every other system; judged by the file's producer: its judgments kept as the "
+                   f"judge {judge.get('protocol')} (recorded, not re-run; judge model {judge.get('model')})"
+                   if isinstance(judge, dict) else "scored and judged here like every other system")
             notes.append(f"{name}: answers imported from {imported[name]['source']} ({imported[name]['format']} "
-                         f"format); scored and judged here like every other system{kept}.")
+                         f"format); {how}.")
         if client is not None and client.sampling == "model-default":
             notes.append("Sampling: --sampling model-default, so no temperature was sent; every model call used the "
                          "model's default sampling, not the protocols' temperatures.")
@@ -482,8 +483,11 @@ class LocomoTask(Task):
         manifest = RunDir(self.config.out).manifest
         recorded = load_manifest(manifest) if manifest.is_file() else None
         leniency = leniency_by_protocol(recorded, by_protocol)
+        from memeval.published.reference import reference_systems
+
         report = run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
-                            protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency)
+                            protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency,
+                            references=reference_systems(recorded))
         from memeval.reports.trust import report_section
 
         ambiguous = self.answer_key.ambiguous if self.answer_key is not None else "include"

@@ -220,6 +220,7 @@ class Column:
     leniency: dict[str, str] = field(default_factory=dict)  # judge protocol → its measured leniency sentence
     notes: list[str] = field(default_factory=list)  # recorded judgments: how the file's own judge scored
     unjudged: dict[tuple[str, str], int] = field(default_factory=dict)  # (system, protocol): no J on this key
+    commands: list[str] = field(default_factory=list)  # every command recorded, oldest first
 
     @property
     def commit(self) -> str | None:
@@ -392,11 +393,13 @@ def _system_pairs(column: Column) -> list[ResultRow]:
     from itertools import combinations
     from operator import attrgetter
 
+    from memeval.published.reference import reference_systems
     from memeval.scoring.aggregate import paired_difference
     from memeval.scoring.power import paired_rows
 
     cells = {**column.samples, **column.extra}
-    systems = list(dict.fromkeys(k[0] for k in cells))
+    references = reference_systems(column.manifest)
+    systems = [s for s in dict.fromkeys(k[0] for k in cells) if s not in references]
     out = []
     for group, metric in _power_keys(column):
         for a, b in combinations(systems, 2):
@@ -569,8 +572,9 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
         if kind not in LOCOMO_KINDS + SWEEP_KINDS:
             raise InputError(path, "command", f"{kind!r} results are not tabled here (locomo run and memaudit "
                              "sweep are)")
+        commands = recorded_commands(directory)
         columns.append(Column(directory, "locomo run" if kind in LOCOMO_KINDS else "memaudit sweep", manifest,
-                              command=(recorded_commands(directory) or [None])[-1],
+                              command=(commands or [None])[-1], commands=commands,
                               status=directory_status(Path(directory), manifest)))
     for column, name in zip(columns, _short_names([c.directory for c in columns]), strict=True):
         column.name = name
@@ -699,10 +703,13 @@ def wide_tables(comparison: Comparison) -> list[WideTable]:
         pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs]
         scope = "metric (categories 1–4" + (" unless named)" if comparison.by_category else ")")
         headers = ["system", scope, *[c.header for c in runs], *[name for name, _ in pairs]]
+        from memeval.published.reference import reference_systems
+
+        references = set().union(*(reference_systems(c.manifest) for c in runs))
         body = []
         for system, group, metric in keys:
             label = _metric_label(group, metric)
-            row = [system, label]
+            row = [f"{system} (reference answer set)" if system in references else system, label]
             row += [cell(r) if (r := cells.get((c.directory, "locomo run", system, group, metric))) else "–"
                     for c in runs]
             row += [cell(r) if (r := cells.get((d, PAIRED, system, group, metric))) else "–" for _, d in pairs]
@@ -749,8 +756,11 @@ def power_table(comparison: Comparison) -> WideTable:
         body += [[f"{r.system} − {r.minus_system}", _metric_label(r.group, r.metric), c.name, cell(r), r.n,
                   _mde(r), r.verdict] for r in within]
         if not within and not any(c is later or c is earlier for later, earlier in comparison.pairs):
+            from memeval.published.reference import reference_systems
+
+            references = reference_systems(c.manifest)
             alone = [r for r in comparison.rows if r.kind == "locomo run" and r.directory == c.directory
-                     and _is_power_metric(r.metric)]
+                     and _is_power_metric(r.metric) and r.system not in references]
             body += [[f"{r.system} (alone)", _metric_label(r.group, r.metric), c.name, cell(r), r.n, _mde(r),
                       "MDE of its mean (no pair)"] for r in alone]
     names = {f"{later.directory} − {earlier.directory}": f"{later.name} − {earlier.name}"
@@ -769,9 +779,22 @@ def power_table(comparison: Comparison) -> WideTable:
              "with many rows, some \"real\" verdicts are chance.",
              "The interval is the percentile bootstrap of the other tables (resampling whole conversations); the "
              "verdict uses the analytic SE, so at the edge the two can disagree."]
+    notes += _reference_notes(comparison.runs)
     if not body:
         notes.insert(0, "No comparison: every run has one system and no run shares questions with another.")
     return WideTable(POWER_TITLE, headers, [[str(c) for c in row] for row in body], notes)
+
+
+def _reference_notes(runs: Sequence[Column]) -> list[str]:
+    """One line per run holding the audit's reference answer sets: named, scored above, never paired."""
+    from memeval.published.reference import reference_note, reference_systems
+
+    notes = []
+    for c in runs:
+        names = reference_systems(c.manifest) & {k[0] for k in c.samples}
+        if names:
+            notes.append(reference_note(names) + (f" ({c.name})" if len(runs) > 1 else ""))
+    return notes
 
 
 def _mde(r: ResultRow) -> str:
@@ -833,7 +856,12 @@ def _column_line(c: Column, extra: str = "") -> str:
     commit = (f"commit {c.commit.removesuffix('-dirty')} with uncommitted changes (+)"
               if c.commit and c.commit.endswith("-dirty") else f"commit {c.commit or 'not recorded'}")
     status = "" if c.status == "complete" else f", {c.status.upper()}: rows may be missing"
-    return (f"{c.name}: {shown_path(c.directory)} ({c.kind}{status}, {commit}{extra})"
+    kind = c.manifest.get("command") if c.manifest.get("command") in LOCOMO_KINDS else c.kind
+    if len(c.commands) > 1:
+        imports = sum(" locomo import " in f"{line} " for line in c.commands)
+        many = f"{imports} imports" if imports == len(c.commands) else f"{len(c.commands)} commands"
+        extra += f"; {many}, last"
+    return (f"{c.name}: {shown_path(c.directory)} ({kind}{status}, {commit}{extra})"
             + (f": {code_span(command)}" if command else ": no command recorded"))
 
 
@@ -863,6 +891,7 @@ def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[
     if any(meanings):
         notes.append(" ".join(m for m in meanings if m))
     notes += [f"J ({protocol}) of {c.name} — {lenient}." for c in runs for protocol, lenient in c.leniency.items()]
+    notes += _reference_notes(runs)
     notes += _interval_notes([r for r in comparison.rows if r.kind not in ("memaudit sweep", PAIRED_SYSTEMS)
                               and r.resampled != "wilson"])
     different = _different_sets(runs)

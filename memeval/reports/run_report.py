@@ -8,7 +8,7 @@ interval from fewer than two conversations prints "n/a (1 conversation)", and ea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from itertools import combinations
 from operator import attrgetter
@@ -142,10 +142,13 @@ def f1_interval_table(systems: Mapping[str, Rows], n_boot: int = 2000, seed: int
 
 
 def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_boot: int = 2000,
-                 unscored: str = "no question scored by both systems", scale: float = 100.0) -> str:
+                 unscored: str = "no question scored by both systems", scale: float = 100.0,
+                 references: Collection[str] = ()) -> str:
     """Every pair of systems over the questions both scored; `unscored` says why there is no pair when two or
     more systems share no scored question (a judge that labelled nothing: "no judged questions"). `scale`: 100
-    for F1 (0–1), 1 for J, whose scores are on 0–100 already."""
+    for F1 (0–1), 1 for J, whose scores are on 0–100 already. `references`: the audit's answer sets written to be
+    wrong, never paired (memeval/published/reference.py)."""
+    systems, left_out = _without(systems, references)
     fmt = partial(_fmt, scale=scale)
     headers = ["A − B", "mean difference ×100" if scale == 100 else "mean difference", "95% CI (clustered)",
                "n (in common)", "A better", "B better", "ties"]
@@ -159,13 +162,13 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
         body.append([f"{a} − {b}", fmt(d.mean_difference), ci_cell(d.low, d.high, fmt, d.clusters), d.n,
                      d.a_better, d.b_better, d.ties])
     if not body:
-        return "Only one system: no paired comparison." if len(systems) < 2 else \
-            f"No paired comparison: {unscored}."
+        return ("Only one system: no paired comparison." if len(systems) < 2 else
+                f"No paired comparison: {unscored}.") + (f"\n\n- {md_markup(left_out)}" if left_out else "")
     notes = [f"Each difference is over the questions both systems scored (the intersection of their sample ids; "
              f"its size is n), with a percentile bootstrap ({n_boot:,} resamples) resampling whole conversations; "
              "n/a when the questions in common come from one conversation.",
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
-                                for name, rows in systems.items()})]
+                                for name, rows in systems.items()}), left_out]
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
 
 
@@ -176,12 +179,15 @@ def _groups(systems: Mapping[str, Rows | Judgments]) -> list[tuple[str, tuple[in
     return [("1–4", QA_CATEGORIES), *[(category_label(c), (c,)) for c in held]]
 
 
-def power_table(systems: Mapping[str, Rows | Judgments], value: Value, places: int = 1, n_boot: int = 2000) -> str:
+def power_table(systems: Mapping[str, Rows | Judgments], value: Value, places: int = 1, n_boot: int = 2000,
+                references: Collection[str] = ()) -> str:
     """Which differences are real: every pair of systems per category group, the paired difference (`value`, on
     the table's scale) with its clustered bootstrap interval, n, the minimum detectable difference at 80% power
     and two-sided α = 0.05, and whether the difference is within noise (memeval.scoring.power). One system:
-    the MDE of its own mean per group."""
+    the MDE of its own mean per group. `references` are never paired."""
     from memeval.scoring.power import item_level, mean_power, paired_rows
+
+    systems, left_out = _without(systems, references)
 
     def fmt(v: float | None) -> str:
         if v is None or v != v:
@@ -211,7 +217,7 @@ def power_table(systems: Mapping[str, Rows | Judgments], value: Value, places: i
             body.append([f"{a} − {b}", label, fmt(d.mean_difference), ci_cell(d.low, d.high, fmt, d.clusters), d.n,
                          "–" if p.mde != p.mde else f"{p.mde:.{places}f}", p.verdict])
     if not body:
-        return "No scored questions: nothing to compare."
+        return "No scored questions: nothing to compare." + (f"\n\n- {md_markup(left_out)}" if left_out else "")
     notes = ["MDE: the smallest true difference these questions detect 80% of the time at two-sided α = 0.05, "
              "(z₀.₉₇₅ + z₀.₈) · SE = 2.80 · SE, SE the cluster-robust standard error of the mean per-question "
              "difference with conversations as clusters (small-sample factor G/(G − 1)); docs/data-and-scoring.md.",
@@ -220,7 +226,7 @@ def power_table(systems: Mapping[str, Rows | Judgments], value: Value, places: i
              "for that conversation only). A difference under the MDE that reads \"within noise\" may still be "
              "real: these questions cannot tell. Each row is one test; among many, some \"real\" verdicts are "
              "chance.",
-             question_set_note(systems)]
+             question_set_note(systems), left_out]
     return markdown_table(headers, body) + "\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes if n)
 
 
@@ -337,10 +343,18 @@ def extremes_table(rows: Rows) -> str:
     return markdown_table(["", "question id", "category", "question", "gold", "prediction", "F1 ×100"], body)
 
 
+def _without(systems: Mapping, references: Collection[str]) -> tuple[dict, str | None]:
+    """The systems to pair (the reference answer sets taken out) and the note naming those taken out."""
+    from memeval.published.reference import reference_note
+
+    out = [name for name in systems if name in references]
+    return {k: v for k, v in systems.items() if k not in references}, (reference_note(out) if out else None)
+
+
 def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str, Judgments]] | None = None,
                title: str = "LoCoMo evaluation report", notes: Sequence[str] = (),
                judge_model: str | None = None, protocol_problem: str | None = None,
-               leniency: Mapping[str, str] | None = None) -> str:
+               leniency: Mapping[str, str] | None = None, references: Collection[str] = ()) -> str:
     """`answers`: system → rows; `judgments`: protocol → system → rows (empty when no judge ran); `leniency`:
     protocol → the sentence saying how lenient that judge configuration was measured to be
     (memeval.reports.judge_leniency; "leniency not measured" for a protocol it does not name)."""
@@ -358,9 +372,10 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
     parts += ["", "## Ranked retrieval: evidence recall@k (×100)", "", recall_at_k_table(answers)]
     parts += ["", "## F1 with bootstrap confidence intervals (by conversation where there are two or more)", "",
               f1_interval_table(answers)]
-    parts += ["", "## Paired differences in F1 (questions in common)", "", paired_table(answers)]
+    parts += ["", "## Paired differences in F1 (questions in common)", "", paired_table(answers,
+                                                                                       references=references)]
     parts += ["", "## Which differences in F1 are real (by category, 80% power at α = 0.05)", "",
-              power_table(answers, _f1_x100)]
+              power_table(answers, _f1_x100, references=references)]
     for protocol, by_system in judgments.items():
         parts += ["", f"## Judge accounting ({protocol})", "", judge_accounting_table(answers, by_system, protocol)]
         parts += ["", f"## J beside answer length, by category ({protocol})", "",
@@ -368,10 +383,11 @@ def run_report(answers: Mapping[str, Rows], judgments: Mapping[str, Mapping[str,
         if any(j.mean is not None for rows in by_system.values() for j in rows):
             parts += ["", f"## Which differences in J are real ({protocol}, by category, 80% power at α = 0.05)",
                       "", power_table({name: list(by_system.get(name, ())) for name in answers},
-                                      attrgetter("mean"))]
+                                      attrgetter("mean"), references=references)]
         if len(answers) > 1:
             judged = any(j.mean is not None for rows in by_system.values() for j in rows)
             parts += ["", f"## Paired differences in J ({protocol})", "", paired_table(
                 {name: list(by_system.get(name, ())) for name in answers}, attrgetter("mean"),
-                unscored="no question judged for both systems" if judged else "no judged questions", scale=1.0)]
+                unscored="no question judged for both systems" if judged else "no judged questions", scale=1.0,
+                references=references)]
     return "\n".join(parts) + "\n"

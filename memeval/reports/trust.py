@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memeval.categories import QA_CATEGORIES, category_label
+from memeval.published.reference import REFERENCE_ORIGIN, reference_systems
 from memeval.records import TrustCell, TrustDocument, TrustLeniency, TrustPair
 
 Z95 = 1.959963984540054
@@ -43,10 +44,11 @@ def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> l
 
     imported = manifest.get("imported") if isinstance(manifest.get("imported"), dict) else {}
     identities = judge_identities(manifest)
+    references = reference_systems(manifest)
     systems = []
     for name in dict.fromkeys(a.system for a in answers):
         entry = imported.get(name) if isinstance(imported.get(name), dict) else None
-        reference = bool(entry) and entry.get("sha256") in _reference_hashes()
+        reference = name in references
         origin = (REFERENCE_ORIGIN if reference else f"imported: {entry.get('format')}") if entry else "memeval"
         system = _System(label, name, f"{label} · {name}" if label else name, origin,
                          [a for a in answers if a.system == name], reference=reference)
@@ -67,16 +69,6 @@ def _systems_of(label: str, manifest: dict, answers: list, judgments: list) -> l
                                           "status": (judge or {}).get("status")}
         systems.append(system)
     return systems
-
-
-REFERENCE_ORIGIN = "reference answer set (locomo-audit, written to be wrong)"
-
-
-def _reference_hashes() -> set[str]:
-    """The audit's v1/v2 answer files: answers written to be wrong, to measure a judge, not a system to rank."""
-    from memeval.audit.sources import AUDIT_FILES
-
-    return {AUDIT_FILES[n].sha256 for n in ("v1_answers", "v1_scored", "v2_answers", "v2_scored") if n in AUDIT_FILES}
 
 
 def check_inputs(runs: Sequence[str | Path], out: str | Path | None = None,
@@ -488,7 +480,7 @@ def _overall_table(doc: TrustDocument, measure: str, cells: dict, systems: list[
         if "corrected" in doc.keys:
             a = cells[(system, measure, "original", "overall")].value
             b = cells[(system, measure, "corrected", "overall")].value
-            row.append("–" if a is None or b is None else f"{b - a:+.1f}")
+            row.append("–" if a is None or b is None else f"{b - a:+.2f}")  # unrounded: 7.7 → 8.0 can be +0.22
         row.append(_fmt(doc.words.get(system)))
         rows.append(row)
     out.append(f"Overall (categories 1–4), {INTERVAL}:")
@@ -641,17 +633,19 @@ def report_section(answers: list, judgments: list, manifest: dict | None, conver
     and the ceiling; the published runs, leniency bars and the MDE of every pair are one command away."""
     import shlex
 
+    from memeval.audit.store import FETCH_COMMAND as FETCH
     from memeval.reports.tables import code_span, md_text
 
-    command = code_span(f"memeval locomo trust {shlex.quote(str(run_dir))} --published --out "
+    published = " --published" if audit is not None else ""  # --published needs the audit's files
+    command = code_span(f"memeval locomo trust {shlex.quote(str(run_dir))}{published} --out "
                         f"{shlex.quote(suggested_out(run_dir))}")
-    more = md_text("The field's published runs beside these, each judge's measured leniency and the minimum "
-                   "detectable difference of every adjacent pair per category, with figures: ") + f"{command} " + \
-        md_text("(notebook 09).")
+    more = md_text(("The field's published runs beside these, each" if published else "Each") + " judge's measured "
+                   "leniency and the minimum detectable difference of every adjacent pair per category, with "
+                   "figures: ") + f"{command} " + md_text("(notebook 09).")
     if audit is None:
-        return "\n\n".join([f"## {TITLE}", md_text("Not checked against the LoCoMo audit (`memeval data fetch "
-                                                    "locomo-audit`): no ceiling, no corrected or excluded key."),
-                             more]) + "\n"
+        return "\n\n".join([f"## {TITLE}", md_text("Not checked against the LoCoMo audit (") + code_span(FETCH)
+                             + md_text("): no ceiling, no corrected or excluded key; once it is fetched, the trust "
+                                       "command below takes --published too."), more]) + "\n"
     doc = _document(_systems_of("", manifest or {}, answers, judgments), conversations, audit, None, ambiguous)
     cells = _cells(doc)
     systems = list(dict.fromkeys((c.system, c.origin) for c in doc.cells))

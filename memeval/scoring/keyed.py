@@ -172,7 +172,13 @@ def key_notes(key, audit, conversations) -> list[str]:
     lines.append("Ceiling of a perfect system under the original key (the share of questions whose published gold "
                  "the LoCoMo audit finds right, ×100): " + ", ".join(parts)
                  + (f"; overall (1–4) {found['overall']:.2f}." if found.get("overall") is not None else "."))
+    if (key is None or key.mode == "original") and any(v < 100 for v in found.values() if v is not None):
+        lines[-1] += f" {ABOVE_CEILING}"
     return lines
+
+
+ABOVE_CEILING = ("A J above its ceiling is credit on questions whose gold the audit finds wrong: a lenient judge "
+                 "accepting an answer that disagrees with that gold, or an answer matching the wrong gold.")
 
 
 def resolve_key(mode: str = "original", ambiguous: str = "include", conversations=None, directory=None):
