@@ -81,6 +81,16 @@ def write_layout(root: Path, files: dict[str, bytes]) -> Path:
     return root
 
 
+def fetched(tmp_path: Path, monkeypatch, files: dict[str, bytes] | None = None) -> Path:
+    """The made-up audit (or `files`) pinned, written in repository layout under tmp_path/audit and made the
+    fetched audit for this test (MEMEVAL_LOCOMO_AUDIT_DIR); returns that folder."""
+    files = audit_bytes() if files is None else files
+    pin(monkeypatch, files)
+    root = write_layout(tmp_path / "audit", files)
+    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(root))
+    return root
+
+
 def turns(conversation: str) -> list[dict]:
     return [{"speaker": "Ann", "dia_id": f"D1:{i}", "text": f"{conversation} line {i}."} for i in (1, 2, 3)]
 

@@ -15,7 +15,7 @@ from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.jsonl import JsonlWriter
 from memeval.records import JudgmentRow, read_records, write_records
-from tests.audit_sample import answer_key_rows, audit_bytes, pin, write_layout, write_locomo
+from tests.audit_sample import answer_key_rows, fetched, write_locomo
 
 T, F = True, False
 
@@ -110,10 +110,7 @@ def test_the_viewer_reads_an_import_folder_and_names_the_imported_reader(questio
 def audited(tmp_path, monkeypatch, cli):
     """The made-up audit fetched, its LoCoMo file, and one import of it (every question accepted three times) with
     a native `binary` judge's original-key rows beside the recorded ones, never re-judged on another key."""
-    files = audit_bytes()
-    pin(monkeypatch, files)
-    write_layout(tmp_path / "audit", files)
-    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(tmp_path / "audit"))
+    fetched(tmp_path, monkeypatch)
     data = write_locomo(tmp_path / "locomo10.json")
     items = [_item(r["question_id"], r["question"], r["golden_answer"], r["category"], (T, T, T), "a guess")
              for r in answer_key_rows()]

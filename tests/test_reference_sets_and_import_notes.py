@@ -12,7 +12,7 @@ import json
 import pytest
 
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
-from tests.audit_sample import audit_bytes, pin, write_layout, write_locomo
+from tests.audit_sample import fetched, write_locomo
 
 SYSTEMS = ["rag_turns", "full_context"]
 
@@ -21,10 +21,7 @@ SYSTEMS = ["rag_turns", "full_context"]
 def world(tmp_path, monkeypatch, cli):
     """A run of two built-in systems with the audit's v2 set imported into it as `ap-v2`."""
     data = write_locomo(tmp_path / "locomo10.json")
-    files = audit_bytes()
-    pin(monkeypatch, files)
-    audit = write_layout(tmp_path / "audit", files)
-    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(audit))
+    audit = fetched(tmp_path, monkeypatch)
     from memeval.audit.sources import AUDIT_FILES
 
     cli("locomo", "import", audit / AUDIT_FILES["v2_scored"].path, "--format", "evermemos", "--system", "ap-v2",

@@ -10,7 +10,7 @@ import pytest
 
 from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 from memeval.reports.trust import trust_document, write_trust
-from tests.audit_sample import QUESTIONS, audit_bytes, pin, write_layout, write_locomo
+from tests.audit_sample import QUESTIONS, fetched, write_locomo
 
 # the published system's answers (own words) and its three recorded judge runs, per (conversation, question index)
 PUBLISHED = {
@@ -43,10 +43,7 @@ def _detailed() -> dict:
 @pytest.fixture()
 def world(tmp_path, monkeypatch, cli):
     data = write_locomo(tmp_path / "locomo10.json")
-    files = audit_bytes()
-    pin(monkeypatch, files)
-    audit = write_layout(tmp_path / "audit", files)
-    monkeypatch.setenv("MEMEVAL_LOCOMO_AUDIT_DIR", str(audit))
+    fetched(tmp_path, monkeypatch)
     run_locomo(LocomoRunConfig(out=str(tmp_path / "run"), data=str(data), systems=["rag_turns", "full_context"],
                                progress=False))
     source = tmp_path / "published.json"
