@@ -306,8 +306,8 @@ def test_reports_show_the_per_run_mean_std_over_runs_and_majority(questions, loc
     assert "(recorded, not re-run)" in row and "| 50.00 ± 8.16 | 50.00 | 60.00 / 50.00 / 40.00 | 10 |" in row
     assert "## J recorded in the imported files (evermemos_recorded judge, recorded, not re-run)" in report
     assert "(ours)" not in row
-    assert "the file's own judgments kept as the judge evermemos_recorded (recorded, not re-run; judge model " \
-        "judge-x)" in report
+    assert "judged by the file's producer: its judgments kept as the judge evermemos_recorded (recorded, not " \
+        "re-run; judge model judge-x)" in report
     from memeval.viewer import page_data
 
     protocols = page_data([str(tmp_path / "run")])["protocols"]
