@@ -5,7 +5,6 @@ refused, never silently used."""
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,9 @@ _VERIFIED: set[tuple[str, int, int]] = set()  # (path, mtime, size) of files who
 
 def audit_dir(explicit: str | Path | None = None) -> Path:
     """--dest, then MEMEVAL_LOCOMO_AUDIT_DIR, then data/locomo-audit/ of the checkout (git-ignored: data/*)."""
-    if explicit:
-        return Path(explicit)
-    if os.environ.get(AUDIT_ENV):
-        return Path(os.environ[AUDIT_ENV])
-    from memeval.data.paths import project_root
+    from memeval.data.paths import data_folder
 
-    return project_root() / "data" / "locomo-audit"
+    return data_folder(explicit, AUDIT_ENV, "locomo-audit")
 
 
 def _file(name: str) -> AuditFile:

@@ -17,6 +17,16 @@ def project_root() -> Path:
     return here if (here / "pyproject.toml").is_file() else Path.cwd()
 
 
+def data_folder(explicit: str | Path | None, env: str, name: str) -> Path:
+    """Where fetched or registered files of one kind live: the flag, then the environment variable `env`, then
+    data/`name` of the checkout (git-ignored: data/*)."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get(env):
+        return Path(os.environ[env])
+    return project_root() / "data" / name
+
+
 def _has_data(path: Path) -> bool:
     return _missing(path) is None
 

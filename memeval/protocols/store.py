@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -50,13 +49,9 @@ class StoredProtocol(BaseModel):
 
 def protocols_dir(explicit: str | Path | None = None) -> Path:
     """--dest, then MEMEVAL_PROTOCOLS_DIR, then data/protocols/ of the checkout."""
-    if explicit:
-        return Path(explicit)
-    if os.environ.get(PROTOCOLS_ENV):
-        return Path(os.environ[PROTOCOLS_ENV])
-    from memeval.data.paths import project_root
+    from memeval.data.paths import data_folder
 
-    return project_root() / "data" / "protocols"
+    return data_folder(explicit, PROTOCOLS_ENV, "protocols")
 
 
 def build(source: ProtocolSource, data: bytes, where: str) -> StoredProtocol:

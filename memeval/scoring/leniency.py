@@ -186,13 +186,9 @@ def _recorded_cached(path: str, mtime_ns: int, answer_set: str, version: str) ->
 
 def calibrations_dir(explicit: str | Path | None = None) -> Path:
     """`explicit`, then MEMEVAL_JUDGE_CALIBRATIONS_DIR, then data/judge-calibrations/ of the checkout (git-ignored)."""
-    if explicit:
-        return Path(explicit)
-    if os.environ.get(CALIBRATIONS_ENV):
-        return Path(os.environ[CALIBRATIONS_ENV])
-    from memeval.data.paths import project_root
+    from memeval.data.paths import data_folder
 
-    return project_root() / "data" / "judge-calibrations"
+    return data_folder(explicit, CALIBRATIONS_ENV, "judge-calibrations")
 
 
 class Registration(BaseModel):
