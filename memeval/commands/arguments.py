@@ -63,6 +63,7 @@ BOUNDS: dict[str, tuple[int, int, str]] = {
     "--noise-seeds": (1, 1_000, "label-noise seeds"),
     "--port": (1, 65_535, "TCP ports"),
     "--n-ctx": (1, 131_072, "tokens of context"),
+    "--context-tokens": (1, 10_000_000, "tokens of the server's context window"),
 }
 
 

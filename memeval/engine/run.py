@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import nullcontext
@@ -20,6 +21,7 @@ from memeval.engine.judging import JudgeCounts, judge_stage
 from memeval.engine.roles import ModelSettings
 from memeval.engine.task import Task
 from memeval.jsonl import JsonlWriter
+from memeval.llm.fit import does_not_fit, fit_advice
 from memeval.llm.manifest import llm_manifest
 from memeval.manifest import base_manifest
 from memeval.progress import call_status, progress_bar
@@ -97,13 +99,18 @@ def run_task(task: Task, settings: RunSettings, models: ModelSettings = ModelSet
 def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, claimed) -> RunOutcome:
     notes = [*claimed.notes(), *task.notes(client)]
     units = task.units()
+    final = {r.key for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
+             if r.error is None}
+    for line in task.refusals(units, final, client):  # prompts that cannot fit: said once, the rest runs
+        print(f"memeval: {line}", file=sys.stderr)
+        notes.append(line[0].upper() + line[1:])
     answer_counts = answer_stage(task, units, client, rundir, settings)
     notes += task.answered_notes(client)
     wanted = [key for unit in units for key in unit.keys]
     wanted_set = set(wanted)
     answers = [r for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
                if r.key in wanted_set]
-    advice = task.failure_advice(answers) or too_large_advice(answers) or cut_extraction_advice(answers)
+    advice = failure_advice(task, answers)
     if answer_counts.errors:
         notes.append(advice[0].upper() + advice[1:] + "." if advice else task.failure_note(answer_counts.errors, client))
 
@@ -149,6 +156,19 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
         invocations=[*(claimed.previous or {}).get("invocations", []), invocation],
         identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
     return outcome
+
+
+def failure_advice(task: Task, answers: list) -> str | None:
+    """What to do about failed answers where a plain rerun would not help (None: a rerun is the remedy). Rows that
+    do not fit the server's context come first; the task's own advice, a request past a per-minute limit and a cut
+    extraction speak for the others."""
+    misfits = sum(does_not_fit(a.error) for a in answers)
+    rest = [a for a in answers if not does_not_fit(a.error)] if misfits else answers
+    other = task.failure_advice(rest) or too_large_advice(rest) or cut_extraction_advice(rest)
+    if not misfits:
+        return other
+    fit = fit_advice([a.error for a in answers], 0 if other else sum(1 for a in rest if a.error))
+    return fit + (f"; {other}" if other else "")
 
 
 def too_large_advice(answers: list) -> str | None:

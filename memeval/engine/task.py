@@ -70,6 +70,12 @@ class Task(ABC):
         """Answer rows for the keys `todo` of `unit` (those not yet final); a row with an `error` is retried by a
         rerun. A key left without a row is retried too."""
 
+    def refusals(self, units: Sequence[Unit], final: set, client) -> list[str]:
+        """Before any row is answered: one line per part of the run refused up front because its prompts cannot
+        fit the server's context window (memeval/llm/fit.py); its rows then record the refusal and the other parts
+        run. `final`: the keys already answered."""
+        return []
+
     def answered_notes(self, client) -> list[str]:
         """Notes that need the answer stage done (what a library system wrote while answering)."""
         return []

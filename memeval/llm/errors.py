@@ -83,6 +83,18 @@ class TimedOut(LLMError):
     it and the next run asks again."""
 
 
+class DoesNotFit(LLMError):
+    """A request longer than the server's context window: its prompt's tokens plus the reply cap it asks for exceed
+    what the server holds, found before sending (memeval/llm/fit.py) or said by the server's own 400. The same
+    request fails the same way on every rerun, so it is never "rerun to retry", and it is not a rejection that stops
+    the command: the row records it, other rows and other systems keep running. `needed` and `held` are None when
+    the server's reply did not state them."""
+
+    def __init__(self, detail: str, needed: int | None = None, held: int | None = None):
+        super().__init__(detail)
+        self.needed, self.held = needed, held
+
+
 class CacheMiss(LLMError):
     """Replay mode found no cached response: nothing is sent, nothing is invented."""
 

@@ -19,6 +19,7 @@ from memeval.llm.errors import (
     retry_after_seconds,
     unreached,
 )
+from memeval.llm.fit import server_misfit
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
 from memeval.llm.types import LLMResponse, public_url
 from memeval.llm.wire import openai_body
@@ -63,6 +64,10 @@ def classify_openai_error(exc, request, where: str = "chat.completions") -> Exce
         code = body.get("code") or None
         kind = code or body.get("type")  # the code (invalid_api_key, model_not_found) says more than the type
         message = body.get("message") or str(exc)
+        if where == "chat.completions":
+            misfit = server_misfit(exc.status_code, message, body, request.endpoint or "-")
+            if misfit is not None:  # the same prompt never fits: this row fails, the others and the command go on
+                return misfit
         verdict = decide(exc.status_code, headers, code or body.get("type"))
         if verdict == "fatal":
             return APIRejected(exc.status_code, kind, message, exc.request_id, request.model, "", where,

@@ -242,6 +242,11 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
     return rows
 
 
+def error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, error: str | None) -> AnswerRow:
+    """The row of a question that got no answer, with why."""
+    return _error_row(system_config, qa, settings, error)
+
+
 def _error_row(system_config: SystemConfig, qa: QA, settings: AnswerSettings, error: str | None) -> AnswerRow:
     return AnswerRow(
         sample_id=qa.sample_id, conversation_id=qa.conversation_id, category=qa.category, question=qa.question,
