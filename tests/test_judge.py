@@ -35,7 +35,8 @@ def test_graded_prompt_carries_everything():
 
 @pytest.mark.parametrize(
     "text, score",
-    [('{"score": 85, "explanation": "ok"}', 85.0), ('Sure! {"score": 40, "explanation": "x"}', 40.0),
+    [('{"score": 85, "explanation": "ok"}', 85.0), ('Sure! {"score": 40, "explanation": "x"}', -1.0),
+     ('```json\n{"score": 85, "explanation": "ok"}\n```', 85.0), ('{"explanation": "ok", "score": 60}\n', 60.0),
      ("I would give this 72 out of 100.", -1.0), ("On a scale of 0-100, I would give this 85.", -1.0),
      ('{"score": "high"} no numbers here', -1.0), ('{"score": 140, "explanation": "x"}', -1.0),
      ('{"score": true}', -1.0), ('{"score": 0}', 0.0), ('["score", 50]', -1.0), ("", -1.0), ("{not json", -1.0)],
@@ -169,3 +170,28 @@ def test_answer_prompt_never_sees_category():
     text = req.messages[0][1]
     assert "[1 May 2023] X happened" in text and "not mentioned" in text
     assert "category" not in text.lower() and req.temperature == 0.0 and req.model == "claude-opus-4-6"
+
+
+def test_each_own_json_prompt_asks_for_what_its_parser_reads():
+    """memeval's own prompts ask for a reply that is one JSON object; a reply obeying them parses (fenced too),
+    while prose around the JSON — what the old binary prompt asked for — is not read."""
+    from memeval.natural.audit import parse_adjudication
+    from memeval.prompts import load_prompt
+    from memeval.scoring.judge import binary_request
+    from memeval.scoring.three_dim_judge import parse_three_dim
+
+    prompt = binary_request("q?", "gold", "pred").messages[0][1]
+    assert "Reply with only a JSON object, nothing before or after it" in prompt and "First give" not in prompt
+    for example, label in (('{"reasoning": "<one sentence>", "label": "CORRECT"}', 1.0),
+                           ('{"reasoning": "<one sentence>", "label": "WRONG"}', 0.0)):
+        assert example in prompt and parse_binary(example) == (label, None)
+    assert parse_binary('The answer matches the gold. {"label": "CORRECT"}')[0] == -1.0
+    assert "Reply with a JSON object only" in load_prompt("judge_graded_system")
+    assert parse_graded('{"score": 70, "explanation": "close"}') == (70.0, None)
+    assert parse_graded('I would say {"score": 70, "explanation": "close"}')[0] == -1.0
+    assert "Reply with JSON only" in load_prompt("judge_three_dim")
+    assert parse_three_dim('```json\n{"entity": 0.5, "relation": 0.5, "no_wrong": 0}\n```') == pytest.approx(2 / 3)
+    assert parse_three_dim('Scores: {"entity": 0.5, "relation": 0.5, "no_wrong": 0}') is None
+    assert "Reply with JSON only" in load_prompt("adjudicate_cell")
+    assert parse_adjudication('{"value": 0.5, "reason": "part"}') == (0.5, "part")
+    assert parse_adjudication('Label: {"value": 1, "reason": "all"}')[0] is None

@@ -153,7 +153,7 @@ class Scripted:
             self.answered.append(text)
             first = self.calls[answer] == 1
         label = "CORRECT" if answer in ACCEPTED or (answer in self.mixed and first) else "WRONG"
-        return json.dumps({"label": label})  # the whole reply is the JSON (Mem0's rule reads nothing else)
+        return json.dumps({"reasoning": "scripted", "label": label})  # the whole reply is the JSON, as the prompt asks
 
 
 @pytest.fixture()

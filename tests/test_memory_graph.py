@@ -89,15 +89,31 @@ def test_hop_expansion_follows_the_chain():
 
 def test_parse_triples_is_strict():
     sources = [Source("D1:1", "a"), Source("D1:2", "b")]
-    text = json.dumps([{"subject": "A", "relation": "r", "object": "B", "source": "[D1:2]"},
-                       {"subject": "A", "relation": "r", "object": "C", "source": "D9:9"},
-                       {"subject": "A", "relation": 3, "object": "C", "source": "D1:1"}, "junk"])
-    facts, dropped = parse_triples("Here you go:\n" + text, sources)
+    text = json.dumps({"triples": [{"subject": "A", "relation": "r", "object": "B", "source": "[D1:2]"},
+                                   {"subject": "A", "relation": "r", "object": "C", "source": "D9:9"},
+                                   {"subject": "A", "relation": 3, "object": "C", "source": "D1:1"}, "junk"]})
+    facts, dropped = parse_triples(text, sources)
     assert [(f.object, f.source_id) for f in facts] == [("B", "D1:2")] and dropped == 3
+    assert parse_triples(f"```json\n{text}\n```", sources) == (facts, 3), "a fenced reply is the same reply"
+    assert parse_triples("Here you go:\n" + text, sources) == ([], 1), "prose around the JSON: not what was asked"
     assert parse_triples("not json at all", sources) == ([], 1)
-    assert parse_triples("[]", sources) == ([], 0)
-    single, _ = parse_triples('[{"subject": "A", "relation": "r", "object": "B"}]', sources[:1])
+    assert parse_triples('{"triples": []}', sources) == ([], 0)
+    assert parse_triples("[]", sources) == ([], 1), "the list alone is not the object the prompt asks for"
+    single, _ = parse_triples('{"triples": [{"subject": "A", "relation": "r", "object": "B"}]}', sources[:1])
     assert single[0].source_id == "D1:1"
+
+
+def test_the_extraction_prompt_asks_for_what_its_schema_and_parser_read():
+    from memeval.memory.extraction import TRIPLES_SCHEMA, extraction_request
+
+    request = extraction_request([Source("D1:1", "Ann: I moved to Denver.", "2023-05-07")])
+    prompt = request.messages[0][1]
+    example = json.loads(prompt.split("for example\n")[1].splitlines()[0])
+    schema = json.loads(request.output_schema)
+    assert request.output_schema == TRIPLES_SCHEMA and list(example) == schema["required"] == ["triples"]
+    assert set(example["triples"][0]) == set(schema["properties"]["triples"]["items"]["required"])
+    facts, dropped = parse_triples(json.dumps(example), [Source("D1:3", "x")])
+    assert len(facts) == 1 and dropped == 0
 
 
 def _line_extractor(request):
@@ -109,7 +125,7 @@ def _line_extractor(request):
         if words:
             facts.append({"subject": speaker, "relation": "mentioned", "object": words[0].lower(),
                           "source": line_id})
-    return json.dumps(facts)
+    return json.dumps({"triples": facts})
 
 
 def test_memory_graph_on_locomo_cites_real_turns(conversations, tmp_path):

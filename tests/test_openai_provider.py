@@ -4,6 +4,7 @@ limit), a local server at $0, routing beside Anthropic, and the anchors' own jud
 judge on gpt-4o-mini and LongMemEval's yes/no judge on gpt-4o-2024-08-06 — then from the cache at zero requests."""
 
 import json
+import re
 
 import pytest
 
@@ -46,18 +47,80 @@ def test_a_cached_rerun_sends_nothing_and_the_base_url_is_part_of_the_key(fake_o
     assert TEST_KEY not in "".join(p.read_text(errors="ignore") for p in tmp_path.rglob("*") if p.is_file())
 
 
-def test_json_mode_for_structured_judges_and_every_such_prompt_says_json(fake_openai, tmp_path):
-    from memeval.scoring.judge import binary_request, graded_request
+def test_structured_judges_send_their_schema_and_every_such_prompt_says_json(fake_openai, tmp_path):
+    from memeval.scoring.judge import BINARY_SCHEMA, binary_request, graded_request
 
     client = make_client("openai", cache_dir=str(tmp_path))
     for request in (binary_request("q?", "gold", "pred"), graded_request("q?", "gold", "pred", 1)):
         resolved = client.resolve(request)
-        assert resolved.output_schema, "structured output is asked for"
+        assert resolved.output_schema and resolved.json_format == "json_schema", "the schema is asked for"
         text = resolved.system + "".join(t for _, t in resolved.messages)
         assert "json" in text.lower(), "OpenAI refuses json_object mode unless the messages mention JSON"
-    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    fake_openai.responder = lambda body: '{"reasoning": "same city", "label": "CORRECT"}'
     client.complete(binary_request("q?", "gold", "pred"))
-    assert fake_openai.received[-1]["response_format"] == {"type": "json_object"} and fake_openai.rejected == []
+    sent = fake_openai.received[-1]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True and fake_openai.rejected == []
+    assert sent["json_schema"]["schema"] == json.loads(BINARY_SCHEMA)
+    for mode, wire in (("json_object", {"type": "json_object"}), ("none", None)):
+        other = make_client("openai", cache_dir=str(tmp_path), response_format=mode)
+        assert other.resolve(binary_request("q?", "gold", "pred")).key != client.resolve(
+            binary_request("q?", "gold", "pred")).key, "another wire is another cache key"
+        assert not other.complete(binary_request("q?", "gold", "pred")).cached
+        assert fake_openai.received[-1].get("response_format") == wire and fake_openai.rejected == []
+
+
+@pytest.mark.parametrize(("response_format", "message"), [
+    ({"type": "xml"}, "Invalid value: 'xml'"),
+    ({"type": "json_schema"}, "Missing required parameter: 'response_format.json_schema'"),
+    ({"type": "json_schema", "json_schema": {"name": "a b", "schema": {"type": "object"}}},
+     "string does not match pattern"),
+    ({"type": "json_schema", "json_schema": {"name": "n" * 65, "schema": {"type": "object"}}}, "string too long"),
+    ({"type": "json_schema", "json_schema": {"name": "n", "strict": True, "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}}},
+     "In context=(), 'additionalProperties' is required to be supplied and to be false"),
+    ({"type": "json_schema", "json_schema": {"name": "n", "strict": True, "schema": {
+        "type": "object", "additionalProperties": False, "properties": {"a": {"type": "string"}, "b": {
+            "type": "object", "additionalProperties": False, "properties": {"c": {"type": "string"}}}},
+        "required": ["a", "b"]}}},
+     "In context=('properties', 'b'), 'required' is required to be supplied and to be an array including every key "
+     "in properties. Missing 'c'"),
+    ({"type": "json_object"}, "'messages' must contain the word 'json'"),
+])
+def test_the_fake_refuses_what_openai_refuses_in_response_format(fake_openai, response_format, message):
+    import openai
+
+    sdk = openai.OpenAI(api_key=TEST_KEY, base_url=fake_openai.url, max_retries=0)
+    with pytest.raises(openai.BadRequestError, match=re.escape(message)):
+        sdk.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
+                                    response_format=response_format)
+
+
+def test_every_schema_memeval_sends_is_strict_valid_and_a_reply_must_match_it(fake_openai):
+    import openai
+
+    from memeval.llm.wire import schema_name
+    from memeval.memory.extraction import TRIPLES_SCHEMA
+    from memeval.natural.audit import ADJUDICATION_SCHEMA
+    from memeval.scoring.judge import BINARY_SCHEMA, GRADED_SCHEMA
+    from memeval.scoring.three_dim_judge import THREE_DIM_SCHEMA
+
+    sdk = openai.OpenAI(api_key=TEST_KEY, base_url=fake_openai.url, max_retries=0)
+    for schema, reply in ((BINARY_SCHEMA, '{"reasoning": "r", "label": "WRONG"}'),
+                          (GRADED_SCHEMA, '{"score": 40, "explanation": "e"}'),
+                          (TRIPLES_SCHEMA, '{"triples": [{"subject": "A", "relation": "r", "object": "B", '
+                                           '"source": "D1:1"}]}'),
+                          (THREE_DIM_SCHEMA, '{"entity": 0.5, "relation": 0, "no_wrong": 0.5}'),
+                          (ADJUDICATION_SCHEMA, '{"value": 1, "reason": "r"}')):
+        fake_openai.responder = lambda body, reply=reply: reply
+        spec = {"name": schema_name(schema), "schema": json.loads(schema), "strict": True}
+        done = sdk.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "JSON"}],
+                                           response_format={"type": "json_schema", "json_schema": spec})
+        assert json.loads(done.choices[0].message.content) == json.loads(reply)
+    fake_openai.responder = lambda body: '{"reasoning": "r", "label": "MAYBE"}'
+    with pytest.raises(openai.BadRequestError, match="does not match json_schema"):
+        sdk.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "JSON"}],
+                                    response_format={"type": "json_schema", "json_schema": {
+                                        "name": "b", "schema": json.loads(BINARY_SCHEMA), "strict": True}})
 
 
 @pytest.mark.parametrize("fault", [rate_limited("2"), rate_limited(None, "1500"), server_error(500),
@@ -192,15 +255,16 @@ def test_mem0_protocol_end_to_end_and_from_the_cache(fake_openai, locomo_dir, tm
     from memeval.records import load_judgments
 
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    fake_openai.responder = lambda body: '{"reasoning": "same", "label": "CORRECT"}'
     args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:3", "--systems",
             "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress"]
     cli(*args, "--out", tmp_path / "run", check=True)
     bodies = fake_openai.received
     assert len(bodies) == 3 and fake_openai.rejected == []
     assert all(b["model"] == "gpt-4o-mini" and b["temperature"] == 0.0 and len(b["messages"]) == 1
-               and b["messages"][0]["role"] == "user" and b["response_format"] == {"type": "json_object"}
-               for b in bodies), "Mem0's call: one user message, temperature 0, JSON mode"
+               and b["messages"][0]["role"] == "user" and b["response_format"]["type"] == "json_schema"
+               for b in bodies), "Mem0's call (one user message, temperature 0) with memeval's paraphrased prompt and its "\
+        "schema (the published prompt keeps json_object: tests/test_protocols.py)"
     judged = load_judgments(tmp_path / "run" / "judgments.jsonl")
     assert len(judged) == 3 and all(j.protocol == "binary" and j.mean == 100.0 for j in judged)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
@@ -329,9 +393,32 @@ def test_a_rejected_call_stops_the_client_after_one_request(fake_openai, tmp_pat
     """A JSON-mode request whose prompt never says JSON: the real API's 400, one request, nothing cached."""
     client = make_client("openai", cache_dir=str(tmp_path))
     request = LLMRequest(model="x", messages=(("user", "label it"),), max_tokens=8, temperature=0.0, role="judge",
-                         output_schema='{"type": "object"}')
+                         output_schema='{"type": "object"}', json_format="json_object")
     with pytest.raises(APIRejected, match="400 invalid_request_error: 'messages' must contain the word 'json'"):
         client.complete(request)
     with pytest.raises(APIRejected):
         client.complete(_judge_request())
     assert len(fake_openai.received) == 1 and client.cache.get(client.resolve(request).key) is None
+
+
+def test_a_local_server_gets_the_schema_of_memevals_own_extractors_and_judges(tmp_path, monkeypatch):
+    """--llm local used to drop the schema (a prompt-only request); now each of memeval's own JSON requests asks
+    for it in the form --response-format names, and that form is part of the cache key."""
+    from memeval.memory.extraction import Source, extraction_request
+    from memeval.scoring.three_dim_judge import three_dim_request
+
+    question = {"question": "Who?", "answer": "Ana", "gold_entities": ["Ana"]}
+    wanted = {"extract": '{"triples": []}', "judge": '{"entity": 0.5, "relation": 0.5, "no_wrong": 0.5}'}
+    requests = [extraction_request([Source("D1:1", "Ana: hi")]), three_dim_request(question, "Ana", 0)]
+    keys = set()
+    with FakeOpenAI(lambda body: wanted["extract" if "triples" in user_text(body) else "judge"], local=True) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
+        for mode in ("json_schema", "json_object", "none"):
+            client = make_client("local", cache_dir=str(tmp_path), models={"extract": "m", "judge": "m"},
+                                 response_format=mode)
+            for request in requests:
+                assert not client.complete(request).cached, "another wire is another cache key"
+                sent = fake.received[-1].get("response_format")
+                assert (sent or {}).get("type") == (None if mode == "none" else mode), sent
+                keys.add(client.resolve(request).key)
+        assert len(keys) == 6 and fake.rejected == []

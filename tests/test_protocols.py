@@ -348,7 +348,7 @@ def test_longmemeval_judge_is_sent_byte_for_byte_for_every_type(pinned, fake_ope
 
 def test_without_fetched_prompts_nothing_says_published(fake_openai, locomo_dir, tmp_path, monkeypatch, cli):
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    fake_openai.responder = lambda body: '{"reasoning": "same", "label": "CORRECT"}'
     done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
                "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--llm", "openai", "--no-progress",
                "--out", tmp_path / "run", check=True)

@@ -98,7 +98,7 @@ def test_a_retired_model_is_refused_before_sending_and_its_cached_replies_still_
     from memeval.llm import profiles
 
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    fake_openai.responder = lambda body: '{"label": "CORRECT"}'
+    fake_openai.responder = lambda body: '{"reasoning": "same", "label": "CORRECT"}'
     args = ["locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2", "--systems",
             "rag_turns", "--judge", "binary", "--judge-model", "gpt-4o-mini", "--no-progress"]
     cli(*args, "--llm", "openai", "--out", tmp_path / "before", check=True)

@@ -46,8 +46,12 @@ class Judge(ABC):
         """The key of the judgment row `answer` gets (what makes it already judged)."""
         return (*answer.key, self.name)
 
+    own_schema = False  # its requests carry memeval's own reply schema, sent as --response-format asks
+
     def identity(self, client) -> dict:
-        """What of this judge changes its judgments: the role's model and sampling, the prompt version."""
+        """What of this judge changes its judgments: the role's model and sampling (and how its reply schema is
+        asked for), the prompt version."""
         from memeval.llm.manifest import role_identity
 
-        return {**role_identity(client, self.role, self.temperature), "prompt_version": self.version()}
+        return {**role_identity(client, self.role, self.temperature, self.own_schema),
+                "prompt_version": self.version()}

@@ -232,7 +232,8 @@ def study_identity(config: StudyConfig, client: LLMClient | None):
     from memeval.llm.manifest import role_identity
     from memeval.rundir import Identity
 
-    roles = {role: role_identity(client, role, t) for role, t in role_temperatures(config).items()} if client else {}
+    roles = {role: role_identity(client, role, t, structured=role != "answer")  # extraction and judge read JSON
+             for role, t in role_temperatures(config).items()} if client else {}
     return Identity("graph80 run", fixed={
         "data_sha256": data_hashes(config.data), "systems": list(config.systems), "extractor": config.extractor,
         "answerer": config.answerer, "judge": config.judge, "repeats": config.repeats, "roles": roles})

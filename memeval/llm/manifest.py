@@ -34,7 +34,7 @@ def llm_manifest(client, role_temperatures: dict) -> dict | None:
     return {"backend": client.backend_name, "sdk": "+".join(sorted(sdks)),
             "sdk_version": "+".join(str(sdk_version(name)) for name in sorted(sdks)),
             "sdk_versions": {name: sdk_version(name) for name in sorted(sdks)}, "sampling": client.sampling,
-            "roles": roles}
+            "response_format": getattr(client, "response_format", None), "roles": roles}
 
 
 def profile_table(client) -> profiles.ProfileTable:
@@ -48,12 +48,13 @@ def _endpoint(client, provider: str) -> str | None:
     return lookup(provider) if callable(lookup) else (getattr(client, "endpoints", None) or {}).get(provider)
 
 
-def role_identity(client, role: str, temperature: float | None) -> dict:
+def role_identity(client, role: str, temperature: float | None, structured: bool = False) -> dict:
     """What of a role changes its replies, for a run directory's identity: model, provider, API version,
     sampling, the temperature actually sent, the thinking settings sent, and the endpoint when it is not the provider's public default
     (ANTHROPIC_BASE_URL or OPENAI_BASE_URL pointing elsewhere; a local server always): rows answered by one
     endpoint are not resumed against another. Left out at the default, so directories recorded before endpoints
-    were part of the identity still resume."""
+    were part of the identity still resume. `structured`: the role's requests carry memeval's own reply schema, so
+    on an OpenAI-compatible provider the `response_format` they are sent with (--response-format) is recorded."""
     model = client.model_for(role)
     table = profile_table(client)
     p = table.profile(model)
@@ -62,6 +63,8 @@ def role_identity(client, role: str, temperature: float | None) -> dict:
     if p.thinking_sent or p.effort:  # only where sent, so directories recorded before thinking still resume
         out["thinking"] = {"type": p.thinking_sent, "effort": p.effort,
                            "reserve": p.thinking_tokens if p.thinks(p.thinking_sent) else 0}
+    if structured and p.provider in ("openai", "local") and p.structured_outputs:
+        out["response_format"] = getattr(client, "response_format", "json_schema")
     is_default = getattr(client, "endpoint_is_default", None)
     if callable(is_default) and not is_default(p.provider):
         out["endpoint"] = _endpoint(client, p.provider)

@@ -90,7 +90,7 @@ class ModelProfile:
     output_usd_mtok: float
     cache_write_usd_mtok: float  # 5-minute TTL
     cache_read_usd_mtok: float
-    structured_outputs: bool  # anthropic: output_config.format; openai: response_format json_object
+    structured_outputs: bool  # anthropic: output_config.format; openai, local: response_format (--response-format)
     note: str = ""
     provider: str = "anthropic"  # anthropic | openai | local (an OpenAI-compatible server the user runs)
     max_tokens_field: str = "max_tokens"  # the body field that caps the output
@@ -220,16 +220,18 @@ EMBEDDING_PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
 def local_profile(model: str, prices: PriceTable | None = None, source: str = "model") -> ModelProfile:
     """A model the user serves behind OPENAI_BASE_URL: any id, priced $0 (explicitly, never by accident: only a
     table made for `--llm local` holds one) unless the user's price file (`--prices`, memeval/llm/prices.py) prices
-    it; sampling assumed accepted, no structured-output mode assumed. Such servers charge no cache write."""
+    it; sampling assumed accepted; structured output asked in the form --response-format names (llama.cpp's server
+    and vLLM enforce `response_format` with a grammar; `none` for a server that takes no such field). Such servers
+    charge no cache write."""
     if prices is None:
-        return ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, False,
+        return ModelProfile(model, "local", "", True, 0, 0.0, 0.0, 0.0, 0.0, True,
                             "local server at a user-given base URL; priced $0", provider="local")
     price = prices.price(model)
     if price is None:
         raise InputError(source, model, f"no price for this model in --prices {prices.path} (it prices "
                          + ", ".join(prices.models) + "); add a row, or leave --prices out to price it $0")
     return ModelProfile(model, "local", "", True, 0, price.input_usd_mtok, price.output_usd_mtok,
-                        price.input_usd_mtok, price.cached_input_usd_mtok, False,
+                        price.input_usd_mtok, price.cached_input_usd_mtok, True,
                         f"local server at a user-given base URL; {prices.note}", provider="local")
 
 

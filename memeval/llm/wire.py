@@ -3,7 +3,10 @@ they cannot drift apart."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")  # --response-format: what memeval's own JSON requests send
 
 
 def message_content(text: str, cache_prefix_chars: int, splits: tuple[int, ...] = ()) -> str | list[dict]:
@@ -53,7 +56,8 @@ def count_tokens_body(request) -> dict:
 def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dict:
     """Chat-completions body of a resolved `LLMRequest`: the system prompt as a leading system message, plain
     string contents (OpenAI caches prefixes by itself, so no cache markers), the output cap under the field the
-    profile names, `response_format` json_object where the request wants structured output (Mem0's judge call)."""
+    profile names, and for a request that wants structured output its `response_format`: the schema itself
+    (Structured Outputs, strict) under json_schema, else json_object (JSON mode: Mem0's judge call)."""
     messages = [{"role": "system", "content": request.system}] if request.system else []
     messages += [{"role": role, "content": text} for role, text in request.messages]
     body: dict = {"model": request.model, "messages": messages}
@@ -63,6 +67,15 @@ def openai_body(request, max_tokens_field: str = "max_completion_tokens") -> dic
         body["temperature"] = request.temperature
     if request.top_p is not None:
         body["top_p"] = request.top_p
-    if request.output_schema or request.response_format:
+    if request.output_schema and request.json_format == "json_schema":
+        body["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": schema_name(request.output_schema), "schema": json.loads(request.output_schema), "strict": True}}
+    elif request.output_schema or request.response_format:
         body["response_format"] = {"type": request.response_format or "json_object"}
     return body
+
+
+def schema_name(schema: str) -> str:
+    """The `json_schema.name` of a schema: the same schema always gets the same name, within OpenAI's rule
+    (a-z, A-Z, 0-9, `_`, `-`, at most 64 characters: openai SDK types/shared_params/response_format_json_schema.py)."""
+    return "memeval_" + hashlib.sha256(schema.encode("utf-8")).hexdigest()[:16]

@@ -1,30 +1,38 @@
-"""Triple extraction: an LLM backend (temperature 0, objective facts only, JSON array, cached through the
-client) and a gold backend (a dataset's own triples: the perfect-extraction ablation).
+"""Triple extraction: an LLM backend (temperature 0, objective facts only, the triples as a JSON object's list, with
+its schema for models and servers that enforce one; cached through the client) and a gold backend (a dataset's own
+triples: the perfect-extraction ablation).
 
-Parsing is pure and strict: anything that is not a list of objects with string subject/relation/object is
-dropped and counted, never repaired into a guess. A reply that holds no JSON array at all is no extraction: the
-system fails its ingest (UnusableExtraction) rather than answer from a graph that silently lacks the chunk.
+Parsing is pure and strict: the reply is the JSON object the prompt asks for (memeval/llm/json_reply.py); any item
+of its list that is not an object with string subject/relation/object is dropped and counted, never repaired into a
+guess. A reply without that list is no extraction: the system fails its ingest (UnusableExtraction) rather than
+answer from a graph that silently lacks the chunk.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.llm.json_reply import reply_json
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 
 EXTRACTION_MODEL = ROLE_DEFAULTS["extract"]
 EXTRACTION_TEMPERATURE = 0.0
 EXTRACTION_MAX_TOKENS = 1024
+_STRING = {"type": "string"}
+# what the prompt asks for, closed and every key required (OpenAI's strict Structured Outputs take no other)
+TRIPLES_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["triples"], "properties": {
+    "triples": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["subject", "relation", "object", "source"],
+        "properties": {"subject": _STRING, "relation": _STRING, "object": _STRING, "source": _STRING}}}}})
 
 
 class UnusableExtraction(LLMError):
-    """A reply that ended by itself but holds no JSON array. It is cached like any finished reply, so a rerun
-    replays it and fails the same way; another model (or prompt) is another extraction."""
+    """A reply that ended by itself but holds no JSON array of triples. It is cached like any finished reply, so a
+    rerun replays it and fails the same way; another model (or prompt) is another extraction."""
 
 
 @dataclass(frozen=True)
@@ -49,25 +57,21 @@ def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL,
     text = "\n".join(f"[{s.id}] ({s.time}) {s.text}" for s in sources)
     return LLMRequest(model=model, messages=(("user", load_prompt("extract_triples").format(text=text)),),
                       max_tokens=max_tokens, temperature=EXTRACTION_TEMPERATURE,
-                      template_version=prompt_hash("extract_triples"), role="extract")
+                      template_version=prompt_hash("extract_triples"), role="extract", output_schema=TRIPLES_SCHEMA)
 
 
-def json_array(text: str) -> list | None:
-    """The JSON array a reply holds (its first `[` to its last `]`), or None."""
-    match = re.search(r"\[.*\]", text, re.S)
-    if not match:
-        return None
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
+def triple_list(text: str) -> list | None:
+    """The list of triples a reply holds: the reply is a JSON object with a `triples` list, as the prompt asks
+    (None otherwise)."""
+    doc = reply_json(text)
+    data = doc.get("triples") if isinstance(doc, dict) else None
     return data if isinstance(data, list) else None
 
 
 def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedFact], int]:
     """(facts, dropped). A fact citing no known source of the chunk is attributed to the chunk's first
     source only if the chunk has one source; otherwise it is dropped (its evidence would be a guess)."""
-    data = json_array(text)
+    data = triple_list(text)
     if data is None:
         return [], (1 if text.strip() else 0)
     known = {s.id for s in sources}
@@ -100,8 +104,9 @@ def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]], model: st
     for chunk, out in zip(chunks, outcomes, strict=True):
         if isinstance(out, LLMError):
             raise out
-        if json_array(out.text) is None:
-            raise UnusableExtraction(f"no JSON array in the extraction of {chunk[0].id}..{chunk[-1].id} from "
+        if triple_list(out.text) is None:
+            raise UnusableExtraction(f"no JSON array of triples (a JSON object {{\"triples\": [...]}}) in the "
+                                     f"extraction of {chunk[0].id}..{chunk[-1].id} from "
                                      f"{out.model}: {out.text.strip()[:80]!r}; the reply is cached, so a rerun "
                                      "fails the same way")
         got, bad = parse_triples(out.text, chunk)

@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import random
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -26,6 +25,7 @@ from memeval.atomic import atomic_open
 from memeval.engine.judge import Judge
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
+from memeval.llm.json_reply import reply_json
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.memaudit.package import Package
 from memeval.natural.sensitivity import mean_ratios, score_packages
@@ -39,6 +39,10 @@ FRAME_FIELDS = ["package_id", "candidate", "unit", "rule_value", "candidate_kind
 VERDICTS = {"0": 0.0, "0.5": 0.5, "1": 1.0, "0.0": 0.0, "1.0": 1.0}
 ADJUDICATION_MODEL = ROLE_DEFAULTS["judge"]
 ADJUDICATION_TEMPERATURE = 0.0
+# the object the prompt asks for, closed and every key required (OpenAI's strict Structured Outputs take no other)
+ADJUDICATION_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["value", "reason"],
+                                  "properties": {"value": {"type": "number", "enum": [0, 0.5, 1]},
+                                                 "reason": {"type": "string"}}})
 
 
 def rule_labels(packages: Sequence[Package]) -> dict[Cell, float]:
@@ -163,19 +167,16 @@ def adjudication_request(pkg: Package, candidate_id: str, unit_id: str) -> LLMRe
                                                    evidence=evidence, candidate=cand.text)
     return LLMRequest(model=ADJUDICATION_MODEL, messages=(("user", prompt),), max_tokens=128,
                       temperature=ADJUDICATION_TEMPERATURE, template_version=prompt_hash("adjudicate_cell"),
-                      role="judge")
+                      role="judge", output_schema=ADJUDICATION_SCHEMA)
 
 
 def parse_adjudication(text: str) -> tuple[float | None, str]:
-    match = re.search(r"\{.*\}", text, re.S)
-    if match:
-        try:
-            doc = json.loads(match.group(0))
-            value = doc.get("value")
-            if value in (0, 0.5, 1) and not isinstance(value, bool):
-                return float(value), str(doc.get("reason", ""))
-        except (json.JSONDecodeError, AttributeError):
-            pass
+    """The label and its reason when the reply is the JSON object the prompt asks for (memeval/llm/json_reply.py)
+    with a value of 0, 0.5 or 1; else None and why."""
+    doc = reply_json(text)
+    value = doc.get("value") if isinstance(doc, dict) else None
+    if value in (0, 0.5, 1) and not isinstance(value, bool):
+        return float(value), str(doc.get("reason", ""))
     return None, f"unparseable adjudication: {text.strip()[:80]!r}"
 
 
@@ -195,6 +196,7 @@ class LabelAdjudicator(Judge):
 
     name = "label"
     temperature = ADJUDICATION_TEMPERATURE
+    own_schema = True
 
     def __init__(self, packages: Sequence[Package]):
         self.by_id = {p.package_id: p for p in packages}

@@ -220,6 +220,7 @@ class Column:
     leniency: dict[str, str] = field(default_factory=dict)  # judge protocol → its measured leniency sentence
     notes: list[str] = field(default_factory=list)  # recorded judgments: how the file's own judge scored
     unjudged: dict[tuple[str, str], int] = field(default_factory=dict)  # (system, protocol): no J on this key
+    unparsed: set[tuple[str, str]] = field(default_factory=set)  # (system, protocol): the judge ran, nothing parsed
     commands: list[str] = field(default_factory=list)  # every command recorded, oldest first
 
     @property
@@ -377,7 +378,33 @@ def locomo_rows(column: Column) -> list[ResultRow]:
         out.append(ResultRow(**base, system=system, group=OVERALL, metric=f"J ({protocol} judge)", value=math.nan,
                              ci_low=None, ci_high=None, n=0, resampled=NOT_ON_KEY,
                              leniency=column.leniency.get(protocol, NOT_MEASURED)))
+    for system, protocol in sorted(column.unparsed):  # the judge ran and nothing parsed: "–", never 0
+        out.append(ResultRow(**base, system=system, group=OVERALL, metric=f"J ({protocol} judge)", value=math.nan,
+                             ci_low=None, ci_high=None, n=0, resampled=NO_JUDGMENT,
+                             leniency=column.leniency.get(protocol, NOT_MEASURED)))
     return out
+
+
+def _unparsed(column: Column) -> tuple[set[tuple[str, str]], list[str]]:
+    """The (system, protocol) whose judge the run asked for but which hold no usable judgment at all (every reply
+    unparseable, or none judged yet), and a note per protocol with the unusable counts the manifest recorded: such
+    a J is not measured, so it reads "–", never a 0."""
+    config = column.manifest.get("config") if isinstance(column.manifest.get("config"), dict) else {}
+    protocol = config.get("judge")
+    if not isinstance(protocol, str) or protocol == "none":
+        return set(), []
+    metric = f"J ({protocol} judge)"
+    found = {(system, protocol) for system, group, m in column.samples if m == F1_METRIC and group == OVERALL
+             and not column.samples.get((system, OVERALL, metric)) and (system, protocol) not in column.unjudged}
+    if not found:
+        return set(), []
+    missing = (column.manifest.get("missing") or {}).get("judgments") or []
+    unusable = {reason: n for m in missing if isinstance(m, dict) and m.get("protocol") == protocol
+                for reason, n in (m.get("unusable") or {}).items() if isinstance(n, int)}
+    why = "; ".join(f"{n} questions: {reason}" for reason, n in unusable.items()) or "no question judged yet"
+    systems = ", ".join(sorted(s for s, _ in found))
+    return found, [f"{column.name}: no parseable {protocol} judgment for {systems} ({why}), so its J is \"–\", not "
+                   "0; a rerun asks the judge again."]
 
 
 def _power_keys(column: Column) -> list[tuple[str, str]]:
@@ -593,6 +620,10 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             _recorded(column, answer_key, column.unjudged)
             for system, protocol in column.unjudged:
                 column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
+            column.unparsed, unparsed_notes = _unparsed(column)
+            column.notes += unparsed_notes
+            for system, protocol in column.unparsed:
+                column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
             column.leniency = leniency_by_protocol(column.manifest, {_protocol(m) for _, _, m in column.samples
                                                                      if _protocol(m)})
             rows += locomo_rows(column) + _system_pairs(column)
@@ -660,6 +691,7 @@ def number(value: float | None, places: int, signed: bool = False) -> str:
 
 
 NOT_ON_KEY = "not judged on this key"  # a J row with no value under the corrected key (keyed.unjudged_changes)
+NO_JUDGMENT = "no parseable judgment"  # a J row of a judge that ran and left no usable judgment
 UNITS = {"conversations": "conversation", "questions": "question", "packages": "package"}
 
 
@@ -667,6 +699,8 @@ def cell(r: ResultRow) -> str:
     """"6.6 [5.7, 7.4]", or the estimate and "n/a (1 conversation)" when fewer than two units were resampled."""
     if r.resampled == NOT_ON_KEY:
         return "– (not judged on this key)"
+    if r.resampled == NO_JUDGMENT:
+        return f"– ({NO_JUDGMENT})"
     signed = r.kind == PAIRED
     places = decimals(r.ci_low, r.ci_high, _default_places(r.metric))
     value = number(r.value, places, signed)
@@ -924,7 +958,7 @@ def _interval_notes(rows: Sequence[ResultRow], precision: bool = True) -> list[s
     boot = f"{N_BOOT:,} resamples"
     out = [f"95% CI, rows resampling {unit}: {METHODS[unit].format(boot=boot)}."
            for unit in METHODS if any(r.resampled == unit for r in rows)]
-    if any(r.ci_low is None and r.resampled != NOT_ON_KEY for r in rows):
+    if any(r.ci_low is None and r.resampled not in (NOT_ON_KEY, NO_JUDGMENT) for r in rows):
         out.append("n/a: fewer than two units to resample (one question, package or conversation), so there is no "
                    "interval; a bootstrap would only repeat the value.")
     if rows and precision:

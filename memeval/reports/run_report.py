@@ -269,7 +269,7 @@ def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, 
     questions were never judged on it: memeval.scoring.keyed.unjudged_changes), so no strict J either."""
     headers = ["System", "questions", "judged", "runs failed", "J over judged", "J strict (all)",
                "answer words (mean)"]
-    body = []
+    body, unmeasured = [], []
     for name, rows in answers.items():
         eligible = [r for r in rows if r.category in QA_CATEGORIES]
         judged = [j for j in judgments.get(name, ()) if j.category in QA_CATEGORIES]
@@ -277,13 +277,20 @@ def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, 
         failed_runs = sum(sum(1 for s in j.scores if s < 0) for j in judged)
         over_judged = float(np.mean(means)) if means else None
         off_key = name in judgments and not judgments[name]
-        strict = float(np.sum(means)) / len(eligible) if eligible and not off_key else None
+        # nothing judged is no measurement: "–", never a strict 0 that reads as a measured zero
+        strict = float(np.sum(means)) / len(eligible) if eligible and means and not off_key else None
         words = _mean(len(str(r.prediction).split()) for r in eligible)
         body.append([name, len(eligible), len(means), failed_runs, _fmt(over_judged, 1.0),
                      _fmt(strict, 1.0), _fmt(words, 1.0, 1)])
+        if eligible and not means and not off_key:
+            unmeasured.append(f"{name}: none of its {len(eligible)} questions" + (
+                f" ({failed_runs} judge replies unparseable in the rows kept)" if failed_runs else ""))
     table = f"Protocol `{protocol}`, categories 1–4.\n\n" + markdown_table(headers, body)
-    counted = counted_wrong_note(judgments, protocol)
-    return table + (f"\n\n- {md_markup(counted)}" if counted else "")
+    notes = [counted_wrong_note(judgments, protocol)]
+    if unmeasured:
+        notes.append("No J (\"–\", not 0) where no question has a parseable judgment: " + "; ".join(unmeasured)
+                     + ". Questions whose replies could not be read are counted in the run's notes.")
+    return table + "".join(f"\n\n- {md_markup(n)}" for n in notes if n)
 
 
 def counted_wrong_note(judgments: Mapping[str, Judgments], protocol: str) -> str | None:

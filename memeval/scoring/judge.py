@@ -9,7 +9,9 @@ Request building and parsing are pure; the only I/O is the client call, so a jud
 cache at zero cost. A -1 run means only that a successful reply could not be used (unparseable, out of
 range, cut at max_tokens, or a refusal); a call that failed is no run at all, and the caller writes no
 judgment for the question so that a rerun retries it. On models with structured outputs both judges ask
-for a JSON schema (`output_config.format`); the range check stays here.
+for a JSON schema (Anthropic: `output_config.format`; OpenAI-compatible servers: `response_format` as
+--response-format names it); the range check stays here. This project's prompts ask for exactly the JSON their
+parsers read: the reply is one JSON object (a ``` fence around it is read too), never prose around it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 from memeval.categories import category_label
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
+from memeval.llm.json_reply import FENCED, reply_json
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.protocols import store as protocol_store
@@ -39,12 +42,12 @@ UNUSABLE_STOPS = ("max_tokens", "refusal")
 GRADED_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
                             "properties": {"score": {"type": "integer"}, "explanation": {"type": "string"}}},
                            sort_keys=True)
+# reasoning before the label, as the prompt asks: a server that enforces the schema writes properties in this order
 BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["reasoning", "label"],
                             "properties": {"reasoning": {"type": "string"},
-                                           "label": {"type": "string", "enum": ["CORRECT", "WRONG"]}}},
-                           sort_keys=True)
-# Mem0's prompt asks for the label alone; where a model takes a schema it gets one with that key only (on OpenAI
-# any schema becomes json_object mode, as Mem0 sends)
+                                           "label": {"type": "string", "enum": ["CORRECT", "WRONG"]}}})
+# Mem0's prompt asks for the label alone; where a model takes a schema it gets one with that key only (on OpenAI it
+# is sent as json_object mode, as Mem0 sends, whatever --response-format says)
 MEM0_LABEL_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["label"],
                                 "properties": {"label": {"type": "string"}}}, sort_keys=True)
 
@@ -78,19 +81,14 @@ def graded_request(question: str, gold: str, prediction: str, category: int, rep
 
 
 def parse_graded(text: str) -> tuple[float, str | None]:
-    """The requested shape only: a JSON object whose `score` is a number in 0..100 (the first {...} in the reply).
-    Anything else is unusable (-1 with the reason) — never a number picked out of prose, where "On a scale of
-    0-100, I would give this 85" would read as 0."""
-    candidate = text.strip()
-    match = re.search(r"\{.*\}", candidate, re.S)
-    if match:
-        try:
-            value = json.loads(match.group(0)).get("score")
-        except (json.JSONDecodeError, AttributeError):
-            value = None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100:
-            return float(value), None
-    return FAILURE, f"no JSON score in 0..100: {candidate[:80]!r}"
+    """The requested shape only: the reply is a JSON object (memeval/llm/json_reply.py) whose `score` is a number in
+    0..100. Anything else is unusable (-1 with the reason) — never a number picked out of prose, where "On a scale
+    of 0-100, I would give this 85" would read as 0."""
+    doc = reply_json(text)
+    value = doc.get("score") if isinstance(doc, dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100:
+        return float(value), None
+    return FAILURE, f"not a JSON object with a score in 0..100: {text.strip()[:80]!r}"
 
 
 def reply_explanation(text: str, limit: int = 400) -> str:
@@ -137,16 +135,13 @@ def binary_request(question: str, gold: str, prediction: str, repeat_index: int 
     if published is not None:
         prompt = published.templates["accuracy"].format(question=question, gold_answer=gold,
                                                         generated_answer=prediction)
-        version, schema = published.version, MEM0_LABEL_SCHEMA
+        version, schema, wire = published.version, MEM0_LABEL_SCHEMA, "json_object"
     else:
         prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
-        version, schema = binary_version(), BINARY_SCHEMA
+        version, schema, wire = binary_version(), BINARY_SCHEMA, ""
     return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=None,
                       temperature=BINARY_TEMPERATURE, template_version=version, repeat_index=repeat_index,
-                      role="judge", output_schema=schema)
-
-
-_FENCED = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
+                      role="judge", output_schema=schema, json_format=wire)
 
 
 def parse_binary(text: str) -> tuple[float, str | None]:
@@ -155,7 +150,7 @@ def parse_binary(text: str) -> tuple[float, str | None]:
     "CORRECT" is 1, any other value 0 (case-sensitive: "correct" is 0). Where Mem0's script would stop with an
     exception (not JSON, no `label`, not an object) the reply is unusable: -1 with the reason, never a label."""
     body = text.strip()
-    fenced = _FENCED.search(body)
+    fenced = FENCED.search(body)
     try:
         label = json.loads(fenced.group(1) if fenced else body)["label"]
     except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
@@ -210,8 +205,10 @@ class LocomoJudge(Judge):
     def identity(self, client) -> dict:
         from memeval.llm.manifest import role_identity
 
-        return {**role_identity(client, self.role, self.temperature), "runs": self.runs,
+        return {**role_identity(client, self.role, self.temperature, self.own_schema), "runs": self.runs,
                 "prompt_version": self.version()}
+
+    own_schema = True
 
 
 class GradedJudge(LocomoJudge):
@@ -246,6 +243,10 @@ class BinaryJudge(LocomoJudge):
 
     def accepts(self, answer) -> bool:
         return answer.category != 5
+
+    @property
+    def own_schema(self) -> bool:  # Mem0's published call keeps its own json_object
+        return self.published is None
 
     def request(self, answer, gold: str, repeat: int) -> LLMRequest:
         return binary_request(answer.question, gold, answer.prediction, repeat, self.published)

@@ -5,17 +5,22 @@ the row says why."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMRequest
+from memeval.llm.json_reply import reply_json
 from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.records import Graph80JudgmentRow
 
 JUDGE_MODEL = ROLE_DEFAULTS["judge"]
 JUDGE_TEMPERATURE = 0.0
+_HALF = {"type": "number", "enum": [0, 0.5]}
+# the object the prompt asks for, closed and every key required (OpenAI's strict Structured Outputs take no other)
+THREE_DIM_SCHEMA = json.dumps({"type": "object", "additionalProperties": False,
+                               "required": ["entity", "relation", "no_wrong"],
+                               "properties": {"entity": _HALF, "relation": _HALF, "no_wrong": _HALF}})
 
 
 def three_dim_request(question: Mapping, prediction: str, repeat: int) -> LLMRequest:
@@ -23,18 +28,14 @@ def three_dim_request(question: Mapping, prediction: str, repeat: int) -> LLMReq
                                                    entities=", ".join(question["gold_entities"]),
                                                    prediction=prediction)
     return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
-                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge")
+                      template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge",
+                      output_schema=THREE_DIM_SCHEMA)
 
 
 def parse_three_dim(text: str) -> float | None:
-    """entity + relation + no_wrong, each 0 or 0.5, over 1.5 → 0..1; None when unparseable."""
-    match = re.search(r"\{.*\}", text, re.S)
-    if not match:
-        return None
-    try:
-        doc = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return None
+    """entity + relation + no_wrong, each 0 or 0.5, over 1.5 → 0..1; None unless the reply is the JSON object the
+    prompt asks for (memeval/llm/json_reply.py)."""
+    doc = reply_json(text)
     parts = [doc.get(k) for k in ("entity", "relation", "no_wrong")] if isinstance(doc, dict) else [None]
     if not all(p in (0, 0.5) and not isinstance(p, bool) for p in parts):
         return None
@@ -46,6 +47,7 @@ class ThreeDimJudge(Judge):
 
     name = "three_dim"
     temperature = JUDGE_TEMPERATURE
+    own_schema = True
 
     def __init__(self, questions: Mapping[str, Mapping]):
         self.questions = questions
