@@ -422,3 +422,30 @@ def test_a_local_server_gets_the_schema_of_memevals_own_extractors_and_judges(tm
                 assert (sent or {}).get("type") == (None if mode == "none" else mode), sent
                 keys.add(client.resolve(request).key)
         assert len(keys) == 6 and fake.rejected == []
+
+
+def test_keys_of_requests_sent_as_before_are_unchanged():
+    """Keys as computed before --response-format existed (memeval/llm/types.py at 9b6524a): a request without a
+    schema, and one sent as json_object (Mem0's published judge), keep them; only json_schema is a new key."""
+    common = dict(model="gpt-4o-mini", messages=(("user", "Label it as JSON."),), max_tokens=None, temperature=0.0,
+                  template_version="t", role="judge", provider="openai", endpoint="https://api.openai.com/v1")
+    schema = '{"type": "object"}'
+    assert LLMRequest(**common).key == "f2dbcabb2b3fde299685cad8cf8b05b033fbbc97eb8bf6c9a5c6144ca7184006"
+    before = "2e308bd79e00a9c26af338b445788161beac6a8100f39e735b5fe688f8a8ab1c"
+    assert LLMRequest(**common, output_schema=schema, json_format="json_object").key == before
+    assert LLMRequest(**common, output_schema=schema, json_format="json_schema").key != before
+
+
+def test_the_response_format_is_part_of_a_judges_identity_and_the_manifest(fake_openai, tmp_path):
+    from memeval.llm.manifest import llm_manifest
+    from memeval.scoring.judge import BinaryJudge, GradedJudge
+
+    ids = {}
+    for mode in ("json_schema", "json_object", "none"):
+        client = make_client("openai", cache_dir=str(tmp_path), response_format=mode)
+        ids[mode] = GradedJudge(1).identity(client)
+        assert llm_manifest(client, {"judge": 0.5})["response_format"] == mode
+    assert len({ids[m]["response_format"] for m in ids}) == 3
+    replay = make_client("replay", cache_dir=str(tmp_path))
+    assert "response_format" not in GradedJudge(1).identity(replay), "Anthropic's judges are unchanged"
+    assert "response_format" in BinaryJudge(1, published=None).identity(make_client("openai", cache_dir=str(tmp_path)))
