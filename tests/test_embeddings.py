@@ -212,7 +212,7 @@ def test_a_reply_without_one_vector_per_input_is_refused_in_one_line(tmp_path, m
 # input at 512 tokens (its `embed(truncate=True)` keeps the first n_batch tokens). A 270M base model's vectors mean
 # little: these tests hold the client to the server's wire, not to retrieval quality.
 def _need_server():
-    need_local_server()
+    need_local_server("gemma3-270m")
 
 
 @pytest.fixture(scope="module")
@@ -221,12 +221,13 @@ def embedding_server(tmp_path_factory):
     from memeval.llm.local_server import LocalServer
 
     # 12,288: Mem0's extraction prompt is ~8,200 Gemma tokens and it asks for up to 2,000 more
-    with LocalServer(n_ctx=12288, log=tmp_path_factory.mktemp("llama") / "server.log") as running:
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with LocalServer(model="gemma3-270m", n_ctx=12288, log=log) as running:
         yield running
 
 
 def test_the_real_servers_embeddings_are_cached_and_replayed(embedding_server, tmp_path, monkeypatch):
-    from memeval.llm.local_server import MODEL_ID
+    from memeval.llm.local_models import GEMMA_MODEL as MODEL_ID
 
     monkeypatch.setenv("OPENAI_BASE_URL", embedding_server.base_url)
     client = make_client("local", cache_dir=str(tmp_path), models={"embed": MODEL_ID})
@@ -246,7 +247,7 @@ def test_rag_dense_and_mem0_end_to_end_against_the_real_server(embedding_server,
     import subprocess
     import sys
 
-    from memeval.llm.local_server import MODEL_ID
+    from memeval.llm.local_models import GEMMA_MODEL as MODEL_ID
     from memeval.records import load_answers
     from tests.small_locomo import small_locomo
 

