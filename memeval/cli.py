@@ -22,7 +22,14 @@ from memeval.commands import (
     serve,
     view,
 )
-from memeval.errors import DataNotFoundError, InputError, NotebookFailed
+from memeval.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    DataNotFoundError,
+    InputError,
+    NotebookFailed,
+    Terminated,
+)
 from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, ModelRetired
 
 COMMAND_MODULES = [doctor, data, score, locomo, judge, longmemeval, memaudit, natural, graph80, results, view, publish,
@@ -74,18 +81,26 @@ def main(argv: list[str] | None = None) -> int:
     process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     set_cli_argv(argv)
+    if process:
+        import signal
+
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         code = _dispatch(build_parser().parse_args(argv))
     finally:
         set_cli_argv(None)
-    if process and code == 130:
+    if process and code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
         _leave_now(code)
     return code
 
 
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def _leave_now(code: int) -> None:
-    """After Ctrl-C the run has released its lock and said so; calls still in flight on worker threads would hold
-    the interpreter's exit until their read timeouts ran out (minutes), so the process ends here."""
+    """After Ctrl-C or SIGTERM the run has released its lock and said so; calls still in flight on worker threads
+    would hold the interpreter's exit until their read timeouts ran out (minutes), so the process ends here."""
     import os
 
     for stream in (sys.stdout, sys.stderr):
@@ -128,9 +143,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     except NotebookFailed as exc:
         _error(exc)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated)
+        if isinstance(exc, Terminated):
+            print("memeval: terminated (SIGTERM)", file=sys.stderr)
+            return EXIT_TERMINATED
         print("memeval: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `memeval ... | head`: the reader left; no traceback, the shell's usual code
         import os
 

@@ -8,7 +8,13 @@ EXIT_FAILED = 1  # a deterministic API rejection or a failed notebook: nothing m
 EXIT_INPUT = 2  # bad input or flags, a refused directory: one line naming the file and field, nothing written
 EXIT_UNCERTIFIED = 3  # a sweep's two exact solvers disagreed (docs/memaudit.md)
 EXIT_INCOMPLETE = 4  # the run finished but some requested rows are missing (failed calls, budget, plug-in errors)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # `kill` (SIGTERM): 128 + 15, as a shell reports a process that signal ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a memeval command: it leaves the way Ctrl-C does (lock released, rows whole, the run's manifest
+    left incomplete for a rerun to resume), not killed between two writes."""
 
 
 class InputError(ValueError):

@@ -5,8 +5,9 @@ the saved output; the runner shows its own per-notebook and per-cell progress).
 A bar is a context manager: it is closed when its block ends, also by an exception, so the one-line error the
 CLI prints after a failure is the last line on the terminal rather than a bar's redraw.
 
-A bar over model calls also says how fast they go and whether the rate limiter is holding them back (`CallStatus`):
-a run waiting for its provider's per-minute budget otherwise looks exactly like one that hangs.
+A bar over model calls also says how fast replies come back, what is in flight and for how long, and whether the
+rate limiter is holding calls back (`CallStatus`): a run waiting for a slow server or for its provider's per-minute
+budget otherwise looks exactly like one that hangs.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-STATUS_INTERVAL_S = 1.0
-REDRAW_S = 10.0  # a bar whose status has not changed is still redrawn this often, so its elapsed time moves on
+STATUS_INTERVAL_S = 1.0  # the bar is redrawn this often while no unit finishes, so its clock and ages move on
 RATE_WINDOW_S = 60.0
 BUCKET_NAMES = {"requests": "requests", "input": "input tokens", "output": "output tokens"}
 
@@ -29,8 +29,8 @@ def progress_enabled(requested: bool = True) -> bool:
 
 class ProgressBar:
     """A tqdm bar, or nothing at all when progress is off or there is nothing to count. With `status`, a daemon
-    thread puts its text after the bar every `interval_s` when it changed (every REDRAW_S anyway), so the bar stays
-    live while no unit finishes."""
+    thread puts its text after the bar and redraws it every `interval_s`, so the bar stays live (its elapsed time and
+    the ages in the status move) while no unit finishes."""
 
     def __init__(self, total: int, desc: str, unit: str, enabled: bool = True,
                  status: Callable[[], str] | None = None, interval_s: float = STATUS_INTERVAL_S):
@@ -44,7 +44,7 @@ class ProgressBar:
             # a label may name a run directory or a model from a manifest: its control characters are shown, not obeyed
             self._bar = tqdm(total=total, desc=shown(desc), unit=unit, mininterval=1.0)
             if status is not None:
-                self._status, self._interval_s, self._shown, self._drawn = status, interval_s, "", time.monotonic()
+                self._status, self._interval_s = status, interval_s
                 self._stop = threading.Event()
                 self._ticker = threading.Thread(target=self._tick, name="progress-status", daemon=True)
                 self._ticker.start()
@@ -55,11 +55,10 @@ class ProgressBar:
 
     def _show(self) -> None:
         text = self._status()
-        if self._bar is not None and (text != self._shown or time.monotonic() - self._drawn >= REDRAW_S):
+        if self._bar is not None:
             from memeval.safe_text import shown
 
-            self._bar.set_postfix_str(shown(text))
-            self._shown, self._drawn = text, time.monotonic()
+            self._bar.set_postfix_str(shown(text))  # redraws the bar, also when the text is unchanged
 
     def update(self, n: int = 1) -> None:
         if self._bar is not None:
@@ -93,56 +92,58 @@ def progress_bar(total: int, desc: str, unit: str, enabled: bool = True,
 
 
 class CallStatus:
-    """A client's requests per minute over the last `window_s`, the retries so far (a timeout or a 429 resent: a
-    run can send steadily and finish nothing), and what its rate limiter holds back right now: "42 req/min" or
-    "42 req/min, 3 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)", and the call waiting
-    longest for its reply once it has waited 10 s ("waiting for claude-sonnet-4-6 (attempt 2, 35 s)"). Cache hits are not
-    requests; '' until a request has been sent or held back."""
+    """What a bar over a client's calls says after its count: replies a minute over the last `window_s` (cache hits
+    are not replies), the retries so far (a timeout or a 429 resent: a run can send steadily and finish nothing),
+    what its rate limiter holds back right now, and the calls in flight with the age of the oldest, from its first
+    second: "42 req/min, 3 retried, throttled: waiting for input tokens (claude-sonnet-4.x, ~12 s)",
+    "1 in flight (smollm2-135m, 12 s)". No rate is shown before a reply has come back, nor a zero one while calls
+    are in flight (a slow call is not a hang); '' when nothing has been sent or held back."""
 
     def __init__(self, client, window_s: float = RATE_WINDOW_S, clock: Callable[[], float] = time.monotonic):
         self.client, self.window_s, self.clock = client, window_s, clock
-        self._samples: deque[tuple[float, int]] = deque([(clock(), client.stats.requests_sent)])
+        self._replies0 = client.stats.replies
+        self._samples: deque[tuple[float, int]] = deque([(clock(), self._replies0)])
 
     def rate(self) -> float | None:
-        """Requests a minute over the window (None: not yet a second of samples, or nothing sent)."""
-        now, sent = self.clock(), self.client.stats.requests_sent
-        self._samples.append((now, sent))
+        """Replies a minute over the window (None: not yet a second of samples, or no reply since the bar began)."""
+        now, replies = self.clock(), self.client.stats.replies
+        self._samples.append((now, replies))
         while len(self._samples) > 2 and now - self._samples[1][0] >= self.window_s:
             self._samples.popleft()
         start, first = self._samples[0]
-        if sent == 0 or now - start < 1.0:
+        if replies == self._replies0 or now - start < 1.0:
             return None
-        return (sent - first) / (now - start) * 60.0
+        return (replies - first) / (now - start) * 60.0
 
     def __call__(self) -> str:
         parts = []
+        now = self.clock()
+        flying = in_flight(self.client, now)
         rate = self.rate()
-        if rate is not None:
-            parts.append(f"{rate:.0f} req/min" if rate >= 10 else f"{rate:.1f} req/min")
+        if rate is not None and (rate > 0 or not flying):
+            parts.append(f"{rate:.0f} req/min" if rate >= 9.95 else f"{rate:.1f} req/min")  # never "10.0"
         if self.client.stats.retries:
             parts.append(f"{self.client.stats.retries:,} retried")
         held = throttled(self.client.limiter)
         if held:
             parts.append(held)
-        waiting = waiting_for(self.client, self.clock())
-        if waiting:
-            parts.append(waiting)
+        if flying:
+            parts.append(flying)
         return ", ".join(parts)
 
 
-WAITING_SHOWN_S = 10.0  # a call that has waited this long for its reply is named on the bar
-
-
-def waiting_for(client, now: float) -> str:
-    """'waiting for claude-sonnet-4-6 (attempt 2, 35 s)' while `client`'s oldest call in flight has waited
-    WAITING_SHOWN_S or more for its reply (a server that holds requests looks like a hung run otherwise), else ''."""
+def in_flight(client, now: float) -> str:
+    """'1 in flight (smollm2-135m, 12 s)', '8 in flight (oldest: claude-sonnet-4-6, attempt 2, 35 s)': the calls of
+    `client` waiting for their reply and the age of the one waiting longest (attempt shown from the second), else
+    ''. A server that holds requests for minutes (a CPU server over a long prompt) looks like a hung run otherwise."""
     lookup = getattr(client, "waiting", None)
     oldest = lookup() if callable(lookup) else None
-    if oldest is None or now - oldest[2] < WAITING_SHOWN_S:
+    if oldest is None:
         return ""
-    model, attempt, start, in_flight = oldest
-    more = f"; {in_flight} in flight" if in_flight > 1 else ""
-    return f"waiting for {model} (attempt {attempt}, {now - start:.0f} s{more})"
+    model, attempt, start, count = oldest
+    again = f", attempt {attempt}" if attempt > 1 else ""
+    which = "oldest: " if count > 1 else ""
+    return f"{count} in flight ({which}{model}{again}, {max(0.0, now - start):.0f} s)"
 
 
 def throttled(limiter) -> str:

@@ -42,13 +42,13 @@ def test_the_limiter_keeps_what_a_held_call_waits_for_and_forgets_it_once_admitt
 
 def test_the_status_says_requests_a_minute_retries_and_what_the_limiter_waits_for():
     clock = Clock()
-    stats = SimpleNamespace(requests_sent=0, retries=0)
+    stats = SimpleNamespace(replies=0, retries=0)
     held = []
     limiter = SimpleNamespace(clock=clock, waiting=lambda: held[-1] if held else None)
     status = CallStatus(SimpleNamespace(stats=stats, limiter=limiter), clock=clock)
     assert status() == "", "nothing sent, nothing held: nothing to say"
     clock.now += 30
-    stats.requests_sent = 20
+    stats.replies = 20
     assert status() == "40 req/min"
     stats.retries = 2
     held.append(Waiting(("anthropic", "claude-sonnet-4.x"), "input", clock.now + 11.6))

@@ -102,7 +102,9 @@ def judge_stage(judge: Judge, answers: Sequence, done: set, client, path: Path, 
                 requests = judge.requests(answer)
                 return answer, requests, client.complete_many(requests, judge.in_flight)
 
-            with ThreadPoolExecutor(max_workers=ANSWERS_IN_FLIGHT) as pool:
+            # Ctrl-C does not wait for the judge calls in flight (a run without a client has nothing in flight)
+            workers = client.pool(ANSWERS_IN_FLIGHT) if client is not None else ThreadPoolExecutor(ANSWERS_IN_FLIGHT)
+            with workers as pool:
                 for answer, requests, replies in pool.map(judge_one, todo):
                     record(answer, requests, replies)
                     if progress is not None:

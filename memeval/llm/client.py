@@ -38,11 +38,13 @@ from memeval.llm.errors import (
     retry_after_seconds,
     unreached,
 )
+from memeval.llm.fit import FitCheck
 from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
 from memeval.llm.prefix_pieces import plan_cuts
 from memeval.llm.prices import load_prices, require_local
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
 from memeval.llm.ratelimit import RateLimiter, limit_pool
+from memeval.llm.routes import routes_of
 from memeval.llm.types import (
     ANTHROPIC_DEFAULT_BASE_URL,
     KEY_SCHEMA,
@@ -52,7 +54,7 @@ from memeval.llm.types import (
     anthropic_endpoint,
     public_url,
 )
-from memeval.llm.wire import request_body
+from memeval.llm.wire import RESPONSE_FORMATS, request_body
 
 __all__ = ["APIRejected", "BudgetExceeded", "CacheMiss", "LLMError", "TransientError", "LLMRequest",
            "LLMResponse", "LLMClient", "AnthropicBackend", "ReplayBackend", "make_client",
@@ -232,6 +234,7 @@ class ReplayBackend:
 @dataclass
 class ClientStats:
     requests_sent: int = 0
+    replies: int = 0  # requests that came back with a reply (the progress bar's rate: memeval/progress.py)
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
@@ -262,9 +265,15 @@ class LLMClient:
         require_named_roles: bool = False,
         endpoints: Mapping[str, str] | None = None,
         profile_table: ProfileTable = CLOUD,
+        response_format: str = "json_schema",
+        context_tokens: int | None = None,
     ):
         if sampling not in profiles.SAMPLING_MODES:
             raise ValueError(f"sampling must be one of {profiles.SAMPLING_MODES}")
+        if response_format not in RESPONSE_FORMATS:
+            raise ValueError(f"response_format must be one of {RESPONSE_FORMATS}")
+        # what memeval's own JSON-reading requests ask an OpenAI-compatible provider for (--response-format)
+        self.response_format = response_format
         self.backend = backend  # the Anthropic one, and every provider's unless `backends` names its own
         self.backends = dict(backends or {})
         self.require_named_roles = require_named_roles  # --llm local: no default model exists for a role
@@ -299,6 +308,24 @@ class LLMClient:
         self._probe = threading.Lock()
         self._embedder = None
         self._in_flight: dict[object, tuple[str, int, float]] = {}  # call → (model, attempt, monotonic start)
+        # a user's server: each request checked against its context window before it is sent (memeval/llm/fit.py)
+        self.fit = FitCheck(self, context_tokens)
+
+    @contextmanager
+    def sending(self, model: str):
+        """One request on the wire: counted as sent, in flight (`waiting`) until it ends, counted as a reply when
+        one came back."""
+        call = object()
+        with self._lock:
+            self.stats.requests_sent += 1
+            self._in_flight[call] = (model, getattr(self._local, "attempt", 1), time.monotonic())
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._in_flight[call]
+        with self._lock:
+            self.stats.replies += 1
 
     def waiting(self) -> tuple[str, int, float, int] | None:
         """The call waiting longest for its reply: (model, attempt, monotonic start, calls in flight), or None; a
@@ -373,7 +400,8 @@ class LLMClient:
 
     def resolve(self, request: LLMRequest) -> LLMRequest:
         """The request as it will be sent: the run's model for its role, the profile's API version, the
-        temperature actually sent, structured output only where the model supports it, and the profile's thinking
+        temperature actually sent, structured output only where the model supports it (on an OpenAI-compatible
+        provider in the form --response-format names, none dropping the schema), and the profile's thinking
         settings: a thinking model keeps the protocol's answer cap and gets its thinking reserve on top (thinking
         counts toward max_tokens). A thinking type the model rejects is refused here, before any call."""
         model = self.model_for(request.role, request.model) if request.role else request.model
@@ -393,13 +421,18 @@ class LLMClient:
             raise ValueError(f"{model}: top_p and response_format are OpenAI-compatible wire fields; an Anthropic "
                              "request carries neither")
         temperature = self.sent_temperature(model, request.temperature)
+        output_schema, json_format = (request.output_schema if p.structured_outputs else ""), ""
+        if output_schema and other:  # a published protocol's own format stays; memeval's own follow the flag
+            json_format = request.json_format or self.response_format
+            if json_format == "none":
+                output_schema, json_format = "", ""
         return dataclasses.replace(
             request, model=model, api_version=p.api_version, provider=p.provider, max_tokens=max_tokens,
             top_p=request.top_p if temperature is not None else None,  # a model that takes no sampling takes neither
             endpoint=self.endpoints.get(p.provider, "") if other else self.anthropic_endpoint,
             cache_prefix_chars=0 if other else request.cache_prefix_chars,  # OpenAI caches prefixes by itself
             temperature=temperature,
-            output_schema=request.output_schema if p.structured_outputs else "",
+            output_schema=output_schema, json_format=json_format,
             thinking=thinking, effort=p.effort, thinking_tokens=p.thinking_tokens if p.thinks(thinking) else 0)
 
     def lookup(self, request: LLMRequest) -> LLMResponse | None:
@@ -433,6 +466,7 @@ class LLMClient:
         profile = self.profile(request.model)
         if profile.retired() and os.environ.get("MEMEVAL_SEND_RETIRED") != "1":
             raise ModelRetired(request.model, profile.retires, profile.successor)
+        self._refuse_misfit(request)
 
         def attempt() -> LLMResponse:
             start = time.perf_counter()
@@ -444,6 +478,23 @@ class LLMClient:
         self._account(request, response)
         self.keep(request, response)
         return response
+
+    def misfit(self, request: LLMRequest):
+        """DoesNotFit when `request` would be sent and cannot fit its server's context window, else None (a cached
+        reply needs no room; an unknown window is not checked). Nothing is sent but the server's token counts."""
+        resolved = self.resolve(request)
+        return None if self._cached(resolved) is not None else self.fit.misfit(resolved)
+
+    def _refuse_misfit(self, request: LLMRequest) -> None:
+        """DoesNotFit, counted as a failure, when the request cannot fit its server's context window."""
+        problem = self.fit.misfit(request)
+        if problem is None:
+            return
+        with self._lock:
+            self.stats.failures += 1
+            self.stats.log.append({"event": "does-not-fit", "needed": problem.needed, "held": problem.held,
+                                   "key": request.key[:12]})
+        raise problem
 
     def keep(self, request: LLMRequest, response: LLMResponse) -> None:
         """Cache a reply that is an answer; raise InvalidReply for text longer than the request's cap can produce
@@ -544,11 +595,7 @@ class LLMClient:
     def _send_one(self, request: LLMRequest, backend) -> LLMResponse:
         reservation = self.limiter.acquire(limit_pool(request.provider, request.model), self._input_estimate(request),
                                            request.max_tokens_sent or UNCAPPED_OUTPUT_ESTIMATE)
-        with self.semaphore:
-            call = object()
-            with self._lock:
-                self.stats.requests_sent += 1
-                self._in_flight[call] = (request.model, getattr(self._local, "attempt", 1), time.monotonic())
+        with self.semaphore, self.sending(request.model):
             try:
                 response = backend.send(request)
             except TransientError as exc:  # a 429 or an outage: nothing was used; its headers still tell
@@ -557,9 +604,6 @@ class LLMClient:
             except BaseException:
                 self.limiter.settle(reservation, None, 0, 0)
                 raise
-            finally:
-                with self._lock:
-                    del self._in_flight[call]
         if request.cache_prefix and (response.cache_creation_input_tokens or response.cache_read_input_tokens):
             text = request.messages[0][1]
             with self._lock:
@@ -666,8 +710,7 @@ class LLMClient:
         results: list = [None] * len(requests)
         answered_by = Counter(owner)
         report = getattr(self._local, "on_answer", None)
-        pool = ThreadPoolExecutor(max_workers=max_workers or self.max_concurrency)
-        try:
+        with self.pool(max_workers or self.max_concurrency) as pool:
             for wave in (first, rest):
                 futures = {pool.submit(one, requests[i]): i for i in wave}
                 for future in as_completed(futures):
@@ -675,8 +718,17 @@ class LLMClient:
                     results[i] = future.result()
                     if report is not None and requests[i].role == "answer":
                         report(answered_by[i])
+        return [results[o] for o in owner]
+
+    @contextmanager
+    def pool(self, max_workers: int):
+        """Worker threads for this client's calls that Ctrl-C (or SIGTERM, memeval/cli.py) does not wait for:
+        nothing queued starts, calls waiting to retry give up, no new attempt is sent, and replies still in flight
+        are dropped with the process instead of holding it for their read timeouts (minutes on a CPU server)."""
+        pool = ThreadPoolExecutor(max_workers=max_workers)
+        try:
+            yield pool
         except (KeyboardInterrupt, SystemExit):
-            # Ctrl-C: nothing queued starts, calls waiting to retry give up, the pool is not awaited
             self._cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -684,7 +736,6 @@ class LLMClient:
             pool.shutdown(cancel_futures=True)
             raise
         pool.shutdown()
-        return [results[o] for o in owner]
 
     @contextmanager
     def reporting_answers(self, on_answer: Callable[[int], None]):
@@ -744,7 +795,8 @@ class LLMClient:
                             cached=len(resolved) - len(misses), to_send=len(misses), input_tokens_est=tokens_in,
                             cache_write_tokens_est=written, cache_read_tokens_est=read,
                             output_tokens_expected=tokens_out, output_tokens_max=tokens_cap, usd_est=dollars,
-                            usd_max=dollars_max, token_count=_token_count(counter is not None, len(misses), keyless))
+                            usd_max=dollars_max, token_count=_token_count(counter is not None, len(misses), keyless),
+                            routes=routes_of(self, ((r.provider, r.model, r.role or "other") for r in misses)))
 
 
 def _token_count(counted: bool, misses: int, keyless: list[str]) -> str:

@@ -16,7 +16,6 @@ is obeyed by the client's retries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from memeval.llm.errors import TransientError
 from memeval.llm.wire import count_tokens_body
@@ -60,7 +59,7 @@ class TokenCounter:
             known[pending[0][0]] = self._count(*pending[0])
             rest = pending[1:]
             if rest:
-                with ThreadPoolExecutor(max_workers=min(self.client.max_concurrency, len(rest))) as pool:
+                with self.client.pool(min(self.client.max_concurrency, len(rest))) as pool:
                     for (key, _), tokens in zip(rest, pool.map(lambda item: self._count(*item), rest), strict=True):
                         known[key] = tokens
         return [None if key is None else known[key] for key in keys]

@@ -37,6 +37,7 @@ from memeval.errors import InputError
 from memeval.llm.errors import APIRejected, BudgetExceeded, CacheMiss
 from memeval.llm.profiles import EMBED_ROLE, ROLE_FLAGS, check_role_kind
 from memeval.llm.ratelimit import limit_pool
+from memeval.llm.routes import routes_of
 from memeval.llm.tokenizers import estimate_note, estimate_tokens
 from memeval.llm.types import EmbeddingEstimate
 
@@ -256,9 +257,7 @@ class Embedder:
         client = self.client
         estimate = sum(estimate_tokens(t, batch.model) for t in batch.texts)
         reservation = client.limiter.acquire(limit_pool(batch.provider, batch.model), estimate, 0)
-        with client.semaphore:
-            with client._lock:
-                client.stats.requests_sent += 1
+        with client.semaphore, client.sending(batch.model):
             try:
                 reply = backend.embed(batch)
             except BaseException as exc:
@@ -294,7 +293,7 @@ class Embedder:
             input_tokens_est=tokens, input_tokens_max=most, usd_est=profile.cost_usd(tokens, 0),
             usd_max=profile.cost_usd(most, 0),
             token_count=f"estimate ({estimate_note([model])}); at most the texts' UTF-8 bytes for usd_max",
-            model=model)
+            model=model, routes=routes_of(self.client, [(profile.provider, model, role)] if requests else []))
 
 
 def unreadable(batch: EmbeddingBatch, reason: str, request_id: str | None, hint: str) -> APIRejected:

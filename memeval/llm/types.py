@@ -61,6 +61,11 @@ class LLMRequest:
     api_version: str = ""  # set by LLMClient.resolve
     cache_prefix_chars: int = 0  # leading characters of the first user message marked for prompt caching
     output_schema: str = ""  # JSON schema (as JSON text) for structured output, where the model supports it
+    # how an OpenAI-compatible provider is asked for `output_schema`: json_schema (Structured Outputs) or json_object
+    # (JSON mode). A published protocol pins its own (Mem0's judge: json_object); otherwise resolve() sets the
+    # client's --response-format. Keyed only as json_schema, a wire no older key had: json_object was the only form
+    # sent before, so those keys are unchanged
+    json_format: str = ""
     # a caller that speaks an OpenAI-compatible wire on its own terms (the Mem0 library): `top_p` and
     # `response_format: {"type": ...}` sent as given to openai/local providers, never to Anthropic; keyed only when set
     top_p: float | None = None
@@ -100,6 +105,8 @@ class LLMRequest:
             # its own keys; the default endpoint's keys stay as they were before endpoints were keyed, so existing
             # caches still hit
             material["endpoint"] = self.endpoint
+        if self.json_format == "json_schema":
+            material["response_format"] = self.json_format
         if self.top_p is not None or self.response_format:  # only such requests key them: other keys are unchanged
             material["wire"] = {"top_p": self.top_p, "response_format": self.response_format}
         if self.thinking or self.effort or self.thinking_tokens:
@@ -165,6 +172,17 @@ class LLMResponse:
 
 
 @dataclass(frozen=True)
+class Route:
+    """Where a dry run's requests to one provider go (memeval/llm/routes.py): the base URL without credentials ('' when
+    replies come from the cache only), what set it or why nothing is sent, each model sent there with its roles."""
+
+    provider: str
+    url: str
+    via: str
+    models: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
 class CostEstimate:
     """A dry run's price of some requests: how many are still to send (cache misses), their tokens and dollars."""
 
@@ -180,6 +198,7 @@ class CostEstimate:
     usd_est: float  # at the expected output
     usd_max: float  # at every cap: no run of these requests costs more
     token_count: str  # how input tokens were counted: "exact (token-counting endpoint)" or the 4-character estimate
+    routes: tuple[Route, ...] = ()  # where the requests still to send go
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -201,6 +220,7 @@ class EmbeddingEstimate:
     usd_max: float
     token_count: str
     model: str
+    routes: tuple[Route, ...] = ()  # where the requests still to send go
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -214,6 +234,14 @@ class RunEstimate:
     usd_est_total: float
     note: str
 
+    @property
+    def routes(self) -> list[Route]:
+        """Where the requests of every stage go, one route per provider and URL."""
+        from memeval.llm.routes import merged
+
+        return merged(r for e in self.stages.values() for r in e.routes)
+
     def as_dict(self) -> dict:
         return {**{name: e.as_dict() for name, e in self.stages.items()}, "usd_est_total": self.usd_est_total,
-                "usd_max_total": sum(e.usd_max for e in self.stages.values()), "note": self.note}
+                "usd_max_total": sum(e.usd_max for e in self.stages.values()),
+                "requests_go_to": [asdict(r) for r in self.routes], "note": self.note}
