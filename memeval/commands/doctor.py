@@ -110,6 +110,14 @@ SETUP_HINT = {
 }
 
 
+def routes(rows: list[dict]) -> list:
+    """Where each role's probe goes (memeval/llm/routes.py): the URL without credentials and what set it."""
+    from memeval.llm.routes import configured, merged
+    from memeval.llm.types import Route
+
+    return merged(Route(r["provider"], *configured(r["provider"]), {r["model"]: [r["role"]]}) for r in rows)
+
+
 def _where(row: dict) -> str:
     return f"anthropic-version {row['api_version']}" if row["provider"] == "anthropic" else f"{row['provider']} API"
 
@@ -147,9 +155,14 @@ def _doctor(args: argparse.Namespace) -> int:
             print(line)
     needed = sorted({KEY_VARIABLE[r["provider"]] for r in rows})
     missing = [v for v in needed if not os.environ.get(v)]
+    from dataclasses import asdict
+
+    from memeval.llm.routes import route_lines
+
     if missing or options.backend == "replay":
         if args.json:
-            print(json.dumps({"key": False, "missing": missing, "would_check": rows}, indent=2))
+            print(json.dumps({"key": False, "missing": missing, "would_check": rows,
+                              "requests_go_to": [asdict(r) for r in routes(rows)]}, indent=2))
             return 2
         unset = " / ".join(missing) if missing else "live calls (--llm replay)"
         print(f"No {unset}: nothing sent. With it, doctor sends one {PROBE_TOKENS}-token request per role:")
@@ -157,6 +170,8 @@ def _doctor(args: argparse.Namespace) -> int:
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
             print(f"  {r['role']:<8} {r['model']:<18} {_where(r)}, {temp}{_thinking(r)} "
                   f"({r['status']}; cache floor {r['min_cache_tokens']} tokens)")
+        for line in route_lines(routes(rows)):
+            print(f"  {line}")
         import shlex
 
         from memeval.invocation import invocation
@@ -171,12 +186,14 @@ def _doctor(args: argparse.Namespace) -> int:
 
         endpoint = os.environ.get("ANTHROPIC_BASE_URL")
         print(json.dumps({"key": True, "endpoint": public_url(endpoint) if endpoint else "default",
-                          "checks": rows}, indent=2))
+                          "requests_go_to": [asdict(r) for r in routes(rows)], "checks": rows}, indent=2))
     else:
         for r in rows:
             verdict = (f"ok (request {r['request_id']}, ${r['cost_usd']:.6f})" if r["ok"] else f"FAILED: {r['error']}")
             temp = "no temperature" if r["temperature_sent"] is None else f"temperature {r['temperature_sent']}"
             print(f"{r['role']:<8} {r['model']:<18} {_where(r)}, {temp}{_thinking(r)}: {verdict}")
+        for line in route_lines(routes(rows)):
+            print(line)
         total = sum(r.get("cost_usd", 0.0) for r in rows)
         print(f"total ${total:.6f}; prompt caching engages from {min(r['min_cache_tokens'] for r in rows)} tokens "
               "on these models (see docs/llm.md, Using a real key)")

@@ -12,7 +12,8 @@ WIDTH = 100
 
 
 def estimate_table(estimate: RunEstimate) -> str:
-    """The table, the total row, then a line per stage saying how its tokens were counted, then the note."""
+    """The table, the total row, where the requests go (a line per provider), then a line per stage saying how its
+    tokens were counted, then the note."""
     rows = [HEADERS]
     for name, stage in estimate.stages.items():
         counted = stage.token_count.startswith("exact")
@@ -31,6 +32,9 @@ def estimate_table(estimate: RunEstimate) -> str:
     lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
               .rstrip() for row in rows]
     lines.append("")
+    from memeval.llm.routes import route_lines
+
+    lines += route_lines(estimate.routes)
     for name, stage in estimate.stages.items():
         lines += textwrap.wrap(f"{name}: input tokens {stage.token_count}", WIDTH, subsequent_indent="  ")
     lines += textwrap.wrap(estimate.note, WIDTH)
