@@ -110,6 +110,7 @@ _ASSIGNMENT = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 # Commands a doc shows that cannot run inside the test suite, with the reason. An entry that no doc shows any more
 # fails test_not_run_and_slow_tables_are_current, so this table cannot go stale.
 AUDIT_COPY = "reads the reader's copy of the LoCoMo audit (see above)"
+SERVER_STARTED = "sends one request per role to the model server the doc starts (llama.cpp, vLLM, Ollama: not here)"
 NOT_RUN = {
     "make test": "runs this test suite, which would run itself",
     "make reproduce": "executes every notebook (minutes) into the clone's reports/ and figures/; tests/test_notebooks.py "
@@ -126,6 +127,12 @@ NOT_RUN = {
     "memeval results runs/published --key corrected": AUDIT_COPY,
     "memeval locomo trust runs/own --published --out reports/trust": AUDIT_COPY,
     "memeval judge calibrate --judge evermemos --recorded": AUDIT_COPY,
+    # docs/openai-compatible.md: each server's start command and its doctor line (one request per role to that
+    # server); its dry runs do run here (they send nothing). tests/test_routes.py runs `doctor --llm local` against
+    # a local fake and tests/test_local_server.py the real `serve-local`.
+    "memeval serve-local --port 8000": "serves until Ctrl-C; tests/test_local_server.py starts and stops the real one",
+    **{f"memeval doctor --llm local --answer-model {m} --judge-model {m} --extract-model {m}": SERVER_STARTED
+       for m in ("smollm2-135m", "qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", "qwen2.5:7b-instruct")},
 }
 
 # Docs whose commands take long enough as written (full sweeps, builds, certification) to leave `make test-fast`.
