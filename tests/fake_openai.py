@@ -29,6 +29,28 @@ rejects. Each rule and where it was read (2026-12-03):
 - `response_format: {"type": "json_object"}` needs the word "json" in the messages, else 400 (the API's own check,
   simonw/llm#373; the JSON-mode docs: "you must also instruct the model to produce JSON"). The message text here
   is the one widely quoted for that 400.
+- `response_format.type` is one of text, json_object, json_schema (openai 3.63 `types/shared_params/
+  response_format_{text,json_object,json_schema}.py`, the `ResponseFormat` union of completion_create_params.py);
+  another is 400 `invalid_value` in the form of the role check above. json_schema needs a `json_schema` object
+  whose `name` "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64"
+  (response_format_json_schema.py); a name outside that is 400 "Invalid 'response_format.json_schema.name': string
+  does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'." (the body OpenAI gives a
+  tool name outside the same pattern: Vortiago/mcp-azure-devops#30, hackers365/xiaozhi-esp32-server-golang#268),
+  and one too long the "string too long" form of that message. The SDK leaves `schema` optional; the fake refuses
+  a json_schema without one (its reply has nothing to match; memeval never sends one), a rule of this fake only.
+- `strict: true` takes a subset of JSON Schema (the SDK's docstring of `strict`, pointing to the Structured Outputs
+  guide): every object must set `additionalProperties: false` and list every key of `properties` in `required`,
+  nested objects included. Violations are 400 invalid_request_error, param `response_format`: "Invalid schema for
+  response_format 'NAME': In context=(), 'additionalProperties' is required to be supplied and to be false."
+  (dottxt-ai/outlines#844, moeru-ai/xsai#202, with the context as a path such as ('properties', 'x')) and "...
+  In context=(), 'required' is required to be supplied and to be an array including every key in properties.
+  Missing 'k'." (the text as logged in public repositories' error notes and tests; both rules stated in
+  trycompai/comp#2792 and scaleway/docs-content b33aef9). The guide's "root must be an object" rule is refused in
+  the same form (its own text was not read).
+- A valid json_schema request is answered with the scripted reply only when it is JSON that matches the schema
+  once the keys the schema does not name are left out (what a server that enforces the schema would write); a
+  script that does not match is a 400 `fake_script_error` naming why, so a test cannot pass on a reply no
+  enforcing server gives.
 - 429 comes in two kinds (error-codes guide): a rate limit (`rate_limit_exceeded`, with `retry-after` /
   `retry-after-ms`, which the SDK honours up to 120 s: openai 3.60 `_base_client.py`, `_constants.py`
   MAX_RETRY_AFTER_DELAY) and an exhausted quota (`insufficient_quota`, "You exceeded your current quota, please
@@ -141,6 +163,10 @@ class FakeOpenAI(LoopbackServer):
         self.embedded: list[dict] = []  # bodies of /v1/embeddings requests (rejected ones too)
         self.usage: dict = {}  # fields laid over every completion's `usage` (a broken or hostile server)
         self.latency_s = 0.0  # how long a completion takes to come back (a CPU server over a long prompt)
+        # a local server's context window and tokenizer (see SERVER ROUTES below): None serves neither
+        self.n_ctx: int | None = None
+        self.shape = "llama.cpp"  # which server's routes: "llama.cpp" (/props, /apply-template, /tokenize), "vllm"
+        self.counted: list[dict] = []  # bodies of /apply-template and /tokenize requests
         fake = self
 
         class Handler(JsonHandler):
@@ -151,13 +177,73 @@ class FakeOpenAI(LoopbackServer):
                     fake.headers.append(dict(self.headers))
                 if self.path.split("?")[0].rstrip("/") == "/v1/embeddings":
                     return fake._embeddings_call(self, body, request_id)
+                route = fake._server_route("POST", self.path, body)
+                if route is not None:
+                    return self.send_json(*route)
                 if self.path.split("?")[0].rstrip("/") != "/v1/chat/completions":
                     return self.send_json(Rejection(404, f"Invalid URL (POST {self.path})").body(), 404,
                                           {"x-request-id": request_id})
                 fake._answer(self, body, request_id, fake.received,
                              lambda: fake._completion(body, fake._validate(body), request_id))
 
+            def do_GET(self):
+                route = fake._server_route("GET", self.path, {})
+                if route is None:
+                    route = (Rejection(404, f"Invalid URL (GET {self.path})").body(), 404)
+                self.send_json(*route)
+
         self.serve(Handler, "/v1")
+
+    # SERVER ROUTES of a local server (`local=True` with `n_ctx` set), in the shapes memeval/llm/fit.py reads:
+    # - llama.cpp's server (tools/server/README.md, and memeval's launcher serves the same): `GET /props` holds
+    #   `default_generation_settings.n_ctx`; `POST /apply-template` {"messages"} → {"prompt"}: the chat template's
+    #   text; `POST /tokenize` {"content"} → {"tokens": [ids]}.
+    # - vLLM (its OpenAI-compatible server docs, "Tokenizer API"; `GET /v1/models` entries carry `max_model_len`):
+    #   `POST /tokenize` {"model", "messages"} → {"count", "max_model_len", "tokens"}; no /props, no /apply-template.
+    # The template here is ChatML's (`<|im_start|>ROLE\nTEXT<|im_end|>\n`, then `<|im_start|>assistant\n`) and a
+    # token is a whitespace-separated word of it: a fake tokenizer, but the one its completions are held to.
+    # A chat prompt of n_ctx tokens or more is refused as llama-cpp-python refuses it: its ValueError "Requested
+    # tokens (N) exceed context window of M" (llama_cpp/llama.py `_create_completion`, 0.3.36), formatted by
+    # llama_cpp/server/errors.py `context_length_exceeded` into a 400 invalid_request_error, param messages, code
+    # context_length_exceeded, "This model's maximum context length is M tokens. However, you requested T tokens (N in
+    # the messages, C in the completion). Please reduce the length of the messages or completion."; a shorter
+    # prompt whose reply cap runs past the window gets its cap cut to the room left (llama.py, "Truncate max_tokens").
+    def _server_route(self, method: str, path: str, body: dict) -> tuple[dict, int] | None:
+        path = path.split("?")[0].rstrip("/")
+        if not self.local or self.n_ctx is None:
+            return None
+        if method == "GET" and path == "/props" and self.shape == "llama.cpp":
+            return {"default_generation_settings": {"n_ctx": self.n_ctx}, "n_ctx": self.n_ctx}, 200
+        if method == "GET" and path == "/v1/models":
+            entry = {"id": "served", "object": "model", "owned_by": "fake"}
+            return {"object": "list", "data": [{**entry, "max_model_len": self.n_ctx} if self.shape == "vllm"
+                                               else entry]}, 200
+        if method != "POST" or path not in ("/apply-template", "/tokenize"):
+            return None
+        if self.shape == "llama.cpp" and path == "/apply-template":
+            answer = {"prompt": chat_template(body.get("messages") or [])}
+        elif self.shape == "llama.cpp":
+            answer = {"tokens": word_tokens(str(body.get("content", "")))}
+        elif path == "/tokenize" and isinstance(body.get("messages"), list):
+            tokens = word_tokens(chat_template(body["messages"]))
+            answer = {"count": len(tokens), "max_model_len": self.n_ctx, "tokens": tokens}
+        else:
+            return None
+        with self._lock:
+            self.counted.append(body)
+        return answer, 200
+
+    def _fit(self, body: dict, cap: int | None) -> int | None:
+        """The reply cap left once the prompt is in the window; a prompt that fills it is refused (see above)."""
+        if not self.local or self.n_ctx is None:
+            return cap
+        prompt = len(word_tokens(chat_template(body.get("messages") or [])))
+        if prompt >= self.n_ctx:
+            raise Rejection(400, f"This model's maximum context length is {self.n_ctx} tokens. However, you requested "
+                                 f"{prompt + (cap or 0)} tokens ({prompt} in the messages, {cap} in the completion). "
+                                 "Please reduce the length of the messages or completion.", param="messages",
+                            code="context_length_exceeded")
+        return cap if cap is not None and cap + prompt < self.n_ctx else self.n_ctx - prompt
 
     def _embeddings_call(self, handler, body: dict, request_id: str) -> None:
         self._answer(handler, body, request_id, self.embedded, lambda: self._embeddings(body))
@@ -281,9 +367,14 @@ class FakeOpenAI(LoopbackServer):
                 raise Rejection(400, f"Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got "
                                      f"{p} instead.", param="top_p", code="decimal_above_max_value")
         fmt = (body.get("response_format") or {}).get("type")
+        if "response_format" in body and fmt not in RESPONSE_FORMAT_TYPES:
+            raise Rejection(400, f"Invalid value: '{fmt}'. Supported values are: 'text', 'json_object', and "
+                                 "'json_schema'.", param="response_format.type", code="invalid_value")
         if fmt == "json_object" and "json" not in _prompt(body).lower():
             raise Rejection(400, "'messages' must contain the word 'json' in some form, to use 'response_format' of "
                                  "type 'json_object'.", param="messages")
+        if fmt == "json_schema":
+            _check_json_schema(body["response_format"].get("json_schema"))
         return snapshot
 
     def _cached_tokens(self, prompt: str) -> int:
@@ -300,7 +391,11 @@ class FakeOpenAI(LoopbackServer):
         if self.latency_s:
             time.sleep(self.latency_s)
         text = self.responder(body)
-        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        spec = (body.get("response_format") or {}).get("json_schema") if \
+            (body.get("response_format") or {}).get("type") == "json_schema" else None
+        if spec is not None:
+            text = _schema_reply(text, spec)
+        cap = self._fit(body, body.get("max_completion_tokens") or body.get("max_tokens"))
         finish = "stop"
         if cap is not None and _tokens(text) > cap:
             text, finish = text[: 4 * cap], "length"
@@ -316,6 +411,96 @@ class FakeOpenAI(LoopbackServer):
                       "prompt_tokens_details": {"cached_tokens": self._cached_tokens(prompt), "audio_tokens": 0},
                       "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0}, **self.usage},
         }
+
+RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
+SCHEMA_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
+SCHEMA_NAME_MAX = 64
+
+
+def _check_json_schema(spec) -> None:
+    if not isinstance(spec, dict):
+        raise Rejection(400, "Missing required parameter: 'response_format.json_schema'.",
+                        param="response_format.json_schema", code="missing_required_parameter")
+    name = spec.get("name")
+    if not isinstance(name, str):
+        raise Rejection(400, "Missing required parameter: 'response_format.json_schema.name'.",
+                        param="response_format.json_schema.name", code="missing_required_parameter")
+    if len(name) > SCHEMA_NAME_MAX:
+        raise Rejection(400, f"Invalid 'response_format.json_schema.name': string too long. Expected a string with "
+                             f"maximum length {SCHEMA_NAME_MAX}, but got a string with length {len(name)} instead.",
+                        param="response_format.json_schema.name", code="string_above_max_length")
+    if not SCHEMA_NAME.match(name):
+        raise Rejection(400, "Invalid 'response_format.json_schema.name': string does not match pattern. Expected a "
+                             "string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                        param="response_format.json_schema.name", code="invalid_value")
+    schema = spec.get("schema")
+    if not isinstance(schema, dict):
+        raise Rejection(400, "Missing required parameter: 'response_format.json_schema.schema' (fake_openai's rule).",
+                        param="response_format.json_schema.schema", code="missing_required_parameter")
+    if spec.get("strict"):
+        if schema.get("type") != "object":
+            raise Rejection(400, f"Invalid schema for response_format '{name}': schema must be a JSON Schema of "
+                                 "'type: \"object\"', got 'type: \"{schema.get('type')}\"'.", param="response_format")
+        _check_strict(schema, name, ())
+
+
+def _check_strict(schema: dict, name: str, context: tuple) -> None:
+    """Every object node of a strict schema closes itself and requires every property it names."""
+    if schema.get("type") == "object":
+        if schema.get("additionalProperties") is not False:
+            raise Rejection(400, f"Invalid schema for response_format '{name}': In context={context!r}, "
+                                 "'additionalProperties' is required to be supplied and to be false.",
+                            param="response_format")
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        for key in schema.get("properties") or {}:
+            if key not in required:
+                raise Rejection(400, f"Invalid schema for response_format '{name}': In context={context!r}, "
+                                     "'required' is required to be supplied and to be an array including every key "
+                                     f"in properties. Missing '{key}'.", param="response_format")
+        for key, sub in (schema.get("properties") or {}).items():
+            _check_strict(sub, name, (*context, "properties", key))
+    if isinstance(schema.get("items"), dict):
+        _check_strict(schema["items"], name, (*context, "items"))
+
+
+_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _conform(value, schema: dict, where: str):
+    """`value` as a server enforcing `schema` could have written it (keys the schema does not name left out), or
+    ValueError saying where it cannot be."""
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds] if kinds else []
+    ok = not kinds or any(
+        (isinstance(value, int) and not isinstance(value, bool)) if k == "integer" else
+        (isinstance(value, (int, float)) and not isinstance(value, bool)) if k == "number" else
+        isinstance(value, _TYPES.get(k, object)) for k in kinds)
+    if not ok:
+        raise ValueError(f"{where or 'the reply'} is {type(value).__name__}, the schema wants {kinds}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ValueError(f"{where or 'the reply'} is {value!r}, not one of {schema['enum']}")
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        missing = [k for k in schema.get("required") or [] if k not in value]
+        if missing:
+            raise ValueError(f"{where or 'the reply'} lacks {missing}")
+        return {k: _conform(v, properties[k], f"{where}.{k}") for k, v in value.items() if k in properties}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_conform(v, schema["items"], f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _schema_reply(text: str, spec: dict) -> str:
+    import json
+
+    try:
+        shaped = _conform(json.loads(text), spec["schema"], "")
+    except ValueError as exc:  # json.JSONDecodeError included
+        raise Rejection(400, f"fake_openai: the scripted reply {text[:60]!r} does not match json_schema "
+                             f"{spec['name']!r} ({exc}); a server enforcing the schema never writes it",
+                        kind="fake_script_error") from None
+    return text if shaped == json.loads(text) else json.dumps(shaped)
+
 
 def rate_limited(retry_after: str | None = "1", retry_after_ms: str | None = None) -> tuple:
     headers = {}
@@ -336,6 +521,17 @@ def quota_exhausted() -> tuple:
 def server_error(status: int = 500) -> tuple:
     return (status, {}, Rejection(status, "The server had an error while processing your request.",
                                   kind="server_error").body())
+
+
+def chat_template(messages: list) -> str:
+    """ChatML's prompt of chat messages (the fake's template; see SERVER ROUTES)."""
+    return "".join(f"<|im_start|>{m.get('role')}\n{m.get('content')}<|im_end|>\n" for m in messages) \
+        + "<|im_start|>assistant\n"
+
+
+def word_tokens(text: str) -> list[int]:
+    """The fake's tokenizer: one id per whitespace-separated word."""
+    return [int.from_bytes(hashlib.blake2b(w.encode(), digest_size=3).digest(), "little") for w in text.split()]
 
 
 def user_text(body: dict) -> str:

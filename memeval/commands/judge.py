@@ -86,7 +86,8 @@ def _calibrate(args: argparse.Namespace) -> int:
               "data": args.data}
     task = CalibrationTask(judge, sets, rows, args.out, _command_line(args, sets), config)
     models = ModelSettings(backend=llm.backend, models=llm.models, sampling=llm.sampling, budget_usd=llm.budget_usd,
-                           max_concurrency=llm.max_concurrency, prices=args.prices)
+                           max_concurrency=llm.max_concurrency, prices=args.prices,
+                           response_format=llm.response_format, context_tokens=llm.context_tokens)
     if llm.dry_run:
         return _dry_run(args, task, models)
     outcome = run_task(task, RunSettings(args.out, progress=not args.no_progress, restart=args.restart), models)

@@ -20,6 +20,7 @@ from memeval.llm.profiles import (
     check_role_kind,
     role_defaults,
 )
+from memeval.llm.wire import RESPONSE_FORMATS
 
 
 @dataclass
@@ -31,6 +32,8 @@ class LLMOptions:
     dry_run: bool = False
     max_concurrency: int = 8
     prices: PriceTable | None = None  # --prices FILE: the user's prices for the models of --llm local
+    response_format: str = "json_schema"  # what memeval's own JSON-reading requests ask OpenAI-compatible servers for
+    context_tokens: int | None = None  # --context-tokens: the server's window when it does not report it
 
     def model(self, role: str) -> str:
         model = self.models.get(role) or role_defaults(self.backend).get(role)
@@ -75,7 +78,19 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
                              "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp, a gateway such "
                              "as OpenRouter or Azure), priced $0 unless --prices prices them; "
                              "replay: the cache only")
-    from memeval.commands.arguments import non_negative_finite_float
+    parser.add_argument("--response-format", choices=RESPONSE_FORMATS, default="json_schema",
+                        help="--llm openai/local: how memeval's own judges and extractors that read JSON ask for it — "
+                             "json_schema: the reply schema, enforced by the server (OpenAI Structured Outputs, "
+                             "llama.cpp's and vLLM's grammars); json_object: any JSON object (JSON mode); none: the "
+                             "prompt alone. Published protocols keep their own (Mem0's judge json_object, "
+                             "LongMemEval's none). Part of the run's identity and of each request's cache key")
+    from memeval.commands.arguments import bounded, non_negative_finite_float
+
+    parser.add_argument("--context-tokens", type=bounded("--context-tokens"), default=None, metavar="N",
+                        help="--llm local (or openai with your own OPENAI_BASE_URL): the server's context window in "
+                             "tokens, for a server that does not report it (llama.cpp's GET /props and vLLM's "
+                             "max_model_len are read first); a request whose prompt plus reply cap exceeds it is not "
+                             "sent and its row says so (docs/context-needs.md)")
 
     parser.add_argument("--budget-usd", type=non_negative_finite_float, default=None,
                         help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
@@ -84,8 +99,6 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
                              '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '
                              "(USD per million tokens; cached defaults to input), so --budget-usd and --dry-run "
                              "count dollars; cloud models keep their own prices")
-    from memeval.commands.arguments import bounded
-
     parser.add_argument("--max-concurrency", type=bounded("--max-concurrency"), default=8,
                         help="model calls in flight at once (default 8); the provider's rate-limit headers are "
                              "waited on either way")
@@ -98,7 +111,9 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
     options = LLMOptions(backend=args.llm, sampling=args.sampling,
                          models={r: m for r, m in models.items() if m}, budget_usd=args.budget_usd,
                          dry_run=args.dry_run, max_concurrency=getattr(args, "max_concurrency", 8),
-                         prices=None if getattr(args, "prices", None) is None else load_prices(args.prices))
+                         prices=None if getattr(args, "prices", None) is None else load_prices(args.prices),
+                         response_format=getattr(args, "response_format", "json_schema"),
+                         context_tokens=getattr(args, "context_tokens", None))
     options.validate()
     return options
 
@@ -107,4 +122,5 @@ def make_llm_client(options: LLMOptions):
     from memeval.llm.client import make_client
 
     return make_client(options.backend, budget_usd=options.budget_usd, sampling=options.sampling,
-                       models=options.models, max_concurrency=options.max_concurrency, prices=options.prices)
+                       models=options.models, max_concurrency=options.max_concurrency, prices=options.prices,
+                       response_format=options.response_format, context_tokens=options.context_tokens)

@@ -129,6 +129,8 @@ def _run(args: argparse.Namespace) -> int:
         systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
         judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend,
         budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
+        response_format=llm.response_format,
+        context_tokens=llm.context_tokens,
         prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
         key=args.key, ambiguous=args.ambiguous,
     )

@@ -58,7 +58,8 @@ def _run(args: argparse.Namespace) -> int:
         args.data, args.out, split_systems(args.systems), args.questions, args.k, args.judge, llm.backend,
         progress=not args.no_progress, reader=args.reader, models=llm.models, sampling=llm.sampling,
         budget_usd=llm.budget_usd, dry_run=llm.dry_run, restart=args.restart, fail_fast=args.fail_fast,
-        max_concurrency=llm.max_concurrency, prices=args.prices, answer_max_tokens=args.answer_max_tokens))
+        max_concurrency=llm.max_concurrency, prices=args.prices, answer_max_tokens=args.answer_max_tokens,
+        response_format=llm.response_format, context_tokens=llm.context_tokens))
     if llm.dry_run:
         print(shown(result.note, lines=True))
         return 0

@@ -18,6 +18,8 @@ class ModelSettings:
     budget_usd: float | None = None
     max_concurrency: int = 8  # calls in flight at once (the providers' rate-limit headers are waited on anyway)
     prices: str | None = None  # --prices FILE: read when the client is made, so its SHA-256 is that of the table used
+    response_format: str = "json_schema"  # --response-format: memeval's own JSON requests on OpenAI-compatible servers
+    context_tokens: int | None = None  # --context-tokens: a user's server's window when it does not report it
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", MappingProxyType({r: m for r, m in dict(self.models).items() if m}))
@@ -29,4 +31,5 @@ class ModelSettings:
 
         return checked_client(self.backend, temperatures, client, budget_usd=self.budget_usd,
                               sampling=self.sampling, models=dict(self.models), max_concurrency=self.max_concurrency,
-                              prices=self.prices)
+                              prices=self.prices, response_format=self.response_format,
+                              context_tokens=self.context_tokens)

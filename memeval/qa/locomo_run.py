@@ -26,6 +26,7 @@ from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.memory.extraction import EXTRACTION_TEMPERATURE
 from memeval.memory.registry import (
+    LIBRARY_SYSTEMS,
     build_system,
     factory,
     is_plugin,
@@ -110,6 +111,8 @@ class LocomoRunConfig:
     budget_usd: float | None = flag("--budget-usd", None)
     max_concurrency: int = flag("--max-concurrency", 8)
     sampling: str = flag("--sampling", "protocol")
+    response_format: str = flag("--response-format", "json_schema")
+    context_tokens: int | None = flag("--context-tokens", None)  # the server's window; not part of the identity
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))  # role → model
     prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
     # the answer key the report scores against (memeval/scoring/keyed.py): no stored answer depends on it, and a
@@ -191,8 +194,8 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
     from memeval.qa.official import OFFICIAL_PROMPTS, paper_protocol
     from memeval.rundir import identity_hash
 
-    def role(name: str, temperature: float) -> dict:
-        return role_identity(client, name, temperature)
+    def role(name: str, temperature: float, structured: bool = False) -> dict:
+        return role_identity(client, name, temperature, structured)
 
     question_ids = [qa.sample_id for _, qs in selection for qa in qs]
     reader = {"reader": config.answerer, "k": config.k}
@@ -221,7 +224,7 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
         if needs_llm(s):
             library = getattr(factory(s.name), "library_identity", None)  # Mem0: its version, prompt and signals
             entry.update(extract=role("extract", getattr(factory(s.name), "extract_temperature",
-                                                         EXTRACTION_TEMPERATURE)),
+                                                         EXTRACTION_TEMPERATURE), structured=library is None),
                          extract_prompt=prompt_hash("extract_triples") if library is None else library())
         if needs_embeddings(s):  # model, provider and a non-default endpoint: sampling does not touch a vector
             entry.update(embed={k: v for k, v in role("embed", None).items() if k in ("model", "provider", "endpoint")})
@@ -285,7 +288,8 @@ def dense_note(systems: list[SystemConfig], client: LLMClient | None) -> str:
 
 def model_settings(config: LocomoRunConfig) -> ModelSettings:
     return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency, config.prices)
+                         config.max_concurrency, config.prices, config.response_format,
+                         context_tokens=config.context_tokens)
 
 
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
@@ -356,9 +360,38 @@ class LocomoTask(Task):
                    for s in self.systems if s.label in self.imported]
         return native + brought
 
+    def refusals(self, units, final: set, client) -> list[str]:
+        """Each system whose prompts cannot fit the server's context window, refused before any of its rows runs
+        (see `largest_prompt`): its rows record why, and the other systems run."""
+        self.refused: dict[str, str] = {}
+        fit = getattr(client, "fit", None)
+        if fit is None:
+            return []
+        lines = []
+        for system in self.systems:
+            if system.label in self.imported or not fit.checks_role("extract" if needs_llm(system) else "answer"):
+                continue
+            todo = [(c, [qa for qa in qs if (system.label, qa.sample_id) not in final]) for c, qs in self.selection]
+            found = largest_prompt(system, [(c, qs) for c, qs in todo if qs], self.settings, client)
+            if found is None:
+                continue
+            what, where, request = found
+            problem = client.misfit(request)
+            if problem is not None:
+                line = f"{system.label} refused before any call: its largest {what} ({where}) {problem}"
+                self.refused[system.label] = f"DoesNotFit: {line}"
+                lines.append(line + "; the other systems run")
+        return lines
+
     def answer(self, unit: Unit, todo, client) -> list[AnswerRow]:
         system, conversation, questions = unit.payload
         wanted = set(todo)
+        refused = getattr(self, "refused", {}).get(system.label)
+        if refused is not None:
+            from memeval.qa.answer_pass import error_row
+
+            return [error_row(system, qa, self.settings, refused) for qa in questions
+                    if (system.label, qa.sample_id) in wanted]
         return answer_conversation(system, conversation, [qa for qa in questions if (system.label, qa.sample_id)
                                                           in wanted], self.settings, client, self.config.fail_fast,
                                    lambda built, conv: self.keep_store(system, built, conv))
@@ -513,6 +546,34 @@ class LocomoTask(Task):
                 "prompt_hashes": all_prompt_hashes(), **({"imported": self.imported} if self.imported else {})}
 
 
+def largest_prompt(system: SystemConfig, todo: list, settings: AnswerSettings, client: LLMClient,
+                   planned_embeddings: bool = False) -> tuple[str, str, object] | None:
+    """The longest prompt (by characters) `system` will send over `todo` ([(conversation, questions)]) that can be
+    built without calling a model: what it is, where, the request. An extracting system's extraction prompts (Mem0's
+    first of each conversation, which stands in for nothing: every later one holds at least as much); else the
+    reader's prompts when retrieval is local (not a plug-in's; an embedding system's only with `planned_embeddings`,
+    inside `client.embedder.planning()`, where chunks not embedded yet stand in at their sizes). None: nothing to
+    build."""
+    if not todo or (is_plugin(system.name) and system.name not in LIBRARY_SYSTEMS):  # a plug-in's code runs later
+        return None
+    built = build_system(system, client=client)
+    planner = getattr(built, "planned_requests", None)
+    found: list[tuple[str, str, object]] = []
+    if planner is not None:
+        exact = not hasattr(built, "planned_memories")  # Mem0's later prompts hold stand-ins for its own memories
+        for conversation, _ in todo:
+            planned = planner(conversation)
+            found += [("extraction prompt", conversation.sample_id, r) for r in (planned if exact else planned[:1])]
+    elif settings.answerer in LLM_ANSWERERS and not is_plugin(system.name) \
+            and (planned_embeddings or not needs_embeddings(system)):
+        for conversation, questions in todo:
+            searched = retrieve(system, conversation, questions, settings, client)[1]
+            requests = answer_requests(searched, conversation, settings.answerer, settings.max_tokens)
+            found += [("reader prompt", f"{conversation.sample_id}, {qa.sample_id}", r)
+                      for (qa, *_), r in zip(searched, requests, strict=True)]
+    return max(found, key=lambda f: f[2].prompt_chars) if found else None
+
+
 def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunResult:
     """Answer, judge, report, through the one engine. The directory's identity is checked (and claimed) before
     anything is written and its lock held throughout; `RunResult.complete` is False when a requested row is
@@ -612,7 +673,35 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                  "decides (the memories its search would find: the speaker's previous messages; the memories it "
                  "writes: one per own message), and its reader prompts read the conversation's first messages in "
                  "place of the memories a search would return.")
+    needs = largest_prompt_lines([s for s in systems if s.label not in imported], selection, settings, client)
+    if needs:
+        note += " Largest prompt per system (what a server's context must hold): " + "; ".join(needs) + "."
     return RunEstimate(stages, sum(e.usd_est for e in stages.values()), note)
+
+
+def largest_prompt_lines(systems: list[SystemConfig], selection, settings: AnswerSettings, client: LLMClient
+                         ) -> list[str]:
+    """Per system, its largest prompt that can be built without a model call (see `largest_prompt`), with its reply
+    cap: counted by a user's server's tokenizer and held against its window where the client knows them, else
+    estimated (docs/context-needs.md has the table)."""
+    lines = []
+    if getattr(client, "fit", None) is None:
+        return lines
+    for system in systems:
+        with client.embedder.planning():
+            found = largest_prompt(system, [(c, qs) for c, qs in selection if qs], settings, client,
+                                   planned_embeddings=True)
+        if found is None:
+            continue
+        what, where, request = found
+        resolved = client.resolve(request)
+        count, window = client.fit.measure(resolved)
+        cap = resolved.max_tokens_sent or 0
+        verdict = "" if window is None else (f", fits the server's {window.tokens:,}" if count.tokens + cap <=
+                                             window.tokens else f", does NOT fit the server's {window.tokens:,}")
+        lines.append(f"{system.label} {count.tokens + cap:,} ({what} {count.tokens:,} tokens {count.how}, + {cap:,} "
+                     f"reply cap; {where}{verdict})")
+    return lines
 
 
 def _public_config(config: LocomoRunConfig) -> dict:

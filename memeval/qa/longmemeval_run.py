@@ -213,6 +213,8 @@ class LongMemEvalConfig:
     reader: str = flag("--reader", "extractive")  # or "llm": the answer role's model reads the memories
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge"))  # role → model id the user named
     sampling: str = flag("--sampling", "protocol")
+    response_format: str = flag("--response-format", "json_schema")
+    context_tokens: int | None = flag("--context-tokens", None)  # the server's window; not part of the identity
     budget_usd: float | None = flag("--budget-usd", None)
     max_concurrency: int = flag("--max-concurrency", 8)
     prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
@@ -241,7 +243,8 @@ def model_settings(config: LongMemEvalConfig):
     from memeval.engine.roles import ModelSettings
 
     return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency, config.prices)
+                         config.max_concurrency, config.prices, config.response_format,
+                         context_tokens=config.context_tokens)
 
 
 class LongMemEvalTask(Task):
@@ -458,6 +461,8 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
     """What the reader would send (judge calls are one short prompt per answer on top), priced before spending.
     Each question has its own haystack, so no prompt prefix repeats across questions: prompt caching saves
     nothing here, and the estimate counts none."""
+    from memeval.llm.routes import merged, route_lines, routes_of
+
     todo = [(i, spec) for i in instances for label, spec in labels.items() if (label, i.question_id) not in done]
     stages = {}
     lines = [f"# LongMemEval dry run: {len(todo)} (system, question) pairs still to answer"]
@@ -472,8 +477,14 @@ def dry_run(config: LongMemEvalConfig, instances, labels: dict, done: set, clien
                      "(≈115k tokens per question for full_context on S), so the estimate prices every prompt in full.")
     else:
         lines.append("reader: extractive (no LLM calls)")
+    routes = [r for e in stages.values() for r in e.routes]
     if config.judge == "longmemeval":
-        lines.append(f"judge {client.model_for('judge')}: at most {len(todo)} short calls (10 output tokens each)")
+        judge = client.model_for('judge')
+        lines.append(f"judge {judge}: at most {len(todo)} short calls (10 output tokens each)")
+        if todo:
+            routes += routes_of(client, [(client.profile(judge).provider, judge, "judge")])
+    if client is not None:
+        lines += route_lines(merged(routes))
     return RunEstimate(stages, sum(e.usd_est for e in stages.values()), "\n".join(lines))
 
 
