@@ -182,9 +182,10 @@ def test_each_own_json_prompt_asks_for_what_its_parser_reads():
 
     prompt = binary_request("q?", "gold", "pred").messages[0][1]
     assert "Reply with only a JSON object, nothing before or after it" in prompt and "First give" not in prompt
-    for example, label in (('{"reasoning": "<one sentence>", "label": "CORRECT"}', 1.0),
-                           ('{"reasoning": "<one sentence>", "label": "WRONG"}', 0.0)):
-        assert example in prompt and parse_binary(example) == (label, None)
+    assert 'two keys: "reasoning"' in prompt and '"label", which is "CORRECT" or "WRONG"' in prompt
+    for example, label in (('{"reasoning": "Same date.", "label": "CORRECT"}', 1.0),
+                           ('{"reasoning": "Another city.", "label": "WRONG"}', 0.0)):
+        assert parse_binary(example) == (label, None)
     assert parse_binary('The answer matches the gold. {"label": "CORRECT"}')[0] == -1.0
     assert "Reply with a JSON object only" in load_prompt("judge_graded_system")
     assert parse_graded('{"score": 70, "explanation": "close"}') == (70.0, None)
