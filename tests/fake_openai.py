@@ -167,6 +167,10 @@ class FakeOpenAI(LoopbackServer):
         self.n_ctx: int | None = None
         self.shape = "llama.cpp"  # which server's routes: "llama.cpp" (/props, /apply-template, /tokenize), "vllm"
         self.counted: list[dict] = []  # bodies of /apply-template and /tokenize requests
+        # llama.cpp's /props `total_slots` (its -np; memeval's launcher says 1): None leaves it out
+        self.total_slots: int | None = None
+        self.working = 0  # completions being worked on now, and the most at once
+        self.most_at_once = 0
         fake = self
 
         class Handler(JsonHandler):
@@ -213,7 +217,8 @@ class FakeOpenAI(LoopbackServer):
         if not self.local or self.n_ctx is None:
             return None
         if method == "GET" and path == "/props" and self.shape == "llama.cpp":
-            return {"default_generation_settings": {"n_ctx": self.n_ctx}, "n_ctx": self.n_ctx}, 200
+            props = {"default_generation_settings": {"n_ctx": self.n_ctx}, "n_ctx": self.n_ctx}
+            return props | ({"total_slots": self.total_slots} if self.total_slots is not None else {}), 200
         if method == "GET" and path == "/v1/models":
             entry = {"id": "served", "object": "model", "owned_by": "fake"}
             return {"object": "list", "data": [{**entry, "max_model_len": self.n_ctx} if self.shape == "vllm"
@@ -388,8 +393,15 @@ class FakeOpenAI(LoopbackServer):
         return hit
 
     def _completion(self, body: dict, snapshot: str, request_id: str) -> dict:
-        if self.latency_s:
-            time.sleep(self.latency_s)
+        with self._lock:
+            self.working += 1
+            self.most_at_once = max(self.most_at_once, self.working)
+        try:
+            if self.latency_s:
+                time.sleep(self.latency_s)
+        finally:
+            with self._lock:
+                self.working -= 1
         text = self.responder(body)
         spec = (body.get("response_format") or {}).get("json_schema") if \
             (body.get("response_format") or {}).get("type") == "json_schema" else None

@@ -57,6 +57,22 @@ def test_a_prompt_past_the_window_is_not_sent_and_the_client_goes_on(server, tmp
     assert len(server.received) == 1
 
 
+@pytest.mark.parametrize("slots", [None, 1, 2])
+def test_no_more_requests_on_the_wire_than_the_server_has_slots(server, tmp_path, capsys, slots):
+    """memeval's launcher (llama-cpp-python: one request at a time) says total_slots 1; --max-concurrency 8 would
+    only queue inside it, each call reported in flight for the whole queue."""
+    server.n_ctx, server.total_slots, server.latency_s = 4096, slots, 0.2
+    client = _client(tmp_path, max_concurrency=8)
+    replies = client.complete_many([_ask(5 + i) for i in range(8)])
+    assert [r.text for r in replies] == ["Paris"] * 8
+    if slots is None:  # the first call goes alone (the client's probe), the other seven at once
+        assert server.most_at_once >= 4
+    else:
+        assert server.most_at_once == slots
+    said = capsys.readouterr().err
+    assert (f"works on {slots} request" in said) == (slots is not None)
+
+
 def test_a_cached_reply_is_never_counted(server, tmp_path):
     request = _ask(120)
     assert _client(tmp_path).complete(request).text == "Paris"

@@ -310,6 +310,31 @@ class LLMClient:
         self._in_flight: dict[object, tuple[str, int, float]] = {}  # call → (model, attempt, monotonic start)
         # a user's server: each request checked against its context window before it is sent (memeval/llm/fit.py)
         self.fit = FitCheck(self, context_tokens)
+        self._slot_gates: dict[str, threading.BoundedSemaphore] = {}  # endpoint → its server's slots
+
+    @contextmanager
+    def _server_slot(self, request: LLMRequest):
+        """No more requests on the wire to a user's server than it works on at once (GET /props total_slots):
+        past that they would only queue inside the server, each reported in flight for the whole queue's time.
+        An interrupt ends the wait for a slot."""
+        slots = self.fit.slots(request)
+        if slots is None or slots >= self.max_concurrency:
+            yield
+            return
+        with self._lock:
+            gate = self._slot_gates.get(request.endpoint)
+            if gate is None:
+                gate = self._slot_gates[request.endpoint] = threading.BoundedSemaphore(slots)
+                self.fit.say(f"the server at {request.endpoint} works on {slots} request{'s' if slots > 1 else ''} "
+                             f"at a time (GET /props total_slots): at most {slots} sent at once, not "
+                             f"--max-concurrency {self.max_concurrency}")
+        while not gate.acquire(timeout=0.2):
+            if self._cancel.is_set():
+                raise LLMError("interrupted: not sent")
+        try:
+            yield
+        finally:
+            gate.release()
 
     @contextmanager
     def sending(self, model: str):
@@ -595,7 +620,7 @@ class LLMClient:
     def _send_one(self, request: LLMRequest, backend) -> LLMResponse:
         reservation = self.limiter.acquire(limit_pool(request.provider, request.model), self._input_estimate(request),
                                            request.max_tokens_sent or UNCAPPED_OUTPUT_ESTIMATE)
-        with self.semaphore, self.sending(request.model):
+        with self.semaphore, self._server_slot(request), self.sending(request.model):
             try:
                 response = backend.send(request)
             except TransientError as exc:  # a 429 or an outage: nothing was used; its headers still tell

@@ -189,7 +189,7 @@ class ServerProbe:
             return None
 
     def window(self, model: str) -> Window | None:
-        props = self.get(self.root + "/props")
+        props = self.props()
         if isinstance(props, dict):
             settings = props.get("default_generation_settings")
             for value in ((settings or {}).get("n_ctx") if isinstance(settings, dict) else None, props.get("n_ctx")):
@@ -203,6 +203,19 @@ class ServerProbe:
             if mine and _count(mine[0].get("max_model_len")):
                 return Window(mine[0]["max_model_len"], "GET /v1/models max_model_len")
         return None
+
+    def props(self):
+        """GET /props once (llama.cpp's server and memeval's launcher; None elsewhere)."""
+        if not hasattr(self, "_props"):
+            self._props = self.get(self.root + "/props")
+        return self._props
+
+    def slots(self) -> int | None:
+        """Requests the server works on at once: `total_slots` of GET /props (llama.cpp's server: its -np;
+        memeval's launcher: 1), None when it does not say."""
+        props = self.props()
+        slots = props.get("total_slots") if isinstance(props, dict) else None
+        return slots if _count(slots) else None
 
     def llama_cpp_count(self, messages: list[dict], timeout_s: float) -> int | None:
         templated = self.post(self.root + "/apply-template", {"messages": messages}, timeout_s)
@@ -229,6 +242,7 @@ class _Server:
     def __init__(self, probe: ServerProbe):
         self.probe = probe
         self.window: Window | None = None
+        self.slots: int | None = None  # requests it works on at once, when it says (GET /props total_slots)
         self.learned = False
         self.shape: str | None = None  # "llama.cpp", "vllm", "none"; None: not found out yet
         self.counts: dict[str, Count] = {}
@@ -342,12 +356,21 @@ class FitCheck:
             if not server.learned:
                 try:
                     server.window = server.probe.window(request.model)
+                    server.slots = server.probe.slots()
                 except OSError:
                     server.window = None
                 if server.window is None and self.context_tokens:
                     server.window = Window(self.context_tokens, CONTEXT_FLAG)
                 server.learned = True
             return server.window
+
+    def slots(self, request) -> int | None:
+        """How many requests `request`'s server works on at once, when it says (None: unknown or not checked)."""
+        if not self.applies(request):
+            return None
+        server = self._server(request.provider)
+        self._window(server, request)
+        return server.slots
 
     def _server(self, provider: str) -> _Server:
         import os

@@ -166,7 +166,10 @@ def memeval_routes(llama, model_settings, model_sha256: str | None):
     props = {"model_alias": model_settings.model_alias or model_settings.model, "model_path": model_settings.model,
              "model_sha256": model_sha256, "pid": os.getpid(), "chat_format": str(llama.chat_format),
              "n_ctx": llama.n_ctx(), "n_ctx_train": llama._model.n_ctx_train(),
-             "default_generation_settings": {"n_ctx": llama.n_ctx()}}
+             "default_generation_settings": {"n_ctx": llama.n_ctx()},
+             # llama-cpp-python's server works on one request at a time (llama_cpp/server/app.py get_llama_proxy holds
+             # llama_outer_lock and llama_inner_lock around each): clients that read this send no more at once
+             "total_slots": 1}
     router = APIRouter()
 
     async def field(request: Request, name: str, kind: type):
