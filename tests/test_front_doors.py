@@ -131,6 +131,10 @@ NOT_RUN = {
     # server); its dry runs do run here (they send nothing). tests/test_routes.py runs `doctor --llm local` against
     # a local fake and tests/test_local_server.py the real `serve-local`.
     "memeval serve-local --port 8000": "serves until Ctrl-C; tests/test_local_server.py starts and stops the real one",
+    # README's keyless section: its two `locomo run --llm local` commands do run here, against a local fake
+    # OpenAI-compatible server; benchmarks/bench_local_server.py runs them against the real one.
+    "make setup-local": "builds llama-cpp-python from source (about 15 minutes); CI's .ci/run runs it before the tests",
+    "memeval serve-local": "serves until Ctrl-C; tests/test_local_server.py starts and stops the real one",
     **{f"memeval doctor --llm local --answer-model {m} --judge-model {m} --extract-model {m}": SERVER_STARTED
        for m in ("smollm2-135m", "qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", "qwen2.5:7b-instruct")},
 }
@@ -415,8 +419,11 @@ def test_documented_commands_run_as_written(doc, tmp_path, inputs):
     commands = doc_commands(REPO / doc)
     cwd = _workdir(tmp_path)
     failures, timings = [], []
-    with FakeAnthropic(responder=_judge_everything) as anthropic, FakeOpenAI(responder=_judge_everything) as openai:
+    with FakeAnthropic(responder=_judge_everything) as anthropic, FakeOpenAI(responder=_judge_everything) as openai, \
+            FakeOpenAI(responder=_judge_everything, local=True) as local:
         env = _doc_env(cwd, tmp_path, inputs, anthropic.url, openai.url)
+        # `--llm local` commands reach a local server (any model id served), as the docs' `export OPENAI_BASE_URL`
+        local_env = {**env, "OPENAI_BASE_URL": local.url}
         for cmd in commands:
             if cmd.command in NOT_RUN:
                 continue
@@ -424,7 +431,8 @@ def test_documented_commands_run_as_written(doc, tmp_path, inputs):
                 PLACEHOLDERS[key][1](cwd, inputs)
             start = time.perf_counter()
             proc = subprocess.run(["bash", "-c", cmd.command], cwd=REPO if cmd.command.startswith("make ") else cwd,
-                                  env=env, capture_output=True, text=True, timeout=900)
+                                  env=local_env if "--llm local" in cmd.command else env, capture_output=True,
+                                  text=True, timeout=900)
             timings.append(f"{time.perf_counter() - start:6.1f} s  {cmd.doc}:{cmd.line}")
             output = proc.stdout + proc.stderr
             if proc.returncode != cmd.expected_exit or TRACEBACK in output:
