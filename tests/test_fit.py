@@ -141,13 +141,14 @@ def test_advice_never_says_rerun_for_rows_that_do_not_fit():
     fit = "DoesNotFit: needs 24,611 tokens (...), more than the 4,096-token context of the server at u (GET /props)"
     rows = [Row(fit), Row(fit.replace("24,611", "9,000")), Row(None), Row("TransientError: 503")]
     advice = failure_advice(Task(), rows)
-    assert advice.startswith("2 answers do not fit the server's 4,096-token context (largest needs 24,611); a rerun "
-                             "fails the same way: serve a longer context (memeval serve-local --n-ctx) or use another "
-                             "system; rerun to retry the other 1 failed"), advice
+    assert advice.startswith("what does not fit the server's 4,096-token context: s's reader prompts (2 answers, "
+                             "largest needs 24,611 tokens); a rerun fails the same way: serve a longer context "
+                             "(memeval serve-local --n-ctx) or use another system; rerun to retry the other 1 failed"), \
+        advice
     line = incomplete_line({"answers": {"requested": 4, "failed": 3, "absent": 0, "advice": advice,
                                         "reasons": {"DoesNotFit": 2, "TransientError (503)": 1}}})
     assert "rerun to retry them" not in line
-    assert fit_advice([None, "TransientError: x"]) is None
+    assert fit_advice([("s", None), ("s", "TransientError: x")]) is None
 
 
 def test_a_system_that_cannot_fit_is_refused_up_front_and_the_other_completes(server, tmp_path, locomo_dir,
@@ -171,7 +172,8 @@ def test_a_system_that_cannot_fit_is_refused_up_front_and_the_other_completes(se
     assert all(r.error.startswith("DoesNotFit: full_context refused") for r in rows if r.system == "full_context")
     assert len(server.received) == 3, "no full_context request was sent"
     closing = err.strip().splitlines()[-1]
-    assert "3 answers do not fit the server's 2,048-token context (largest needs " in closing, closing
+    assert "what does not fit the server's 2,048-token context: full_context's reader prompts (3 answers, " \
+           "largest needs " in closing, closing
     assert "a rerun fails the same way" in closing and "rerun to retry" not in closing
 
 

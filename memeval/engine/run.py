@@ -103,7 +103,7 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
              if r.error is None}
     for line in task.refusals(units, final, client):  # prompts that cannot fit: said once, the rest runs
         print(f"memeval: {line}", file=sys.stderr)
-        notes.append(line[0].upper() + line[1:])
+        notes.append(line)  # it starts with a system's name: an identifier, never re-cased
     answer_counts = answer_stage(task, units, client, rundir, settings)
     notes += task.answered_notes(client)
     wanted = [key for unit in units for key in unit.keys]
@@ -167,7 +167,8 @@ def failure_advice(task: Task, answers: list) -> str | None:
     other = task.failure_advice(rest) or too_large_advice(rest) or cut_extraction_advice(rest)
     if not misfits:
         return other
-    fit = fit_advice([a.error for a in answers], 0 if other else sum(1 for a in rest if a.error))
+    fit = fit_advice([(getattr(a, "system", None), a.error) for a in answers],
+                     0 if other else sum(1 for a in rest if a.error))
     return fit + (f"; {other}" if other else "")
 
 

@@ -776,8 +776,9 @@ class LLMClient:
     def estimate(self, requests: Sequence[LLMRequest], expected_output_tokens: int | None = None,
                  batch: bool = False, counter: Callable[[LLMRequest], int] | None = None) -> CostEstimate:
         """Dry run: calls still to send (cache misses), tokens and dollars before spending. `counter` gives
-        exact input tokens (the token-counting endpoint, memeval/llm/count.py; its `count_all` counts the misses
-        at once, None for a request it cannot count); otherwise 4 characters a token times the model's tokenizer
+        exact input tokens (the token-counting endpoint or a user's server's tokenizer, memeval/llm/count.py; its
+        `count_all` counts the misses at once, None for a request it cannot count, and its `token_count`, where it
+        has one, says how); otherwise 4 characters a token times the model's tokenizer
         ratio (memeval/llm/tokenizers.py), and `token_count` says which ratios. A cached prefix is priced as one
         cache write per distinct prefix (when it reaches the model's floor) and reads after."""
         resolved = list({r.key: r for r in map(self.resolve, requests)}.values())  # identical ones are sent once
@@ -820,7 +821,9 @@ class LLMClient:
                             cached=len(resolved) - len(misses), to_send=len(misses), input_tokens_est=tokens_in,
                             cache_write_tokens_est=written, cache_read_tokens_est=read,
                             output_tokens_expected=tokens_out, output_tokens_max=tokens_cap, usd_est=dollars,
-                            usd_max=dollars_max, token_count=_token_count(counter is not None, len(misses), keyless),
+                            usd_max=dollars_max, token_count=(
+                                counter.token_count(len(misses), counts, keyless) if hasattr(counter, "token_count")
+                                else _token_count(counter is not None, len(misses), keyless)),
                             routes=routes_of(self, ((r.provider, r.model, r.role or "other") for r in misses)))
 
 

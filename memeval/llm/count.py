@@ -21,6 +21,10 @@ from memeval.llm.errors import TransientError
 from memeval.llm.wire import count_tokens_body
 
 COUNT_POOL = "count_tokens"
+# A dry run counts a stage's prompts with a user's server's tokenizer up to this many characters: SmolLM2 on
+# memeval's launcher tokenized about 1.2 M characters a second on this 2-core machine (loaded, 2026-12-06), so
+# ≈ 20 s; a larger stage (Mem0's extraction over all of LoCoMo, full_context's reader prompts) is estimated.
+COUNT_BUDGET_CHARS = 24_000_000
 
 
 def count_key(request) -> str:
@@ -85,8 +89,53 @@ class TokenCounter:
         return tokens
 
 
-def token_counter(client) -> TokenCounter | None:
-    """The client's counter, or None when its backend cannot count (no key)."""
-    if not hasattr(client.backend, "count_tokens"):
-        return None
-    return TokenCounter(client)
+class ServerCounter:
+    """Resolved-request → input tokens by the tokenizer of the user's server it goes to (memeval/llm/fit.py:
+    llama.cpp's /apply-template and /tokenize, vLLM's /tokenize), one prompt at a time (llama-cpp-python's server
+    tokenizes one request at a time); None for another request, a server without a tokenizer, or every request of
+    a stage whose prompts hold more than COUNT_BUDGET_CHARS characters, which are estimated and `token_count` says
+    why."""
+
+    def __init__(self, client):
+        self.client = client
+        self.skipped: tuple[int, int] | None = None  # (prompts, characters) of the last stage left to the estimate
+
+    def __call__(self, request) -> int | None:
+        return self.count_all([request])[0]
+
+    def count_all(self, requests: Sequence) -> list[int | None]:
+        fit = self.client.fit
+        resolved = [self.client.resolve(r) for r in requests]
+        mine = [r for r in resolved if fit.applies(r)]
+        chars = sum(r.prompt_chars for r in mine)
+        self.skipped = (len(mine), chars) if chars > COUNT_BUDGET_CHARS else None
+        if self.skipped:
+            return [None] * len(resolved)
+        return [fit.server_tokens(r) for r in resolved]
+
+    def token_count(self, misses: int, counts: Sequence[int | None], keyless: list[str]) -> str:
+        """How a stage's input tokens were counted, as `CostEstimate.token_count` says it."""
+        from memeval.llm.tokenizers import estimate_note
+
+        estimated = f"estimate ({estimate_note(keyless)})"
+        if self.skipped:
+            prompts, chars = self.skipped
+            return (f"{estimated}: {prompts:,} prompts of {chars:,} characters, more than a dry run counts with the "
+                    f"server's tokenizer ({COUNT_BUDGET_CHARS:,} characters)")
+        counted = misses - len(keyless)
+        if not keyless:
+            return "exact (the server's tokenizer)" if misses else "exact"
+        if not counted:
+            return f"{estimated}: the server offers no tokenizer memeval reads"
+        return f"exact (the server's tokenizer) for {counted:,} of {misses:,} calls; {estimated} for the rest"
+
+
+def token_counter(client) -> TokenCounter | ServerCounter | None:
+    """The client's counter: the token-counting endpoint's (a key), else a user's server's tokenizer where a role's
+    requests go to one (memeval/llm/fit.py), else None."""
+    if hasattr(client.backend, "count_tokens"):
+        return TokenCounter(client)
+    fit = getattr(client, "fit", None)
+    if fit is not None and any(fit.checks_role(role) for role in client.models):
+        return ServerCounter(client)
+    return None

@@ -54,6 +54,7 @@ class Window:
 class Count:
     tokens: int
     how: str  # "the server's tokenizer", or the estimate's wording
+    by_server: bool = False  # counted by the server's own tokenizer (not estimated)
 
 
 # ---- pure ------------------------------------------------------------------------------------------------------
@@ -128,6 +129,7 @@ def server_misfit(status: int, message: str, body: dict, where: str) -> DoesNotF
 
 
 _NUMBERS = re.compile(r"needs ([\d,]+) tokens.*?the ([\d,]+)-token context")
+_LARGEST = re.compile(r"refused before any call: its largest (\w+) prompt")
 
 
 def does_not_fit(error: str | None) -> bool:
@@ -135,23 +137,37 @@ def does_not_fit(error: str | None) -> bool:
     return bool(error) and (error.startswith("DoesNotFit:") or error.startswith("ingest failed: DoesNotFit:"))
 
 
-def fit_advice(errors: Sequence[str | None], others: int = 0) -> str | None:
-    """The closing line's remedy for rows that do not fit (None when none): how many, the server's window, the
-    largest need; `others`: the run's other failed rows, which a rerun may still fix."""
-    misfits = [e for e in errors if does_not_fit(e)]
-    if not misfits:
+def misfit_kind(error: str) -> str:
+    """What a DoesNotFit row could not send: "extraction" (the prompt that builds a system's memory: its ingestion,
+    or an up-front refusal of its extraction prompt) or "reader" (the prompt that answers)."""
+    if error.startswith("ingest failed:"):
+        return "extraction"
+    refused = _LARGEST.search(error)
+    return "extraction" if refused and refused.group(1) == "extraction" else "reader"
+
+
+def fit_advice(rows: Sequence[tuple[str | None, str | None]], others: int = 0) -> str | None:
+    """The closing line's remedy for (system, error) rows that do not fit (None when none): per system, which of its
+    prompts did not fit (reader or extraction), for how many answers, the largest need, against the server's
+    window; `others`: the run's other failed rows, which a rerun may still fix."""
+    groups: dict[tuple[str | None, str], list[str]] = {}
+    for system, error in rows:
+        if does_not_fit(error):
+            groups.setdefault((system, misfit_kind(error)), []).append(error)
+    if not groups:
         return None
-    pairs = [(int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
-             for m in map(_NUMBERS.search, misfits) if m]
-    n = len(misfits)
-    head = f"{n:,} answer{'' if n == 1 else 's'} do{'es' if n == 1 else ''} not fit the server's "
-    if pairs:
-        held = min(h for _, h in pairs)
-        head += f"{held:,}-token context (largest needs {max(need for need, _ in pairs):,})"
-    else:
-        head += "context"
+    helds = [int(m.group(2).replace(",", "")) for errors in groups.values() for m in map(_NUMBERS.search, errors)
+             if m]
+    parts = []
+    for (system, kind), errors in groups.items():
+        needs = [int(m.group(1).replace(",", "")) for m in map(_NUMBERS.search, errors) if m]
+        n = len(errors)
+        answers = f"{n:,} answer{'' if n == 1 else 's'}" + (" left without a memory" if kind == "extraction" else "")
+        largest = f", largest needs {max(needs):,} tokens" if needs else ""
+        parts.append((f"{system}'s " if system else "") + f"{kind} prompts ({answers}{largest})")
+    window = f"{min(helds):,}-token context" if helds else "context"
     tail = f"; rerun to retry the other {others:,} failed" if others else ""
-    return f"{head}; a rerun fails the same way: {REMEDY}{tail}"
+    return f"what does not fit the server's {window}: {' and '.join(parts)}; a rerun fails the same way: {REMEDY}{tail}"
 
 
 # ---- the server ------------------------------------------------------------------------------------------------
@@ -311,6 +327,14 @@ class FitCheck:
         window = self._window(server, request)
         return self.count(server, request, messages), window
 
+    def server_tokens(self, request) -> int | None:
+        """A resolved request's prompt tokens by its server's own tokenizer (a dry run's stage counts); None when
+        it does not go to a user's server or that server offers no tokenizer memeval reads."""
+        if not self.applies(request):
+            return None
+        count = self.count(self._server(request.provider), request, chat_messages(request))
+        return count.tokens if count.by_server else None
+
     def count(self, server: _Server, request, messages: list[dict]) -> Count:
         key = hashlib.sha256(json.dumps([request.model, messages]).encode("utf-8", "surrogatepass")).hexdigest()
         with server.lock:
@@ -337,7 +361,7 @@ class FitCheck:
                     break
                 if tokens is not None:
                     server.shape = shape
-                    return Count(tokens, f"by the server's tokenizer ({shape} /tokenize)")
+                    return Count(tokens, f"by the server's tokenizer ({shape} /tokenize)", by_server=True)
             server.shape = "none"
         except OSError:
             pass  # unreachable for now: this prompt is estimated, the shape found out on a later one

@@ -269,7 +269,12 @@ class Mem0System:
                 "signals": mem0_signals()}
 
     @staticmethod
-    def run_note(label: str, client, ingests: list | None = None) -> str:
+    def run_note(label: str, client, ingests: list | None = None, refused: bool = False) -> str:
+        """`refused`: the run refused it before any call (its prompts do not fit the server's context)."""
+        if not ingests and refused:
+            return (f"{label}: the mem0ai library {SUPPORTED_MEM0}; refused before any call, as its prompts do not "
+                    "fit the server's context (the refusal above says by how much), so no conversation was ingested "
+                    "and no store was written.")
         if not ingests:
             return (f"{label}: the mem0ai library {SUPPORTED_MEM0}; no conversation was ingested in this run (see the "
                     "rows' errors: without a key or a local server nothing is sent), so no store was written.")

@@ -20,7 +20,7 @@ from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, make_client
-from memeval.llm.count import token_counter
+from memeval.llm.count import ServerCounter, token_counter
 from memeval.llm.manifest import role_identity
 from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
@@ -471,7 +471,8 @@ class LocomoTask(Task):
         for s in self.systems:
             library_note = None if s.label in self.imported else getattr(factory(s.name), "run_note", None)
             if library_note is not None:
-                notes.append(library_note(s.label, client, store_ingests(self.config.out, s.label)))
+                notes.append(library_note(s.label, client, store_ingests(self.config.out, s.label),
+                                          refused=s.label in getattr(self, "refused", {})))
         return notes
 
     def failure_advice(self, answers: list) -> str | None:
@@ -659,10 +660,13 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
             stages["judge"] = replace(stages["judge"], token_count=(
                 f"estimate: {placeholders:,} of {len(judge_reqs):,} prompts judge an answer not written yet, a short "
                 f"placeholder in its place; {stages['judge'].token_count}"))
-    note = ("Input tokens " + ("counted by the token-counting endpoint" if counter else
-            "estimated at 4 characters a token, times each model's tokenizer ratio where it has one: see each "
-            "stage's token_count (" + ("a local server has no token-counting endpoint" if config.llm_backend == "local"
-                                      else "no key: the token-counting endpoint was not used") + ")")
+    note = ("Input tokens " + (
+        "counted by the server's own tokenizer where a stage's token_count says exact, else estimated at 4 "
+        "characters a token (its token_count says why)" if isinstance(counter, ServerCounter) else
+        "counted by the token-counting endpoint" if counter else
+        "estimated at 4 characters a token, times each model's tokenizer ratio where it has one: see each "
+        "stage's token_count (" + ("no server tokenizer is read for these requests" if config.llm_backend == "local"
+                                  else "no key: the token-counting endpoint was not used") + ")")
             + "; prices from memeval/llm/profiles.py" + (f" and --prices {config.prices}" if config.prices else "")
             + " (check them before trusting the dollars); "
             "prompt caching priced as one cache write per shared context and reads after."

@@ -335,7 +335,7 @@ def locomo_j_table(root: Path) -> PublishedTable:
         for protocol, judgments in sorted(by_protocol.items()):
             lenient = leniency[protocol]
             parts += [f"**{protocol} judge**", j_table(judgments, protocol, list(by_system), problem=problem,
-                                                         leniency=lenient),
+                                                         leniency=lenient, answers=by_system),
                       j_length_table(by_system, judgments, protocol, lenient),
                       power_table({name: list(judgments.get(name, ())) for name in by_system}, attrgetter("mean"))]
         markdown = "\n\n".join(parts)

@@ -407,6 +407,30 @@ def _unparsed(column: Column) -> tuple[set[tuple[str, str]], list[str]]:
                    "0; a rerun asks the judge again."]
 
 
+def _spread_notes(column: Column) -> list[str]:
+    """Per judge of this run that gave every judged question (categories 1–4, all systems) the same score, the
+    note saying so beside their F1 (memeval.reports.judge_spread)."""
+    from memeval.published.detailed import is_recorded
+    from memeval.reports.judge_leniency import judge_identities
+    from memeval.reports.judge_spread import constant_judge_note
+
+    identities = judge_identities(column.manifest)
+    f1 = {(system, s.sample_id): s.value for (system, group, metric), scored in column.samples.items()
+          if group == OVERALL and metric == F1_METRIC for s in scored}
+    judged: dict[str, list[tuple[float, float | None]]] = {}
+    for (system, group, metric), scored in column.samples.items():
+        protocol = _protocol(metric)
+        if group == OVERALL and protocol and not is_recorded(protocol):
+            judged.setdefault(protocol, []).extend((s.value, f1.get((system, s.sample_id))) for s in scored)
+    notes = []
+    for protocol, pairs in judged.items():
+        model = (identities.get(protocol) or {}).get("judge_model")
+        note = constant_judge_note(protocol, model if isinstance(model, str) else None, pairs)
+        if note:
+            notes.append(f"{column.name}: {note}")
+    return notes
+
+
 def _power_keys(column: Column) -> list[tuple[str, str]]:
     """The (group, metric) pairs whose paired differences the power table shows: F1 and J, overall and by
     category."""
@@ -621,7 +645,7 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             for system, protocol in column.unjudged:
                 column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
             column.unparsed, unparsed_notes = _unparsed(column)
-            column.notes += unparsed_notes
+            column.notes += unparsed_notes + _spread_notes(column)
             for system, protocol in column.unparsed:
                 column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
             column.leniency = leniency_by_protocol(column.manifest, {_protocol(m) for _, _, m in column.samples

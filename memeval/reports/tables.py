@@ -9,7 +9,7 @@ system's n; an interval resampling fewer than two units prints "n/a (1 conversat
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -234,23 +234,32 @@ def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
     return _with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
 
 
-PROTOCOL_NOTES = {
-    "graded": "`graded`: this project's 0–100 judge, 10 runs per question at temperature 0.5 (not the Mem0 protocol)",
-}
+def runs_per_question(runs: Collection[int]) -> str:
+    """The judge runs that ran per question, as the judgments hold them: "1 run per question", "3–10 runs per
+    question" (rows without their scores say nothing)."""
+    runs = [n for n in runs if n]
+    if not runs:
+        return "its runs per question not recorded,"
+    low, high = min(runs), max(runs)
+    return (f"{low} run" if high == low == 1 else f"{low} runs" if low == high else f"{low}–{high} runs") + \
+        " per question"
 
 
 def protocol_note(protocol: str | None, judge_model: str | None = None,
-                  prompt_versions: set[str | None] | None = None, problem: str | None = None) -> str:
+                  prompt_versions: set[str | None] | None = None, problem: str | None = None,
+                  runs: Collection[int] = ()) -> str:
     """What a judged table's protocol is: published only with the fetched prompts and the anchor's model
-    (memeval.protocols.status); paraphrased otherwise."""
+    (memeval.protocols.status); paraphrased otherwise. `runs`: the runs each judged question got (its scores)."""
     from memeval.protocols.status import PUBLISHED_JUDGES, judge_status
 
     if protocol in PUBLISHED_JUDGES:
         return judge_status(protocol, judge_model, prompt_versions or set(), problem) + \
             ("" if judge_model else "; the judge model is not recorded")
-    return PROTOCOL_NOTES.get(protocol, "Not measured: no LLM judge ran (with Mem0's prompt fetched by `memeval "
-                                        "data fetch protocols`, `memeval locomo run --judge binary --judge-model "
-                                        "gpt-4o-mini --llm openai` is the published protocol).")
+    if protocol == "graded":
+        return (f"`graded`: this project's 0–100 judge, {runs_per_question(runs)} at temperature 0.5 (not the Mem0 "
+                "protocol)")
+    return ("Not measured: no LLM judge ran (with Mem0's prompt fetched by `memeval data fetch protocols`, `memeval "
+            "locomo run --judge binary --judge-model gpt-4o-mini --llm openai` is the published protocol).")
 
 
 def bleu1_table(systems: Mapping[str, Rows]) -> str:
@@ -280,11 +289,14 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
 
 
 def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, systems: Sequence[str] = (),
-            judge_model: str | None = None, problem: str | None = None, leniency: str | None = None) -> str:
+            judge_model: str | None = None, problem: str | None = None, leniency: str | None = None,
+            answers: Mapping[str, Rows] | None = None) -> str:
     """J (0–100) per category as mean ± pooled std for each judged system, "not measured" for each of `systems`
     without judgments (so the published rows are shown even when no judge ran), and the Mem0 paper's rows,
     each row naming its judge and protocol. `leniency`: how often this judge configuration accepts wrong answers
-    (memeval.reports.judge_leniency), said under every judged table ("leniency not measured" when unknown)."""
+    (memeval.reports.judge_leniency), said under every judged table ("leniency not measured" when unknown).
+    `answers` (system → rows): their F1 beside a judge that gave every question the same score
+    (memeval.reports.judge_spread)."""
     headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
     if judge_model is None:  # the rows say which model judged them
         models = {r.judge_model for rows in judgments.values() for r in rows if r.judge_model}
@@ -313,11 +325,25 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
              f"The Mem0 paper's published J rows come from its binary judge, not the {protocol} judge: they are "
              "shown beside `--judge binary` only (two judges' J are not one scale).",
              protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows},
-                           problem),
+                           problem, {len(r.scores) for rows in judgments.values() for r in rows}),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in judgments.items()})]
+    if protocol:
+        notes.insert(1, _spread_note(judgments, protocol, judge_model, answers or {}))
     return _with_notes(markdown_table(headers, body), notes)
+
+
+def _spread_note(judgments: Mapping[str, Judgments], protocol: str, judge_model: str | None,
+                 answers: Mapping[str, Rows]) -> str | None:
+    """The note of a judge that gave every judged question (categories 1–4) the same score, with their F1."""
+    from memeval.reports.judge_spread import constant_judge_note
+
+    f1 = {(name, r.sample_id): None if r.f1 is None else 100 * float(r.f1)
+          for name, rows in answers.items() for r in rows}
+    return constant_judge_note(protocol, judge_model, [
+        (float(j.mean), f1.get((name, j.sample_id))) for name, rows in judgments.items() for j in rows
+        if j.category in QA_CATEGORIES and j.mean is not None])
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -435,7 +461,7 @@ def full_report(
                 continue
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
                       j_table(by_system, protocol, list(systems), judge_model, protocol_problem,
-                              (leniency or {}).get(protocol))]
+                              (leniency or {}).get(protocol), systems)]
     else:
         parts += ["", "## J against published baselines", "", j_table({}, None, list(systems))]
     parts += ["", "## Latency and context tokens", "", latency_table(systems)]
