@@ -73,6 +73,96 @@ def test_locomo_judges_write_no_label_from_a_non_answer(judge, local, locomo_dir
         assert "published protocol (" not in report
 
 
+def _every_other_prototype_question(conversations, directory):
+    """conv-26 as LoCoMo ships it with every second of the prototype's 20 questions (5 temporal, 4 single-hop, 1
+    multi-hop): `--questions prototype` over this file asks the README's keyless questions at half the cost. The
+    prototype has no open-domain question, whose replies SmolLM2 runs to the 64-token cap."""
+    from memeval.qa.selection import PROTOTYPE_CONVERSATION, prototype_questions
+    from tests.conftest import SHARED_LOCOMO
+
+    conversation = next(c for c in conversations if c.sample_id == PROTOTYPE_CONVERSATION)
+    kept = [qa.index for qa in prototype_questions(conversation)][::2]
+    document = json.loads((SHARED_LOCOMO / "locomo10_v2" / "26.json").read_text())
+    document["qa"] = [document["qa"][i] for i in kept]
+    directory.mkdir()
+    (directory / "26.json").write_text(json.dumps(document))
+    return directory, len(kept)
+
+
+def _report_row(report: str, section: str, start: str) -> list[str]:
+    """The cells of the row starting with `start` in report.md's table under the heading `section`."""
+    table = report.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith(start)]
+    assert len(rows) == 1, f"no single row {start!r} under {section!r} in report.md"
+    return [cell.strip() for cell in rows[0].strip("|").split("|")]
+
+
+def test_the_keyless_command_keeps_answers_and_both_judges_parse(local, conversations, tmp_path, cli):
+    """The README's keyless run as a user types it (issue 42), over ten of the prototype's questions: every reader
+    reply is an answer that stopped by itself (a reply cut at the cap is a row error, never an answer), F1 is above
+    0, and the binary and then the graded judge (one run) on the same --out leave a parsed judgment for at least 90%
+    of the questions. What the labels say is the model's business, not this test's."""
+    data, n = _every_other_prototype_question(conversations, tmp_path / "locomo")
+    args = ["locomo", "run", *local[:-2], "--data", data, "--conversations", "conv-26", "--questions", "prototype",
+            "--systems", "rag_turns", "--reader", "claude", "--no-progress", "--out", tmp_path / "run"]
+    run = tmp_path / "run"
+    codes = {}
+    for judge in (["--judge", "binary"], ["--judge", "graded", "--judge-runs", "1"]):
+        done = cli(*args, *judge)
+        codes[judge[1]] = done.returncode
+        assert done.returncode in (0, 4), done.stderr
+    rows = load_answers(run / "answers.jsonl")
+    assert len(rows) == n and [(r.sample_id, r.error) for r in rows if r.error] == [], "every answer kept"
+    assert all(r.prediction.strip() for r in rows)
+    assert sum(r.f1 for r in rows) / n > 0
+    report = (run / "report.md").read_text()
+    f1 = _report_row(report, "F1 against published baselines", "| rag_turns |")
+    assert float(f1[6]) > 0 and f1[-1] == str(n), "F1 overall (1–4) and n in report.md"
+    judgments = load_judgments(run / "judgments.jsonl")
+    invocations = json.loads((run / "manifest.json").read_text())["invocations"]
+    for protocol, invocation in zip(("binary", "graded"), invocations, strict=True):
+        parsed = [j for j in judgments if j.protocol == protocol and j.mean is not None]
+        assert all(len(j.scores) == 1 and j.scores[0] >= 0 for j in parsed)
+        owed = {m["protocol"]: m for m in invocation["missing"].get("judgments", [])}.get(protocol)
+        unusable = sum((owed or {}).get("unusable", {}).values())
+        assert len(parsed) + unusable == n, f"{protocol}: every question parsed or counted unusable: {owed}"
+        assert len(parsed) >= 0.9 * n, f"{protocol}: {len(parsed)} of {n} parsed ({owed})"
+        j = _report_row(report, f"J against published baselines ({protocol} judge)", "| rag_turns |")
+        assert j[1] == f"{MODEL_ID}, {protocol} (ours)" and j[-1] == str(len(parsed)), "J's n: the parsed judgments"
+        assert codes[protocol] == (0 if len(parsed) == n else 4), "a question without a parsed judgment is owed"
+
+
+def test_a_system_that_cannot_fit_the_real_server_is_refused_and_the_other_completes(conversations, locomo_dir,
+                                                                                      tmp_path, monkeypatch, cli):
+    """A 2,048-token server: full_context (all of conv-26, about 24,600 tokens by SmolLM2's tokenizer) is refused
+    before any call, its rows say why, and rag_turns (about 700) answers every question. Only rag_turns' chat
+    requests reach the server, as its own log shows."""
+    _need_server()
+    from memeval.llm.local_server import LocalServer
+
+    log = tmp_path / "server.log"
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    with LocalServer(n_ctx=2048, log=log, embeddings=False) as small:
+        monkeypatch.setenv("OPENAI_BASE_URL", small.base_url)
+        done = cli("locomo", "run", "--llm", "local", "--answer-model", MODEL_ID, "--data", locomo_dir,
+                   "--conversations", "conv-26", "--questions", "first:2", "--systems", "rag_turns,full_context",
+                   "--reader", "claude", "--no-progress", "--out", tmp_path / "run")
+    assert done.returncode == 4, done.stderr
+    refusal = [line for line in done.stderr.splitlines() if "refused before any call" in line]
+    assert len(refusal) == 1 and refusal[0].startswith("memeval: full_context refused before any call: its largest "
+                                                       "reader prompt (conv-26, "), done.stderr
+    assert "by the server's tokenizer (llama.cpp /tokenize)" in refusal[0]
+    assert f"more than the 2,048-token context of the server at {small.base_url} " in refusal[0], refusal[0]
+    rows = load_answers(tmp_path / "run" / "answers.jsonl")
+    assert [(r.error, bool(r.prediction.strip())) for r in rows if r.system == "rag_turns"] == [(None, True)] * 2
+    refused = [r for r in rows if r.system == "full_context"]
+    assert len(refused) == 2 and all(r.error.startswith("DoesNotFit: full_context refused before any call: ") and
+                                     r.prediction == "" and r.f1 is None for r in refused)
+    assert log.read_text().count('"POST /v1/chat/completions HTTP/1.1" 200') == 2, "rag_turns' two calls, no other"
+    assert _asked(tmp_path / "run") == 2
+    assert "rerun to retry" not in done.stderr, "a prompt that does not fit fails the same way again"
+
+
 def test_longmemeval_judge_against_the_server(local, tmp_path, cli):
     from memeval.qa.longmemeval_run import LMEJudgmentRow
     from tests.test_longmemeval_data import instance
