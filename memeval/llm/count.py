@@ -21,9 +21,11 @@ from memeval.llm.errors import TransientError
 from memeval.llm.wire import count_tokens_body
 
 COUNT_POOL = "count_tokens"
-# A dry run counts a stage's prompts with a user's server's tokenizer up to this many characters: SmolLM2 on
-# memeval's launcher tokenized about 1.2 M characters a second on this 2-core machine (loaded, 2026-12-06), so
-# ≈ 20 s; a larger stage (Mem0's extraction over all of LoCoMo, full_context's reader prompts) is estimated.
+# A dry run counts a stage's prompts with a user's server's tokenizer up to this many characters. Measured on this
+# 2-core machine (2026-12-06, SmolLM2 on memeval's launcher): one 35k-character prompt in 30 ms (load 1.9); the
+# prototype's dry run over rag_turns, full_context and mem0 (548 prompts, 4.6 M tokens counted, Mem0's 428
+# extraction prompts the largest stage) in 37 s at load 6, against 9.5 s estimated at load 1. A larger stage
+# (Mem0's extraction or full_context's reader prompts over all of LoCoMo) is estimated.
 COUNT_BUDGET_CHARS = 24_000_000
 
 
