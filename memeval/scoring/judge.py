@@ -39,9 +39,10 @@ BINARY_MODEL = ROLE_DEFAULTS["judge"]
 BINARY_TEMPERATURE = 0.0
 FAILURE = -1.0
 UNUSABLE_STOPS = ("max_tokens", "refusal")
+# the score before the explanation, as the prompt asks: a server that enforces the schema writes properties in this
+# order, so a reply that runs long loses words of its explanation, not its score
 GRADED_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["score", "explanation"],
-                            "properties": {"score": {"type": "integer"}, "explanation": {"type": "string"}}},
-                           sort_keys=True)
+                            "properties": {"score": {"type": "integer"}, "explanation": {"type": "string"}}})
 # reasoning before the label, as the prompt asks: a server that enforces the schema writes properties in this order
 BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["reasoning", "label"],
                             "properties": {"reasoning": {"type": "string"},
