@@ -95,6 +95,16 @@ class MemoryGraphSystem:
         return [extraction_request(chunk, self.model, self.extract_max_tokens)
                 for chunk in chunk_sources(conversation_sources(conversation), self.chunk_tokens)]
 
+    def planned_memories(self, conversation: Conversation) -> list[MemoryItem]:
+        """Stand-ins for what a question recalls, for the dry run's reader prompts (the triples exist only once the
+        LLM has extracted them, and ingesting here would send its extraction calls): `top_k` triples, each a
+        message's speaker, "said" and its first six words, from the conversation's first `top_k` messages, then those
+        messages as their sources (as `recall_items` orders them). The triples `hops` would add are not known."""
+        sources = [s for session in conversation_sources(conversation) for s in session][: self.top_k]
+        triples = [MemoryItem(f"{s.text.partition(': ')[0]} said {' '.join(s.text.partition(': ')[2].split()[:6])}",
+                              0.0, (s.id,), s.time, "triple") for s in sources]
+        return triples + [MemoryItem(s.text, 0.0, (s.id,), s.time, "source") for s in sources]
+
     def ingest(self, conversation: Conversation) -> None:
         if self.client is None:
             from memeval.llm.client import make_client

@@ -252,6 +252,7 @@ class Mem0System:
     needs_llm = True
     needs_embeddings = True
     ranked = False  # its own top_k per speaker is the memory, whatever the run's --k
+    planned_requests_exact = False  # its later extraction prompts hold stand-ins for its own memories
 
     extract_temperature = MEM0_TEMPERATURE
 

@@ -561,7 +561,7 @@ def largest_prompt(system: SystemConfig, todo: list, settings: AnswerSettings, c
     planner = getattr(built, "planned_requests", None)
     found: list[tuple[str, str, object]] = []
     if planner is not None:
-        exact = not hasattr(built, "planned_memories")  # Mem0's later prompts hold stand-ins for its own memories
+        exact = getattr(built, "planned_requests_exact", True)  # Mem0's later prompts hold stand-ins
         for conversation, _ in todo:
             planned = planner(conversation)
             found += [("extraction prompt", conversation.sample_id, r) for r in (planned if exact else planned[:1])]
@@ -609,6 +609,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     stored = {r.key: r for r in load_answers(RunDir(out).answers) if r.final}
     answer_reqs, judge_reqs, ingest_reqs = [], [], []
     placeholders = 0  # judge prompts holding a placeholder for an answer not written yet
+    unread: list[str] = []  # systems whose reader prompts cannot be built without their extraction calls
     embed_texts: dict[int | None, list[list[str]]] = {}  # dimensions → the systems' embed calls, each its texts
     for system in systems:
         for conversation, questions in selection:
@@ -634,6 +635,9 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
                 if stand_ins is not None:  # what it retrieves is known only once its LLM has written the store
                     items = stand_ins(conversation)
                     searched = [(qa, items, items, 0.0) for qa in todo]
+                elif planner is not None:  # ingesting it is the extraction calls priced above: never made here
+                    unread += [system.label] if system.label not in unread else []
+                    searched = []
                 else:
                     with client.embedder.planning():
                         searched = retrieve(system, conversation, todo, settings, client)[1]
@@ -672,11 +676,20 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
             "prompt caching priced as one cache write per shared context and reads after."
             + (" Embeddings: 4 characters a token (usd_max at one token a byte); answer prompts of dense systems "
                "whose embeddings are not cached yet use their first chunks as stand-ins." if embed_texts else ""))
-    if any(hasattr(build_system(s, client=client), "planned_memories") for s in systems if s.label not in imported):
+    planned = {s.name for s in systems if s.label not in imported}
+    if "mem0" in planned:
         note += (" Mem0: its extraction prompts are built by Mem0's own code with stand-ins for what only its LLM "
                  "decides (the memories its search would find: the speaker's previous messages; the memories it "
                  "writes: one per own message), and its reader prompts read the conversation's first messages in "
                  "place of the memories a search would return.")
+    if "memory_graph" in planned and config.answerer in LLM_ANSWERERS:
+        note += (" memory_graph: its reader prompts hold stand-ins for the triples only its LLM extracts (top_k of "
+                 "them, each a message's speaker, 'said' and its first six words, from the conversation's first "
+                 "top_k messages, with those messages as their sources); the triples its hops would add are not "
+                 "known before extraction, so a real prompt may be longer.")
+    if unread:
+        note += (f" Not counted: the reader prompts of {', '.join(unread)} (it plans extraction calls but no "
+                 "stand-ins for what they write, and what it retrieves is known only after them).")
     needs = largest_prompt_lines([s for s in systems if s.label not in imported], selection, settings, client)
     if needs:
         note += " Largest prompt per system (what a server's context must hold): " + "; ".join(needs) + "."
