@@ -467,7 +467,8 @@ def incomplete_line(missing: Mapping) -> str | None:
         hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
                 "choose --llm)")
     elif any(entry.get("unusable") for entry in judgments):
-        hint = " (at temperature 0 the same judge model may give the same reply again; --judge-model picks another)"
+        hint = (" (a judge at temperature 0 may give the same reply again, one that samples may not; --judge-model "
+                "picks another)")
     elif answers and "TimedOut" in answers.get("reasons", {}):
         hint = (" (TimedOut: the server sent no reply within the timeout on any of 3 tries; MEMEVAL_LLM_TIMEOUT_S "
                 "sets the seconds, docs/llm.md \"Bounds of a call\")")

@@ -49,7 +49,8 @@ def who_answers(port: int) -> str | None:
         ids = [str(m.get("id")) for m in listed.get("data", []) if isinstance(m, dict)]
     except (OSError, ValueError, AttributeError):
         ids = []
-    return f"a server serving {', '.join(ids)}" if ids else "a program that lists no models at /v1/models"
+    return f"a server serving {', '.join(ids)}" if ids else ("a program that listed no models at /v1/models within a few seconds (a busy single-slot server, memeval's "
+                 "own included, answers nothing while it generates)")
 
 
 class LocalServer:
