@@ -36,14 +36,6 @@ from memeval.manifest import base_manifest  # noqa: E402
 
 MODELS = ("smollm2-135m", "gemma3-270m")
 SYSTEMS = ("no_memory", "rag_turns", "rag_dense", "observations", "summaries", "full_context", "memory_graph", "mem0")
-# the largest request each system sends on LoCoMo (prompt + reply cap, tokens), docs/context-needs.md (counted
-# 2026-12-06 with each model's tokenizer, --reader claude); memory_graph's and Mem0's rows are their extraction call
-NEEDS = {
-    "smollm2-135m": {"no_memory": 232, "observations": 649, "rag_turns": 1037, "memory_graph": 2409,
-                     "summaries": 2738, "rag_dense": 5573, "mem0": 10724, "full_context": 37275},
-    "gemma3-270m": {"no_memory": 207, "observations": 616, "rag_turns": 1018, "memory_graph": 2366,
-                    "summaries": 2631, "rag_dense": 5542, "mem0": 10309, "full_context": 37580},
-}
 README_RUN = ("locomo run --llm local --conversations conv-26 --questions prototype --systems rag_turns "
               "--reader claude --answer-model {m} --judge-model {m}")
 JUDGES = {"binary": "--judge binary", "graded": "--judge graded --judge-runs 1"}
@@ -130,6 +122,18 @@ def end_to_end(server, model: str, tmp: Path) -> dict:
     return found
 
 
+def context_needs(model: str, conversations) -> dict[str, int]:
+    """Each system's largest LoCoMo prompt plus its reply cap with `model`'s own tokenizer (what
+    docs/context-needs.md tabulates, counted here by benchmarks/context_needs.py's code, not copied from it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from context_needs import Tokenizer, locomo_needs
+
+    from memeval.llm.local_models import resolve
+
+    tokenizer = Tokenizer(resolve(model).path)
+    return {name: needs[0][0] for name, _, needs in locomo_needs(list(SYSTEMS), conversations, [tokenizer])}
+
+
 def whole_locomo(model: str, n_ctx: int, measured: dict) -> dict:
     """Per built-in system: the calls a whole-LoCoMo run sends and the hours they take at the measured rates, or
     what it needs when its largest prompt does not fit."""
@@ -144,11 +148,12 @@ def whole_locomo(model: str, n_ctx: int, measured: dict) -> dict:
     judged = sum(qa.category != 5 for c in conversations for qa in c.qa)
     planner_client = make_client("replay", cache_dir=None)
     reader_s, judge_s = measured["reader"]["s_per_call"], measured["judge_binary"]["s_per_call"]
+    needs = context_needs(model, conversations)
     found = {}
     for name in SYSTEMS:
         planner = getattr(build_system(parse_system(name), client=planner_client), "planned_requests", None)
         extraction = sum(len(planner(c)) for c in conversations) if planner else 0
-        need = NEEDS[model][name]
+        need = needs[name]
         row = {"reader_calls": questions, "extraction_calls": extraction, "judge_calls": judged, "needs_tokens": need}
         if need > n_ctx:
             row["estimate"] = f"does not fit the {n_ctx:,}-token context (needs {need:,})"

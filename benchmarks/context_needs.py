@@ -122,7 +122,6 @@ def main() -> int:
 
     from memeval.data.locomo import load_locomo
     from memeval.data.paths import find_locomo
-    from memeval.llm.client import make_client
     from memeval.qa.selection import select_conversations
 
     models = args.gguf or default_models()
@@ -134,28 +133,37 @@ def main() -> int:
     if args.longmemeval:
         longmemeval_table(args.longmemeval, args.systems.split(","), tokenizers, args.questions)
         return 0
-    client = make_client("replay", cache_dir=str(Path.home() / ".cache" / "memeval-context-needs"))
     conversations = select_conversations(load_locomo(find_locomo(args.data)), args.conversations)
     head = "| system | prompt counted | " + " | ".join(f"needs with {t.name}" for t in tokenizers) + " |"
     print(head)
     print("|" + "---|" * (2 + len(tokenizers)))
-    for name in args.systems.split(","):
+    for name, what, needs in locomo_needs(args.systems.split(","), conversations, tokenizers, args.reader):
+        cells = [f"{n:,} = {detail}" if n else "–" for n, detail in needs]
+        print(f"| {name} | {what} | " + " | ".join(cells) + " |")
+        sys.stdout.flush()
+    return 0
+
+
+def locomo_needs(systems: list[str], conversations, tokenizers: list[Tokenizer], reader: str = "claude"):
+    """Per system, in order: (name, what was counted, [(tokens, detail) per tokenizer]) — the largest prompt plus its
+    reply cap over `conversations`; (0, "") where the system builds no prompt without a model."""
+    from memeval.llm.client import make_client
+
+    client = make_client("replay", cache_dir=None)
+    for name in systems:
         needs = [(0, "") for _ in tokenizers]
         what = "-"
         for conversation in conversations:
-            found = largest(name, conversation, list(conversation.qa), args.reader, client)
+            found = largest(name, conversation, list(conversation.qa), reader, client)
             if found is None:
                 continue
             what, _, request = found
             cap = request.max_tokens or 0
             for i, tokenizer in enumerate(tokenizers):
-                total = tokenizer.count(request) + cap
-                if total > needs[i][0]:
-                    needs[i] = (total, f"{tokenizer.count(request):,} + {cap:,} ({conversation.sample_id})")
-        cells = [f"{n:,} = {detail}" if n else "–" for n, detail in needs]
-        print(f"| {name} | {what} | " + " | ".join(cells) + " |")
-        sys.stdout.flush()
-    return 0
+                prompt = tokenizer.count(request)
+                if prompt + cap > needs[i][0]:
+                    needs[i] = (prompt + cap, f"{prompt:,} + {cap:,} ({conversation.sample_id})")
+        yield name, what, needs
 
 
 if __name__ == "__main__":
