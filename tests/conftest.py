@@ -20,7 +20,8 @@ def _writes_stay_in_temporary_directories(tmp_path_factory):
                 "MEMEVAL_FIGURES": root / "figures",
                 "MEMEVAL_PROTOCOLS_DIR": root / "protocols",  # none fetched: a test that needs them writes its own
                 "MEMEVAL_JUDGE_CALIBRATIONS_DIR": root / "judge-calibrations",  # calibration runs register here
-                "MEMEVAL_LOCOMO_AUDIT_DIR": root / "locomo-audit"}  # not fetched: a test that needs it writes its own
+                "MEMEVAL_LOCOMO_AUDIT_DIR": root / "locomo-audit",  # not fetched: a test that needs it writes its own
+                "MEMEVAL_LOCAL_MODEL_DIR": root / "models"}  # Gemma's file is assembled here (≈1 s), not in ~/.cache
     before = {name: os.environ.get(name) for name in defaults}
     for name, value in defaults.items():
         os.environ.setdefault(name, str(value))
