@@ -27,8 +27,9 @@ def estimate_table(estimate: RunEstimate) -> str:
     rows.append(("total", "", "", "", "", "", _usd(estimate.usd_est_total),
                  _usd(sum(s.usd_max for s in estimate.stages.values()))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
-    lines = ["dry run: nothing was sent and nothing written; dollars at a typical reply's length, at most with "
-             "every reply", "at its output cap (≤)", ""]
+    lines = ["dry run: no reply was asked for and nothing written (prompts' tokens may have been counted by the "
+             "provider or server);", "dollars at a typical reply's length, at most with every reply at its output cap "
+             "(≤)", ""]
     lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
               .rstrip() for row in rows]
     lines.append("")
