@@ -65,7 +65,7 @@ def timed(client, requests) -> tuple[dict, list]:
 
 def calls(server, model: str, tmp: Path) -> dict:
     """Reader then judge calls against `server`, through memeval's client."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.llm.client import make_client
     from memeval.memory.registry import parse_system
@@ -137,11 +137,11 @@ def context_needs(model: str, conversations) -> dict[str, int]:
 def whole_locomo(model: str, n_ctx: int, measured: dict) -> dict:
     """Per built-in system: the calls a whole-LoCoMo run sends and the hours they take at the measured rates, or
     what it needs when its largest prompt does not fit."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.task import build_system
     from memeval.data.paths import find_locomo
     from memeval.llm.client import make_client
     from memeval.memory.registry import parse_system
-    from memeval.qa.locomo_run import build_system
 
     conversations = load_locomo(find_locomo(None))
     questions = sum(len(c.qa) for c in conversations)

@@ -20,9 +20,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from memeval.benchmarks.locomo.report import recall_curve_means  # noqa: E402
 from memeval.manifest import base_manifest  # noqa: E402
 from memeval.qa.answer_pass import load_answers  # noqa: E402
-from memeval.reports.run_report import recall_curve_means  # noqa: E402
 
 SYSTEMS = "full_context,rag_turns,observations,summaries"
 COMMAND = ["memeval", "locomo", "run", "--conversations", "all", "--questions", "all", "--systems", SYSTEMS,

@@ -37,7 +37,7 @@ def main() -> int:
     parser.add_argument("--conversation", default="conv-26")
     args = parser.parse_args()
 
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.llm.client import make_client
     from memeval.memory.mem0_system import Mem0System, add_calls

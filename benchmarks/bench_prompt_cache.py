@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from memeval.benchmarks.locomo.task import LocomoRunConfig, estimate_run, run_locomo  # noqa: E402
 from memeval.llm.profiles import cost_usd  # noqa: E402
 from memeval.manifest import base_manifest  # noqa: E402
-from memeval.qa.locomo_run import LocomoRunConfig, estimate_run, run_locomo  # noqa: E402
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic  # noqa: E402
 
 

@@ -30,8 +30,8 @@ def main() -> None:
     parser.add_argument("--questions", default="all")
     args = parser.parse_args()
 
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
     from memeval.data.paths import find_locomo
-    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
     from memeval.records import load_answers
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
     from tests.fake_limits import TIER_1, TierLimits

@@ -33,7 +33,7 @@ WORDS = ("the answer names the same date as the gold", "the response gives a dif
 def synthetic_run(out: Path, data: Path, rows: int = 20_000, judged: bool = True, seed: int = 0) -> dict:
     """A `locomo run` directory of `rows` answers over the LoCoMo questions in `data`; returns what it holds
     (systems, the rows' system and prediction per row) so a test can count what a filter should show."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.records import AnswerRow, JudgmentRow
     from memeval.scoring.f1 import locomo_f1
 

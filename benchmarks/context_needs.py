@@ -70,9 +70,9 @@ class Tokenizer:
 
 
 def largest(system_name: str, conversation, questions, answerer: str, client):
+    from memeval.benchmarks.locomo.task import largest_prompt
     from memeval.memory.registry import parse_system
     from memeval.qa.answer_pass import AnswerSettings
-    from memeval.qa.locomo_run import largest_prompt
 
     with client.embedder.planning():  # rag_dense: zero vectors for what is not cached; nothing is sent
         return largest_prompt(parse_system(system_name), [(conversation, questions)], AnswerSettings(answerer, 10),
@@ -83,9 +83,9 @@ def longmemeval_table(path: str, systems: list[str], tokenizers: list[Tokenizer]
     """LongMemEval: each question its own haystack, so each system's prompts are built for every question and the
     three longest (by characters) counted; the reader is `--reader llm`'s, with the benchmark's own prompt when
     `memeval data fetch protocols` has fetched it (data/protocols/longmemeval_reader.json)."""
-    from memeval.data.longmemeval import load_longmemeval
+    from memeval.benchmarks.longmemeval.data import load_longmemeval
+    from memeval.benchmarks.longmemeval.task import answer_instance, reader_request
     from memeval.protocols.store import load
-    from memeval.qa.longmemeval_run import answer_instance, reader_request
 
     instances = load_longmemeval(path)[0][:limit]
     published = load("longmemeval_reader")
@@ -120,7 +120,7 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=None, help="--longmemeval: the first N questions only")
     args = parser.parse_args()
 
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.qa.selection import select_conversations
 

@@ -4,7 +4,7 @@ Runs — each takes its config object, or the config's fields as keywords, or bo
 
 - `run_locomo(config, client=None, **fields)` → `RunResult`: a LoCoMo run (`LocomoRunConfig`; `memeval locomo run`).
 - `run_longmemeval(config, client=None, **fields)`: a LongMemEval run (`LongMemEvalConfig`;
-  `memeval longmemeval run`); returns what memeval.qa.longmemeval_run.run_longmemeval returns.
+  `memeval longmemeval run`); returns what memeval.benchmarks.longmemeval.task.run_longmemeval returns.
 - `run_graph80(config, client=None, llm="auto", models=None, **fields)` → dict: the memory-graph study
   (`StudyConfig`; `memeval graph80 run`), its LLM client made here, and checked, when a role calls a model.
 - `sweep(config, out)` → dict: a MEMAUDIT sweep (`SweepConfig`; `memeval memaudit sweep`); a natural sweep scores
@@ -40,20 +40,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memeval.graph80.study import StudyConfig
+    from memeval.benchmarks.graph80.task import StudyConfig
+    from memeval.benchmarks.locomo.task import LocomoRunConfig
+    from memeval.benchmarks.longmemeval.task import LongMemEvalConfig
     from memeval.llm.client import LLMClient
     from memeval.memaudit.sweep import PackageScorer, SweepConfig
     from memeval.publication.publish import Published
-    from memeval.qa.locomo_run import LocomoRunConfig
-    from memeval.qa.longmemeval_run import LongMemEvalConfig
     from memeval.records import RunResult
 
 __all__ = ["LocomoRunConfig", "LongMemEvalConfig", "StoredRun", "StudyConfig", "SweepConfig", "check_parameters",
            "chosen_models", "load_run", "publish", "run_graph80", "run_locomo", "run_longmemeval", "show", "sweep",
            "trust"]
 
-_CONFIGS = {"LocomoRunConfig": "memeval.qa.locomo_run", "LongMemEvalConfig": "memeval.qa.longmemeval_run",
-            "StudyConfig": "memeval.graph80.study", "SweepConfig": "memeval.memaudit.sweep"}
+_CONFIGS = {"LocomoRunConfig": "memeval.benchmarks.locomo.task", "LongMemEvalConfig": "memeval.benchmarks.longmemeval.task",
+            "StudyConfig": "memeval.benchmarks.graph80.task", "SweepConfig": "memeval.memaudit.sweep"}
 ROLES = ("answer", "judge", "extract")
 
 
@@ -82,29 +82,29 @@ def check_parameters(notebook: str, values: dict) -> dict:
 
 
 def run_locomo(config: LocomoRunConfig | None = None, /, client: LLMClient | None = None, **fields) -> RunResult:
-    """A LoCoMo run (resumable; see memeval.qa.locomo_run), e.g. `run_locomo(out="runs/p", conversations="conv-26",
+    """A LoCoMo run (resumable; see memeval.benchmarks.locomo.task), e.g. `run_locomo(out="runs/p", conversations="conv-26",
     questions="prototype", progress=False)`."""
-    from memeval.qa.locomo_run import LocomoRunConfig
-    from memeval.qa.locomo_run import run_locomo as run
+    from memeval.benchmarks.locomo.task import LocomoRunConfig
+    from memeval.benchmarks.locomo.task import run_locomo as run
 
     return run(_configured(LocomoRunConfig, config, fields), client)
 
 
 def run_longmemeval(config: LongMemEvalConfig | None = None, /, client: LLMClient | None = None, **fields) -> Any:
-    """A LongMemEval run over a fetched data file (see memeval.qa.longmemeval_run); returns its outcome."""
-    from memeval.qa.longmemeval_run import LongMemEvalConfig
-    from memeval.qa.longmemeval_run import run_longmemeval as run
+    """A LongMemEval run over a fetched data file (see memeval.benchmarks.longmemeval.task); returns its outcome."""
+    from memeval.benchmarks.longmemeval.task import LongMemEvalConfig
+    from memeval.benchmarks.longmemeval.task import run_longmemeval as run
 
     return run(_configured(LongMemEvalConfig, config, fields), client)
 
 
 def run_graph80(config: StudyConfig | None = None, /, client: LLMClient | None = None, llm: str = "auto",
                 models: dict | None = None, **fields) -> dict:
-    """The graph80 study (see memeval.graph80.study); returns its summary. Without `client`, one is made on the
+    """The graph80 study (see memeval.benchmarks.graph80.task); returns its summary. Without `client`, one is made on the
     `llm` backend with `models` (see `chosen_models`) when the extractor, reader or judge calls a model, and
     each role's model is checked against its protocol's temperature before any call, as `memeval graph80 run`
     does."""
-    from memeval.graph80.study import StudyConfig, role_temperatures, run_study
+    from memeval.benchmarks.graph80.task import StudyConfig, role_temperatures, run_study
     from memeval.llm.client import checked_client
 
     config = _configured(StudyConfig, config, fields)
@@ -130,7 +130,7 @@ class StoredRun:
     judgments by protocol and system (the latest per question), as the run's records; and its manifest."""
 
     directory: Path
-    kind: str  # the manifest's command: a task kind (memeval.engine.registry.TASKS)
+    kind: str  # the manifest's command: a task kind (memeval.engine.registry.run_kinds)
     manifest: dict
     answers: dict[str, list]  # system → the task's answer records
     judgments: dict[str, dict[str, list]]  # protocol → system → the task's judgment records
@@ -152,7 +152,7 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
     excluded; `ambiguous`: include or drop the audit's AMBIGUOUS questions; memeval/scoring/keyed.py): F1 and
     evidence recall against the key's gold and citations, one judgment per question and protocol under that key,
     the questions it leaves out left out."""
-    from memeval.engine.registry import TASKS, task_class
+    from memeval.engine.registry import run_kinds, task_class
     from memeval.errors import InputError
     from memeval.invocation import load_manifest
     from memeval.records import latest, read_records
@@ -160,13 +160,13 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
 
     rundir = RunDir(directory)
     if not rundir.manifest.is_file():
-        raise InputError(directory, MANIFEST, "not found: expected a run directory (" + ", ".join(TASKS) + ")")
+        raise InputError(directory, MANIFEST, "not found: expected a run directory (" + ", ".join(run_kinds()) + ")")
     manifest = load_manifest(rundir.manifest)
     kind = manifest.get("command")
     try:
         task = task_class(kind)
     except KeyError:
-        raise InputError(rundir.manifest, "command", f"{kind!r}: load_run reads {', '.join(TASKS)} directories "
+        raise InputError(rundir.manifest, "command", f"{kind!r}: load_run reads {', '.join(run_kinds())} directories "
                          "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)") from None
     answer_rows = list(latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values())
     judgment_rows = list(latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values())
@@ -187,7 +187,7 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
 def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambiguous: str) -> tuple[list, list]:
     """A LoCoMo run's rows under the answer key, its audit matched to the data the manifest names (the data memeval
     finds when that path is gone)."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments, resolve_key
 
@@ -241,7 +241,7 @@ def show(obj: Any, digits: int = 3) -> None:
     import pandas as pd
 
     if isinstance(obj, (pd.DataFrame, pd.Series)):
-        from memeval.reports.publication import frame_markdown
+        from memeval.publication.tables import frame_markdown
 
         display(Markdown(frame_markdown(obj.to_frame() if isinstance(obj, pd.Series) else obj, digits)))
         return

@@ -8,11 +8,8 @@ import sys
 from memeval.commands import (
     data,
     doctor,
-    graph80,
     inventory,
     judge,
-    locomo,
-    longmemeval,
     memaudit,
     natural,
     publish,
@@ -32,8 +29,17 @@ from memeval.errors import (
 )
 from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, ModelRetired
 
-COMMAND_MODULES = [doctor, data, score, locomo, judge, longmemeval, memaudit, natural, graph80, results, view, publish,
-                   reproduce, inventory, serve]
+# The shared commands; each benchmark's command comes from its declaration (memeval/benchmarks/), after `score`.
+BEFORE_BENCHMARKS = [doctor, data, score]
+AFTER_BENCHMARKS = [judge, memaudit, natural, results, view, publish, reproduce, inventory, serve]
+
+
+def command_modules() -> list:
+    from importlib import import_module
+
+    from memeval.benchmarks import declarations
+
+    return [*BEFORE_BENCHMARKS, *(import_module(b.command) for b in declarations()), *AFTER_BENCHMARKS]
 
 EXAMPLES = """example:
   memeval locomo run --conversations conv-26 --questions prototype --out runs/prototype
@@ -61,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memeval {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for module in COMMAND_MODULES:
+    for module in command_modules():
         module.register(subparsers)
     return parser
 

@@ -143,23 +143,16 @@ def _newlines(handle, block: int = 1 << 22) -> int:
     return n
 
 
-# The records of each task's answers and judgments (the task classes' `answer_record` and `judgment_record`,
-# which tests/test_results_cli.py checks), named here so that counting rows does not import the task: loading
-# a benchmark's module pulls in its data loaders and systems, most of `memeval ls`'s time.
-ROW_RECORDS = {"locomo run": ("AnswerRow", "JudgmentRow"),
-               "longmemeval run": ("LMEAnswerRow", "LMEJudgmentRow"),
-               "graph80 run": ("Graph80AnswerRow", "Graph80JudgmentRow")}
-
-
 def latest_row_counts(directory: Path, kind: str | None) -> tuple[dict[str, int], dict[str, int]]:
     """(rows, failed) per results file. A run's files are append-only and a rerun's row supersedes the one it
     retried, so a run counts its latest row per key and, of those, the answers that still carry an error; other
     files (and a run file that cannot be read) count their lines."""
     from memeval import records
-    from memeval.engine.registry import ALIASES
+    from memeval.engine.registry import aliases, run_kinds
     from memeval.errors import InputError
 
-    names = ROW_RECORDS.get(ALIASES.get(kind, kind)) if isinstance(kind, str) else None
+    run = run_kinds().get(aliases().get(kind, kind)) if isinstance(kind, str) else None
+    names = (run.answer_record, run.judgment_record) if run else None
     records_of = dict(zip((ANSWERS, JUDGMENTS), (getattr(records, n) for n in names), strict=True)) if names else {}
     counts, failed = {}, {}
     for name in ROW_FILES:

@@ -442,7 +442,7 @@ class LMEAnswerRow(Record):
     latency_search_s: float
     error: str | None
     # The benchmark's own retrieval numbers, "session"/"turn" → "recall_any@5", "recall_all@5", "ndcg_any@5", ...
-    # (memeval.scoring.longmemeval_metrics); None for unranked systems and questions the benchmark leaves out.
+    # (memeval.benchmarks.longmemeval.metrics); None for unranked systems and questions the benchmark leaves out.
     retrieval: dict[str, dict[str, float]] | None = None
 
     @property

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.published.detailed import RECORDED, is_recorded
 from memeval.rundir import RunDir
@@ -215,7 +215,7 @@ def _loaded_data(path: Path | None, cache: dict) -> tuple[dict, dict]:
         return {}, {}
     key = path.resolve()
     if key not in cache:
-        from memeval.data.locomo import load_locomo
+        from memeval.benchmarks.locomo.data import load_locomo
         from memeval.memory.render import turn_text
 
         conversations = load_locomo(path)
@@ -476,7 +476,7 @@ def _answer_key(data_path: Path | None, mode: str, ambiguous: str, cache: dict, 
     key, the ceilings or how to check the key) goes into `notes` once."""
     from memeval.audit.key import AnswerKey
     from memeval.audit.store import audit_path
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.scoring.keyed import key_notes, resolve_key
 
     if mode == "original" and ambiguous == "include" and (audit_path("errors") is None or data_path is None):

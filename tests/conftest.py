@@ -42,7 +42,7 @@ def locomo_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def conversations(locomo_dir):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
 
     return load_locomo(locomo_dir / "locomo10_v2")
 

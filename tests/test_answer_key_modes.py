@@ -141,7 +141,7 @@ def test_evidence_recall_on_the_corrected_citations(run_dir, tmp_path, conversat
 
 def test_report_names_the_key_and_the_ceiling_or_how_to_check_it(run_dir, tmp_path, locomo_dir, conversations,
                                                                   monkeypatch, capsys):
-    from memeval.categories import QA_CATEGORIES
+    from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 
     report = (run_dir / "report.md").read_text()
     assert "Answer key: original key (LoCoMo's gold answers)." in report
@@ -202,7 +202,7 @@ def test_corrected_key_rejudges_only_the_questions_whose_gold_it_changes(judge_s
     first = read_rows(out / "judgments.jsonl")
     assert len(first) == 20 and all("answer_key" not in j and j["mean"] == 0.0 for j in first)
     write_audit(tmp_path, conversations, monkeypatch, ["D3:11"])
-    from memeval.qa.locomo_run import LocomoRunConfig, estimate_run
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, estimate_run
 
     estimate = estimate_run(LocomoRunConfig(out=str(out), data=str(locomo_dir), conversations="conv-26",
                                             questions="prototype", systems=["rag_turns"], judge="binary",

@@ -19,7 +19,7 @@ def test_the_facade_stays_light_and_names_what_it_offers():
             "print(a.LocomoRunConfig.__module__, a.SweepConfig.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == "['memeval', 'memeval.api']", "importing the facade imports no runner"
-    assert out[1] == "memeval.qa.locomo_run memeval.memaudit.sweep"
+    assert out[1] == "memeval.benchmarks.locomo.task memeval.memaudit.sweep"
     for name in api.__all__:
         assert getattr(api, name) is not None
         assert name.startswith(("Locomo", "LongMem", "Study", "Sweep", "Stored")) or f"`{name}(" in api.__doc__, name
@@ -76,7 +76,7 @@ def test_a_chosen_judge_model_reaches_the_judge_and_load_run_reads_its_judgments
 
 
 def test_run_longmemeval_then_load_run(tmp_path):
-    from memeval.qa.longmemeval_run import LMEAnswerRow
+    from memeval.benchmarks.longmemeval.task import LMEAnswerRow
     from tests.test_natural_longmemeval import LONG_TURN, _with_turn
 
     data = tmp_path / "lme.json"
@@ -125,7 +125,7 @@ def test_sweep_is_run_sweep_and_natural_sweeps_score_union_packages(tmp_path, mo
 
 
 def test_run_graph80_makes_a_client_only_when_a_role_calls_a_model_and_checks_it(tmp_path, monkeypatch):
-    from memeval.graph80.generate import write_corpus
+    from memeval.benchmarks.graph80.data import write_corpus
 
     write_corpus(tmp_path / "graph80", 0)
     summary = api.run_graph80(data=str(tmp_path / "graph80"), out=str(tmp_path / "run"),
@@ -180,7 +180,7 @@ def test_show_displays_tables_published_results_and_text(tmp_path, monkeypatch):
     import IPython.display
 
     from memeval.publication.publish import Published
-    from memeval.reports.publication import frame_markdown
+    from memeval.publication.tables import frame_markdown
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))

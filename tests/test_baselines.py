@@ -1,6 +1,6 @@
 """The published baseline rows: which paper each comes from, and that numbers sit under the right category id."""
 
-from memeval.baselines import (
+from memeval.benchmarks.locomo.baselines import (
     AMEM_PAPER,
     F1_BASELINES,
     J_BASELINES,

@@ -6,13 +6,13 @@ import threading
 
 import pytest
 
+from memeval.benchmarks.locomo.task import LocomoRunConfig, estimate_run
 from memeval.cli import main
 from memeval.errors import InputError
 from memeval.jsonl import read_rows
 from memeval.llm import AnthropicBackend, APIRejected, LLMClient, LLMError, LLMRequest, ResponseCache
 from memeval.llm.batch import api_custom_id, run_batch
 from memeval.llm.profiles import PROFILES
-from memeval.qa.locomo_run import LocomoRunConfig, estimate_run
 from tests.fake_anthropic import MODELS, TEST_SECRET, FakeAnthropic, error, first_text
 
 

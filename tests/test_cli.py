@@ -43,8 +43,8 @@ def test_every_help_page_ends_with_an_example():
 
 def test_locomo_run_help_lists_the_systems_and_the_released_conversations(locomo_dir, monkeypatch):
     monkeypatch.setenv("COLUMNS", "1000")  # argparse wraps at hyphens on a narrow terminal
-    from memeval.commands.locomo import RELEASED_CONVERSATIONS
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.command import RELEASED_CONVERSATIONS
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.memory.registry import BUILTIN
 
     text = " ".join(dict(_pages(build_parser()))[("locomo", "run")].format_help().split())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from memeval.benchmarks.locomo.data import load_locomo, load_locomo_with_report, stats
 from memeval.data.fetch import fetch_locomo, sha256_file
-from memeval.data.locomo import load_locomo, load_locomo_with_report, stats
 from memeval.data.paths import find_locomo
 from memeval.errors import DataNotFoundError, InputError
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from memeval.benchmarks.locomo.evermemos_judge import EverMemOSJudge, parse_label
 from memeval.errors import InputError
 from memeval.protocols import extract, store
 from memeval.protocols.sources import SOURCES
 from memeval.protocols.status import judge_status
-from memeval.scoring.evermemos_judge import EverMemOSJudge, parse_label
 from tests.fake_openai import user_text
 from tests.test_protocols import EVERMEMOS_FILE, pinned  # noqa: F401  (pinned: the fixture)
 
@@ -98,7 +98,7 @@ def run_judged(cli, locomo_dir, tmp_path, *extra, reader="extractive", questions
 
 def test_the_judge_is_sent_byte_for_byte_three_runs_a_question(pinned, fake_openai, locomo_dir, tmp_path,  # noqa: F811
                                                                monkeypatch, cli):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.records import load_answers, load_judgments
 
     cli("data", "fetch", "protocols", "--source", pinned, check=True)
@@ -135,7 +135,7 @@ def test_a_run_without_a_label_is_never_a_score(pinned, fake_openai, locomo_dir,
     """One question gets a label, an empty reply and a bare word: it is judged on its one label. Another gets
     three replies without one: it has no judgment, the run is incomplete, and the note says how EverMemOS counts
     them."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.records import load_judgments
 
     cli("data", "fetch", "protocols", "--source", pinned, check=True)
@@ -170,7 +170,7 @@ def reader_text(reader: str) -> str:
 @pytest.mark.parametrize("reader", ["evermemos_mem0", "evermemos_memos", "evermemos_cot"])
 def test_each_answer_prompt_is_sent_byte_for_byte_as_one_user_message(pinned, fake_openai, locomo_dir,  # noqa: F811
                                                                       tmp_path, monkeypatch, cli, reader):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.records import load_answers
 
     cli("data", "fetch", "protocols", "--source", pinned, check=True)

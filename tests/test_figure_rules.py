@@ -7,11 +7,11 @@ import matplotlib.pyplot as plt
 import pytest
 
 from memeval.artifacts import stored
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.publication.figure_rules import OVERALL_CATEGORIES, problems_in
 from memeval.publication.figures import FIGURES
 from memeval.publication.marks import Panel, finish
 from memeval.publication.style import save_figure
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 
 CAPTION = "Two systems. It does not show anything else."
 

@@ -24,10 +24,10 @@ BASE_BUDGETS = [2, 3, 16]  # 3 is no budget of the paper's: its crosses must sta
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory, locomo_dir):
+    from memeval.benchmarks.graph80.task import StudyConfig, run_study
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
     from memeval.cli import main
-    from memeval.graph80.study import StudyConfig, run_study
     from memeval.natural.build import build_directory
-    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 
     root = tmp_path_factory.mktemp("reports")
     api.sweep(api.SweepConfig(kind="small", distribution="base", seeds=6, budgets=BASE_BUDGETS, methods=WRITERS,
@@ -188,16 +188,16 @@ def test_bnb_nodes_records_each_box(saved, root):
     (None, None, None, 0, "–"),
 ])
 def test_a_table_prints_an_estimate_at_the_precision_of_its_interval(estimate, low, high, units, printed):
-    from memeval.reports.publication import estimate_cell
+    from memeval.publication.tables import estimate_cell
 
     assert estimate_cell(estimate, low, high, units) == printed
 
 
 def test_tables_use_readable_names_one_formatter_and_explain_the_adversarial_column(root):
-    from memeval.categories import ADVERSARIAL
+    from memeval.benchmarks.locomo.categories import ADVERSARIAL
     from memeval.publication.figures_memaudit import graph_intervals
     from memeval.publication.readers import locomo_answers
-    from memeval.reports.publication import (
+    from memeval.publication.tables import (
         graph_study_table,
         interval_cell,
         locomo_f1_table,

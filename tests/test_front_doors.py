@@ -329,7 +329,7 @@ class Inputs:
     """The inputs placeholders are made from, each built once per session and only when a doc needs it."""
 
     def __init__(self, root: Path, locomo_dir: Path):
-        from memeval.data.locomo import load_locomo
+        from memeval.benchmarks.locomo.data import load_locomo
 
         self.root, self._made = root, {}
         self.locomo = root / "locomo"

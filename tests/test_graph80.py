@@ -3,9 +3,8 @@ from collections import Counter
 
 import pytest
 
-from memeval.cli import main
-from memeval.graph80.generate import QUESTION_TYPES, generate_graph80
-from memeval.graph80.study import (
+from memeval.benchmarks.graph80.data import QUESTION_TYPES, generate_graph80
+from memeval.benchmarks.graph80.task import (
     StudyConfig,
     containment,
     parse_three_dim,
@@ -13,6 +12,7 @@ from memeval.graph80.study import (
     sign_stability,
     three_dim_request,
 )
+from memeval.cli import main
 from memeval.llm import LLMClient, ResponseCache
 from memeval.memory.entities import base_form
 from tests.scripted import ScriptedBackend

@@ -411,7 +411,7 @@ def test_a_zip_bomb_is_refused_before_it_is_read(tmp_path, refused):
 
 
 def test_an_oversized_zip_member_is_refused_by_its_declared_size(tmp_path, monkeypatch, refused):
-    import memeval.data.locomo as locomo
+    import memeval.benchmarks.locomo.data as locomo
 
     archive = tmp_path / "locomo10.zip"
     _zip(None, archive, locomo_doc())
@@ -467,12 +467,12 @@ def _replaced(doc, path, new):
 @pytest.fixture(scope="module")
 def readers(base):
     """Each loader as a function of a file path; every one must return or raise InputError, nothing else."""
+    from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.imports import match, read_source
+    from memeval.benchmarks.longmemeval.data import load_longmemeval
     from memeval.commands.score import score_rows
-    from memeval.data.locomo import load_locomo
-    from memeval.data.longmemeval import load_longmemeval
     from memeval.memaudit.package import load_package
     from memeval.natural.stores import read_store
-    from memeval.qa.importer import match, read_source
 
     data, _ = base
     conversations = load_locomo(data)
@@ -539,7 +539,7 @@ HOSTILE_ID = st.lists(st.sampled_from([*"ab1./\\\x00+- :~", "..", "ü", "\u2028"
 @SETTINGS
 @given(sample_id=HOSTILE_ID)
 def test_random_sample_ids_are_safe_file_names_or_refused(sample_id, tmp_path):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.safe_paths import ID, inside
 
     path = tmp_path / "locomo10.json"

@@ -32,7 +32,7 @@ def _package(tmp: Path, name: str, **changes) -> Path:
 
 @pytest.fixture(scope="module")
 def graph80_corpus(tmp_path_factory) -> Path:
-    from memeval.graph80.generate import write_corpus
+    from memeval.benchmarks.graph80.data import write_corpus
 
     out = tmp_path_factory.mktemp("graph80") / "corpus"
     write_corpus(out, 0)

@@ -68,7 +68,7 @@ def test_a_recorded_command_is_one_code_span_it_cannot_close(command, fence):
 
 
 def test_a_report_table_of_answers_shows_them_as_text():
-    from memeval.reports.run_report import extremes_table, per_question_table
+    from memeval.benchmarks.locomo.report import extremes_table, per_question_table
 
     rows = [answer(f"conv-1:q{i:04d}", question=f"q{i} {HOSTILE}", gold="<img src=x onerror=alert(1)>",
                    prediction=HOSTILE, f1=i / 10) for i in range(3)]
@@ -152,7 +152,7 @@ def test_a_closing_line_quoting_a_message_is_shown_as_text(capsys):
 
 def test_a_whole_run_report_shows_names_notes_and_answers_as_text():
     """report.md as `run_task` writes it: a system's name in headings, a note quoting a plug-in's message."""
-    from memeval.reports.run_report import run_report
+    from memeval.benchmarks.locomo.report import run_report
 
     rows = [answer(f"conv-1:q{i:04d}", category=1 + i % 4, question=f"q{i}", gold="<b>gold</b>",
                    prediction=HOSTILE, f1=i / 10) for i in range(4)]

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from memeval.data.locomo import load_locomo
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.benchmarks.locomo.data import load_locomo
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.records import AnswerRow, JudgmentRow, read_records
 
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from memeval.data.locomo import load_locomo
+from memeval.benchmarks.locomo.data import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.errors import InputError
 from memeval.published.detailed import NOT_STATED, RECORDED_PROTOCOL, published_stats, read_detailed

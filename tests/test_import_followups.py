@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from memeval.data.locomo import load_locomo
+from memeval.benchmarks.locomo.data import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.jsonl import JsonlWriter
 from memeval.records import JudgmentRow, read_records, write_records

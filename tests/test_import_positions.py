@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from memeval.data.locomo import load_locomo
-from memeval.qa.importer import normalise
+from memeval.benchmarks.locomo.data import load_locomo
+from memeval.benchmarks.locomo.imports import normalise
 from memeval.records import AnswerRow, read_records
 
 

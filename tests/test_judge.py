@@ -175,10 +175,10 @@ def test_answer_prompt_never_sees_category():
 def test_each_own_json_prompt_asks_for_what_its_parser_reads():
     """memeval's own prompts ask for a reply that is one JSON object; a reply obeying them parses (fenced too),
     while prose around the JSON — what the old binary prompt asked for — is not read."""
+    from memeval.benchmarks.graph80.judge import parse_three_dim
     from memeval.natural.audit import parse_adjudication
     from memeval.prompts import load_prompt
     from memeval.scoring.judge import binary_request
-    from memeval.scoring.three_dim_judge import parse_three_dim
 
     prompt = binary_request("q?", "gold", "pred").messages[0][1]
     assert "Reply with only a JSON object, nothing before or after it" in prompt and "First give" not in prompt

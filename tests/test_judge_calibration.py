@@ -277,8 +277,8 @@ def test_a_run_of_the_published_evermemos_judge_on_gpt_4o_mini_carries_the_recor
     """The recorded configuration is what `--judge evermemos --judge-model gpt-4o-mini` sends once the EverMemOS
     prompts are fetched (here the protocol tests' own stand-in file, pinned): its identity finds the rates; the
     paraphrased prompts or another model find none."""
+    from memeval.benchmarks.locomo.evermemos_judge import EverMemOSJudge
     from memeval.llm.client import make_client
-    from memeval.scoring.evermemos_judge import EverMemOSJudge
 
     cli("data", "fetch", "protocols", "--source", pinned)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

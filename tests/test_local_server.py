@@ -164,7 +164,7 @@ def test_a_system_that_cannot_fit_the_real_server_is_refused_and_the_other_compl
 
 
 def test_longmemeval_judge_against_the_server(local, tmp_path, cli):
-    from memeval.qa.longmemeval_run import LMEJudgmentRow
+    from memeval.benchmarks.longmemeval.task import LMEJudgmentRow
     from tests.test_longmemeval_data import instance
 
     data = tmp_path / "lme.json"
@@ -224,7 +224,7 @@ def test_memory_graph_extraction_stores_no_non_answer_and_replays(local, tmp_pat
 
 def _one_document_graph80(directory):
     """graph80's shortest document, its gold triples and one question answered from them: one extraction call."""
-    from memeval.graph80.generate import write_corpus
+    from memeval.benchmarks.graph80.data import write_corpus
 
     write_corpus(directory, 0)
     read = {name: [json.loads(line) for line in (directory / f"{name}.jsonl").read_text().splitlines()]

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from memeval.data.locomo import load_locomo, load_locomo_with_report
+from memeval.benchmarks.locomo.data import load_locomo, load_locomo_with_report
 from memeval.data.paths import find_locomo
 from memeval.errors import DataNotFoundError, InputError
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memeval.benchmarks.locomo.task import PROTOTYPE_NOTE, LocomoRunConfig, estimate_run, run_locomo
 from memeval.cli import main
 from memeval.jsonl import read_rows
-from memeval.qa.locomo_run import PROTOTYPE_NOTE, LocomoRunConfig, estimate_run, run_locomo
 from memeval.qa.selection import prototype_questions, select_questions
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, error
 

@@ -5,9 +5,9 @@ unjudged; for every other protocol an empty reply stays no answer."""
 
 import json
 
+from memeval.benchmarks.longmemeval.judge import longmemeval_request
 from memeval.llm.types import LLMResponse
 from memeval.records import LMEJudgmentRow, read_records
-from memeval.scoring.longmemeval_judge import longmemeval_request
 from tests.fake_openai import user_text
 from tests.test_longmemeval_data import instance
 

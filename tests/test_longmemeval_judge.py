@@ -2,14 +2,14 @@
 
 import pytest
 
-from memeval.prompts import load_prompt
-from memeval.scoring.longmemeval_judge import (
+from memeval.benchmarks.longmemeval.judge import (
     MAX_TOKENS,
     longmemeval_request,
     longmemeval_version,
     parse_longmemeval,
     prompt_name,
 )
+from memeval.prompts import load_prompt
 
 
 @pytest.mark.parametrize("qid, qtype, prompt, rule", [

@@ -6,17 +6,8 @@ import math
 
 import pytest
 
-from memeval.data.longmemeval import load_longmemeval
-from memeval.qa.answer import Memory
-from memeval.qa.evidence import recall_curve as evidence_recall_curve
-from memeval.qa.longmemeval_run import (
-    answer_instance,
-    benchmark_retrieval,
-    by_session_date,
-    ranked_user_turns,
-    reader_request,
-)
-from memeval.scoring.longmemeval_metrics import (
+from memeval.benchmarks.longmemeval.data import load_longmemeval
+from memeval.benchmarks.longmemeval.metrics import (
     QA_TYPES,
     correct_ids,
     dcg,
@@ -30,6 +21,15 @@ from memeval.scoring.longmemeval_metrics import (
     turn_corpus_ids,
     turn_ranking_scores,
 )
+from memeval.benchmarks.longmemeval.task import (
+    answer_instance,
+    benchmark_retrieval,
+    by_session_date,
+    ranked_user_turns,
+    reader_request,
+)
+from memeval.qa.answer import Memory
+from memeval.qa.evidence import recall_curve as evidence_recall_curve
 
 
 def user(text, evidence=None):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from memeval.artifacts import stored
-from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow, haystack_conversation
+from memeval.benchmarks.longmemeval.task import LMEAnswerRow, LMEJudgmentRow, haystack_conversation
 from memeval.records import read_records
 from tests.test_longmemeval_data import instance
 
@@ -21,7 +21,7 @@ def data(tmp_path):
 
 
 def test_a_haystack_becomes_a_conversation_with_mapped_turn_ids(data):
-    from memeval.data.longmemeval import load_longmemeval
+    from memeval.benchmarks.longmemeval.data import load_longmemeval
 
     instances, _ = load_longmemeval(data)
     conversation, session_of = haystack_conversation(instances[0])
@@ -80,7 +80,7 @@ def test_bad_arguments_write_nothing(data, tmp_path, cli):
 
 def test_the_publication_picks_a_longmemeval_run_up_only_when_it_exists(data, tmp_path, cli):
     from memeval.publication.readers import MissingResults
-    from memeval.reports.publication import longmemeval_table
+    from memeval.publication.tables import longmemeval_table
 
     root = tmp_path / "artifacts"
     with pytest.raises(MissingResults, match="08_longmemeval"):

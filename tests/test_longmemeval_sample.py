@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.data.longmemeval import QUESTION_TYPES, load_longmemeval
+from memeval.benchmarks.longmemeval.data import QUESTION_TYPES, load_longmemeval
 
 MEMEVAL = Path(sys.executable).with_name("memeval")
 SAID = "synthetic sample — not LongMemEval"

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memeval.data.locomo import load_locomo
+from memeval.benchmarks.locomo.data import load_locomo
 from memeval.llm.client import make_client
 from memeval.llm.errors import APIRejected, LLMError
 from memeval.memory.mem0_system import SOURCE_KEY, Mem0System, add_calls

@@ -144,8 +144,8 @@ def test_memory_graph_on_locomo_cites_real_turns(conversations, tmp_path):
 
 
 def test_memory_graph_without_llm_writes_error_rows_then_fills_them(locomo_dir, tmp_path, monkeypatch):
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
     from memeval.jsonl import read_rows
-    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
@@ -184,7 +184,7 @@ def test_an_injected_embedder_replaces_tfidf_for_recall():
 def test_an_extraction_reply_without_a_json_array_fails_ingest_then_replays_the_same(tmp_path):
     """A reply that ended by itself but holds no JSON array is no extraction: answering from the empty graph it
     would leave looks like a memory that knew nothing. It is cached, so a rerun replays it and fails alike."""
-    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
     from memeval.records import load_answers
     from tests.test_hostile_files import locomo_doc
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memeval.natural.longmemeval_source import salient_sentence
+from memeval.benchmarks.longmemeval.natural_source import salient_sentence
 from tests.test_longmemeval_data import instance
 
 LONG_TURN = ("We spent the whole weekend unpacking boxes. I finally moved to Denver after months of planning. "

@@ -77,7 +77,7 @@ def workspace(tmp_path_factory) -> Path:
     reads what the others wrote, as under `make reproduce`. The LongMemEval run a user with the data would have is
     made first, from a small file in the published format, so the publication sees the same inputs whatever order
     the notebooks run in."""
-    from memeval.qa.longmemeval_run import LongMemEvalConfig, run_longmemeval
+    from memeval.benchmarks.longmemeval.task import LongMemEvalConfig, run_longmemeval
 
     root = tmp_path_factory.mktemp("notebooks")
     run_longmemeval(LongMemEvalConfig(str(write_small_longmemeval(root / LME_SMALL)),
@@ -376,8 +376,8 @@ def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(t
     """Notebook 02 with the judged parameters against a loopback Anthropic server, then again with no key from
     the shared cache (sending nothing); the publication tables then carry J, and the key is in no file."""
     from memeval.notebook_runner import JUDGED_PARAMETERS
-    from memeval.reports.headline import headline_table
-    from memeval.reports.publication import locomo_j_table
+    from memeval.publication.headline import headline_table
+    from memeval.publication.tables import locomo_j_table
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
 
     def responder(body):
@@ -444,7 +444,7 @@ def test_a_notebook_rerun_with_other_parameters_shows_only_its_own_configuration
 def test_imported_answers_and_stores_appear_in_notebooks_02_and_05(locomo_dir, tmp_path):
     """An outside harness's answers (here: LoCoMo's gold answers, a perfect reader) and an outside store (here:
     LoCoMo's observations in Mem0's get_all shape) go through notebooks 02 and 05 beside the built-in systems."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.memory.render import observation_items
 
     conversations = load_locomo(locomo_dir)

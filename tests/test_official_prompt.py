@@ -3,11 +3,7 @@ run through the real SDK against the loopback server."""
 
 import pytest
 
-from memeval.jsonl import read_rows
-from memeval.memory.base import MemoryItem
-from memeval.memory.render import observation_items, turn_items
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
-from memeval.qa.official import (
+from memeval.benchmarks.locomo.paper_reader import (
     DATE_HINT,
     NOT_MENTIONED_OPTION,
     choice_options,
@@ -16,6 +12,10 @@ from memeval.qa.official import (
     official_request,
     render_official_context,
 )
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
+from memeval.jsonl import read_rows
+from memeval.memory.base import MemoryItem
+from memeval.memory.render import observation_items, turn_items
 from memeval.scoring.f1 import score_f1
 
 
@@ -139,7 +139,7 @@ def test_claude_official_run_through_the_sdk(locomo_dir, tmp_path, monkeypatch):
 
 
 def _conv_and_items(locomo_dir):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
 
     conv = next(c for c in load_locomo(locomo_dir / "locomo10_v2") if c.sample_id == "conv-26")
     return conv, turn_items(conv)

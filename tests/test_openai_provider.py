@@ -98,11 +98,11 @@ def test_the_fake_refuses_what_openai_refuses_in_response_format(fake_openai, re
 def test_every_schema_memeval_sends_is_strict_valid_and_a_reply_must_match_it(fake_openai):
     import openai
 
+    from memeval.benchmarks.graph80.judge import THREE_DIM_SCHEMA
     from memeval.llm.wire import schema_name
     from memeval.memory.extraction import TRIPLES_SCHEMA
     from memeval.natural.audit import ADJUDICATION_SCHEMA
     from memeval.scoring.judge import BINARY_SCHEMA, GRADED_SCHEMA
-    from memeval.scoring.three_dim_judge import THREE_DIM_SCHEMA
 
     sdk = openai.OpenAI(api_key=TEST_KEY, base_url=fake_openai.url, max_retries=0)
     for schema, reply in ((BINARY_SCHEMA, '{"reasoning": "r", "label": "WRONG"}'),
@@ -277,7 +277,7 @@ def test_mem0_protocol_end_to_end_and_from_the_cache(fake_openai, locomo_dir, tm
 
 def test_longmemeval_protocol_end_to_end_with_an_llm_reader_and_from_the_cache(fake_openai, tmp_path, monkeypatch,
                                                                                cli):
-    from memeval.qa.longmemeval_run import LMEAnswerRow, LMEJudgmentRow
+    from memeval.benchmarks.longmemeval.task import LMEAnswerRow, LMEJudgmentRow
     from tests.test_longmemeval_data import instance
 
     data = tmp_path / "lme.json"
@@ -404,8 +404,8 @@ def test_a_rejected_call_stops_the_client_after_one_request(fake_openai, tmp_pat
 def test_a_local_server_gets_the_schema_of_memevals_own_extractors_and_judges(tmp_path, monkeypatch):
     """--llm local used to drop the schema (a prompt-only request); now each of memeval's own JSON requests asks
     for it in the form --response-format names, and that form is part of the cache key."""
+    from memeval.benchmarks.graph80.judge import three_dim_request
     from memeval.memory.extraction import Source, extraction_request
-    from memeval.scoring.three_dim_judge import three_dim_request
 
     question = {"question": "Who?", "answer": "Ana", "gold_entities": ["Ana"]}
     wanted = {"extract": '{"triples": []}', "judge": '{"entity": 0.5, "relation": 0.5, "no_wrong": 0.5}'}

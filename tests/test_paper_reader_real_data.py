@@ -13,11 +13,11 @@ from collections import Counter
 
 import pytest
 
-from memeval.data.locomo import load_locomo
+from memeval.benchmarks.locomo.data import load_locomo
+from memeval.benchmarks.locomo.paper_reader import paper_options, paper_request
 from memeval.memory.context import FullContext
 from memeval.memory.render import turn_text
 from memeval.protocols.store import StoredProtocol, templates_sha256
-from memeval.qa.official import paper_options, paper_request
 
 TEMPLATES = {"qa": "\nUse the context; answer briefly.\n\nQ: {} A:\n", "qa_choice": "\nPick one.\n\nQ: {} A:\n",
              "conversation_start": "A talk between {} and {}.\n\n", "date_hint": " Answer with a date.",

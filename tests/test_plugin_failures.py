@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
+from memeval.benchmarks.longmemeval.task import LMEAnswerRow
 from memeval.data.paths import project_root
 from memeval.errors import EXIT_INCOMPLETE, PluginFailed
 from memeval.memory.base import SystemConfig
 from memeval.qa.answer_pass import AnswerSettings, answer_conversation
-from memeval.qa.longmemeval_run import LMEAnswerRow
 from memeval.records import AnswerRow, read_records
 from tests.test_longmemeval_data import instance
 
@@ -183,7 +183,7 @@ def test_a_builtin_systems_exception_is_a_programming_error_and_propagates(conve
 
 
 def test_the_answer_stage_counts_plugin_errors_among_its_errors(plugin, tmp_path, monkeypatch):
-    from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 
     monkeypatch.setenv("PLUGIN_FAIL_AT", "1")
 

@@ -143,7 +143,7 @@ def test_a_registered_calibration_of_exactly_this_judge_is_shown_and_another_mod
 
 
 def test_report_md_shows_power_by_category_and_j_beside_length(places):
-    from memeval.reports.run_report import run_report
+    from memeval.benchmarks.locomo.report import run_report
 
     answers = {s: [answer(q[0], category=q[1], system=s, f1=q[2] if s == "alpha" else q[3],
                           prediction=q[4] if s == "alpha" else q[5]) for q in QUESTIONS] for s in ("alpha", "beta")}

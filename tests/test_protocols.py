@@ -286,7 +286,7 @@ def test_status_says_published_only_for_published_prompts_and_the_anchors_model(
 
 
 def test_mem0_judge_is_sent_byte_for_byte_without_a_cap(pinned, fake_openai, locomo_dir, tmp_path, monkeypatch, cli):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.records import load_answers, load_judgments
 
     cli("data", "fetch", "protocols", "--source", pinned, check=True)
@@ -315,7 +315,7 @@ def test_mem0_judge_is_sent_byte_for_byte_without_a_cap(pinned, fake_openai, loc
 
 
 def test_longmemeval_judge_is_sent_byte_for_byte_for_every_type(pinned, fake_openai, tmp_path, monkeypatch, cli):
-    from memeval.qa.longmemeval_run import LMEJudgmentRow
+    from memeval.benchmarks.longmemeval.task import LMEJudgmentRow
     from memeval.records import read_records
     from tests.test_longmemeval_data import instance
 
@@ -332,7 +332,7 @@ def test_longmemeval_judge_is_sent_byte_for_byte_for_every_type(pinned, fake_ope
                "--judge-model", "gpt-4o-2024-08-06", "--llm", "openai", "--no-progress", "--out", tmp_path / "run",
                check=True)
     templates = extract.longmemeval_judge(LME_JUDGE_FILE)
-    from memeval.qa.longmemeval_run import LMEAnswerRow
+    from memeval.benchmarks.longmemeval.task import LMEAnswerRow
 
     answers = read_records(tmp_path / "run" / "answers.jsonl", LMEAnswerRow)
     expected = {templates["abstention" if "_abs" in a.question_id else a.question_type].format(
@@ -381,8 +381,8 @@ def paper_query(conversation, qa, templates, options) -> str:
 
 def test_locomo_paper_reader_is_sent_byte_for_byte_with_full_context(pinned, fake, locomo_dir, tmp_path, monkeypatch,
                                                                       cli):
-    from memeval.data.locomo import load_locomo
-    from memeval.qa.official import paper_options
+    from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.paper_reader import paper_options
     from memeval.records import load_answers
     from tests.fake_anthropic import first_text
 

@@ -1,8 +1,8 @@
 import json
 
 from memeval.artifacts import stored
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.publication.figures import FIGURES
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
 from tests.rows import answer_row, judgment_row
 
 
@@ -28,8 +28,8 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     assert [round(b.get_width(), 6) for b in bars] == [50.0], "graded only, latest row per question"
     assert "graded judge" in fig.axes[3].get_xlabel()
 
-    from memeval.reports.headline import headline_table
-    from memeval.reports.publication import locomo_j_table
+    from memeval.publication.headline import headline_table
+    from memeval.publication.tables import locomo_j_table
 
     j_tables = locomo_j_table(tmp_path).markdown
     assert j_tables.index("**binary judge**") < j_tables.index("**graded judge**")
@@ -43,8 +43,8 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
 
 
 def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgments(locomo_dir, tmp_path):
+    from memeval.publication.tables import locomo_f1_table, locomo_j_table
     from memeval.qa.answer_pass import load_answers
-    from memeval.reports.publication import locomo_f1_table, locomo_j_table
     from memeval.scoring.f1 import score_f1
 
     run = stored("locomo_run", tmp_path)
@@ -74,7 +74,7 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
 
     from memeval.publication import MissingResults
     from memeval.publication.publish import ALL_TABLES as TABLES
-    from memeval.reports.publication import PublishedTable, frame_markdown, save_table
+    from memeval.publication.tables import PublishedTable, frame_markdown, save_table
 
     for name, build in TABLES.items():
         if name == "tab_headline":

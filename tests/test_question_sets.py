@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memeval.reports.run_report import f1_interval_table, paired_table, run_report
+from memeval.benchmarks.locomo.report import f1_interval_table, paired_table, run_report
 from memeval.reports.tables import f1_table, j_table, latency_table
 from memeval.scoring.aggregate import cluster_bootstrap, paired_difference
 from tests.rows import answer, judgment
@@ -82,7 +82,7 @@ def test_a_sweep_over_one_package_prints_no_interval(tmp_path, cli):
 
 @pytest.fixture()
 def one_package(monkeypatch):
-    from memeval.reports import publication as tables
+    from memeval.publication import tables
     from memeval.reports.memaudit import PUBLISHED_BASE
     from memeval.reports.natural import PAPER_NATURAL_ESTIMATED_GVT
 

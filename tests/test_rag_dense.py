@@ -113,7 +113,7 @@ def test_rag_dense_end_to_end_as_typed_then_from_the_cache(locomo_dir, tmp_path)
 
 
 def _conv(locomo_dir):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
 
     return next(c for c in load_locomo(locomo_dir / "locomo10_v2") if c.sample_id == "conv-26")
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from tests.audit_sample import fetched, write_locomo
 
 SYSTEMS = ["rag_turns", "full_context"]
@@ -115,7 +115,7 @@ def test_importing_into_a_trust_report_folder_is_refused_with_nothing_written(wo
 
 def test_the_ceiling_line_says_what_a_j_above_it_means_on_the_original_key_only(world, cli):
     from memeval.audit.key import answer_key, load_audit
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.scoring.keyed import key_notes
 
     conversations = load_locomo(world / "locomo10.json")

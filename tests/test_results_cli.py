@@ -363,13 +363,13 @@ def test_a_torn_sweep_summary_is_one_line(runs, tmp_path):
 
 
 def test_the_fast_reader_agrees_with_the_records_reader(runs):
-    from memeval.engine.registry import TASKS, task_class
-    from memeval.invocation import ROW_RECORDS, read_light_records
+    from memeval.engine.registry import run_kinds, task_class
+    from memeval.invocation import read_light_records
     from memeval.records import AnswerRow, read_records
 
-    for kind in TASKS:  # the names `ls` counts with are each task's own records
+    for kind, run in run_kinds().items():  # the names `ls` counts with are each task's own records
         task = task_class(kind)
-        assert ROW_RECORDS[kind] == (task.answer_record.__name__, task.judgment_record.__name__)
+        assert (run.answer_record, run.judgment_record) == (task.answer_record.__name__, task.judgment_record.__name__)
     path = runs / "runs" / "a" / "answers.jsonl"
     whole = read_records(path, AnswerRow)
     assert any(r.retrieved_ids for r in whole) and any(r.recall_curve for r in whole)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memeval.data.locomo import load_locomo
+from memeval.benchmarks.locomo.data import load_locomo
 from memeval.memory.render import observation_items
 from memeval.natural.build import load_packages
 from memeval.natural.stores import read_store, union_from_store

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.reports.trust import trust_document, write_trust
 from tests.audit_sample import QUESTIONS, fetched, write_locomo
 

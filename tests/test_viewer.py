@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench_viewer import synthetic_run
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.viewer import page_data, read_embedded, write_viewer
 from tests.rows import answer_row, judgment_row
 
@@ -96,7 +96,7 @@ def test_page_data_stores_questions_turns_and_memory_lists_once(run, locomo_dir)
     turns = [data["turns"]["id"][t] for item in data["sets"][rows["mem"][i]] for t in data["items"][item]]
     assert turns == [i for item in answer["retrieved_ids"] for i in item], "the memories in rank order"
     assert rows["f1"][i] == round(100 * answer["f1"], 2), "F1 on the ×100 scale"
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.memory.render import turn_text
 
     conv26 = next(c for c in load_locomo(locomo_dir) if c.sample_id == "conv-26")
@@ -171,7 +171,7 @@ def test_one_question_shows_every_system_side_by_side(run, browser):
 
 
 def test_adversarial_questions_show_the_answer_their_premise_invites(run, browser, locomo_dir):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
 
     trap = {qa.sample_id: qa.adversarial_answer for c in load_locomo(locomo_dir) for qa in c.qa if qa.category == 5}
     page = browser.open(write_viewer(run, run.parent / "adversarial.html"))
@@ -194,7 +194,7 @@ def big(locomo_dir, tmp_path_factory):
 
 
 def test_a_filter_over_20000_answers_redraws_within_the_bound_and_counts_right(big, browser, locomo_dir):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
 
     run, made = big
     trap = {qa.sample_id: qa.adversarial_answer for c in load_locomo(locomo_dir) for qa in c.qa}

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from memeval.qa.locomo_run import LocomoRunConfig, run_locomo
+from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.viewer import page_data, read_embedded, write_viewer
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic, first_text
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
 from memeval.audit.store import FETCH_COMMAND, audit_dir, load_audit_json
-from memeval.categories import QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 from memeval.errors import InputError
 
 LOCOMO10_ORDER = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47", "conv-48", "conv-49",
@@ -158,7 +158,7 @@ class Audit:
 def _conversations(conversations):
     if conversations is not None:
         return list(conversations)
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
 
     return load_locomo(find_locomo())

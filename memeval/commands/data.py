@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from memeval.categories import CATEGORY_NAMES
+from memeval.benchmarks.locomo.categories import CATEGORY_NAMES
 from memeval.commands.arguments import command
 from memeval.safe_text import shown
 
@@ -60,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from memeval.data.longmemeval_sample import SYNTHETIC, sample_instances, write_sample
+    from memeval.benchmarks.longmemeval.sample import SYNTHETIC, sample_instances, write_sample
 
     data, readme = write_sample(args.out)
     print(f"wrote {shown(data)} ({len(sample_instances())} questions, {SYNTHETIC}) and {shown(readme)}\n"
@@ -193,7 +193,7 @@ def _status(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     if args.dataset == "longmemeval":
         return _longmemeval_stats(args)
-    from memeval.data.locomo import load_locomo_with_report, stats
+    from memeval.benchmarks.locomo.data import load_locomo_with_report, stats
     from memeval.data.paths import find_locomo
     from memeval.errors import InputError
 
@@ -223,21 +223,21 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _longmemeval_stats(args: argparse.Namespace) -> int:
-    from memeval.data.longmemeval import load_longmemeval, stats
+    from memeval.benchmarks.longmemeval.data import load_longmemeval, stats
     from memeval.errors import InputError
 
     if not args.path:
         raise InputError("data stats", "path", "name the LongMemEval file (memeval data fetch longmemeval writes it)")
     instances, report = load_longmemeval(args.path)
     result = {**stats(instances), "quirks": dict(sorted(report.quirks.items()))}
-    from memeval.data.longmemeval_sample import is_synthetic
+    from memeval.benchmarks.longmemeval.sample import is_synthetic
 
     if is_synthetic(instances):
         result["synthetic"] = True
     if args.json:
         print(json.dumps(result))
         return 0
-    from memeval.data.longmemeval_sample import SYNTHETIC
+    from memeval.benchmarks.longmemeval.sample import SYNTHETIC
 
     print(f"source: {shown(args.path)}" + (f" ({SYNTHETIC})" if is_synthetic(instances) else ""))
     for key in ("instances", "abstention", "sessions", "sessions_per_question_mean", "turns", "evidence_turns",

@@ -71,7 +71,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("--out", "(not given)", "a calibration run needs a directory (or --recorded for the audit's "
                          "recorded rates, no model call)")
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.engine import ModelSettings, RunSettings, run_task
     from memeval.scoring.calibration import CalibrationTask, audit_rows, gold_rows, select

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.commands.arguments import command
 from memeval.errors import InputError
 from memeval.safe_text import shown

@@ -1,6 +1,6 @@
 """LoCoMo data: discovery, loading into typed records, and fetching."""
 
-from memeval.data.locomo import (
+from memeval.benchmarks.locomo.data import (
     CATEGORY_NAMES,
     QA,
     Conversation,

@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 from memeval.atomic import atomic_open
-from memeval.data.locomo import load_locomo_bytes
+from memeval.benchmarks.locomo.data import load_locomo_bytes
 from memeval.errors import InputError
 from memeval.safe_json import load_json_bytes, read_bytes
 from memeval.safe_paths import inside
@@ -97,7 +97,7 @@ def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", sourc
                       sha256: str | None = None, timeout: float = 300.0) -> Path:
     """Fetch one LongMemEval variant (default: the pinned revision's URL) into `dest` as its release file name,
     verified by SHA-256 and parsed before anything is written."""
-    from memeval.data.longmemeval import parse_instance
+    from memeval.benchmarks.longmemeval.data import parse_instance
 
     if variant not in LONGMEMEVAL_FILES:
         raise InputError("--variant", variant, f"expected one of {', '.join(LONGMEMEVAL_FILES)}")
@@ -152,7 +152,7 @@ def fetch_punkt_tables(dest: str | Path = NLTK_DATA_DIR, source: str | None = No
     if got != sha256.lower():
         raise InputError(source or PUNKT_TAB_URL, "sha256", f"checksum mismatch: expected {sha256.lower()}, got "
                          f"{got}; nothing written")
-    from memeval.data.locomo import check_zip_members, read_zip_member
+    from memeval.benchmarks.locomo.data import check_zip_members, read_zip_member
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))

@@ -1,17 +1,22 @@
-"""Every task by the `kind` its run directories record, loaded on first use (importing a benchmark pulls in its data
-loaders and systems); what reads a run directory asks here for the records of its files."""
+"""Every task by the `kind` its run directories record, from the benchmarks' declarations, loaded on first use
+(importing a benchmark pulls in its data loaders and systems); what reads a run directory asks here for the records
+of its files."""
 
 from __future__ import annotations
 
-from importlib import import_module
+from memeval.benchmarks import declarations, load
 
-TASKS = {"locomo run": "memeval.qa.locomo_run:LocomoTask",
-         "longmemeval run": "memeval.qa.longmemeval_run:LongMemEvalTask",
-         "graph80 run": "memeval.graph80.study:Graph80Task"}
-ALIASES = {"memeval locomo run": "locomo run"}  # how the earliest manifests spelled the command
+
+def run_kinds() -> dict:
+    """Every run kind -> its RunKind (Task and record names)."""
+    return {kind: run for benchmark in declarations() for kind, run in benchmark.tasks.items()}
+
+
+def aliases() -> dict[str, str]:
+    """Older spellings of run kinds -> the kind."""
+    return {old: kind for benchmark in declarations() for old, kind in benchmark.kind_aliases.items()}
 
 
 def task_class(kind: str):
     """The Task class of a run kind; KeyError for a kind that is not a task (a sweep, a build)."""
-    module, name = TASKS[ALIASES.get(kind, kind)].split(":")
-    return getattr(import_module(module), name)
+    return load(run_kinds()[aliases().get(kind, kind)].task)

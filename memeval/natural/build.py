@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from memeval.atomic import write_text_atomic
+from memeval.benchmarks.locomo.data import load_locomo
 from memeval.data.fetch import data_hashes
-from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.invocation import flag_args, invocation, path_text
 from memeval.llm.client import LLMError
@@ -212,8 +212,8 @@ def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "wo
                                 seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
     """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
     examined.jsonl, manifest.json), no union packages (LongMemEval has no annotated stores to export)."""
-    from memeval.data.longmemeval import load_longmemeval
-    from memeval.natural import longmemeval_source as lme
+    from memeval.benchmarks.longmemeval import natural_source as lme
+    from memeval.benchmarks.longmemeval.data import load_longmemeval
 
     instances, _ = load_longmemeval(data)
     identity = settle_output(out, {"source": lme.SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
@@ -274,10 +274,10 @@ def settle_output(out: str | Path, fixed: dict) -> dict:
 
 def load_packages(directory: str | Path, union: bool = False) -> list:
     """The base natural packages of a build directory (or, with union=True, its union packages), in name order."""
+    from memeval.benchmarks.longmemeval.natural_source import PACKAGE_PREFIX as LME_PREFIX
     from memeval.errors import InputError
     from memeval.memaudit.package import load_package
     from memeval.natural.conversation_scope import PACKAGE_PREFIX as CONVERSATION_PREFIX
-    from memeval.natural.longmemeval_source import PACKAGE_PREFIX as LME_PREFIX
 
     root = Path(directory) / ("union" if union else "")
     paths = sorted([p for prefix in (PACKAGE_PREFIX, LME_PREFIX, CONVERSATION_PREFIX)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.data.locomo import Conversation
+from memeval.benchmarks.locomo.data import Conversation
 from memeval.errors import InputError
 from memeval.memory.base import MemoryItem
 from memeval.rundir import RunDir
@@ -151,12 +151,12 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
     import shutil
 
     from memeval.atomic import write_json_atomic
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.imports import sha256_file
     from memeval.data.paths import find_locomo
     from memeval.invocation import invocation, path_text
     from memeval.natural.build import load_packages
     from memeval.natural.union import EXPORT_SYSTEMS, union_package
-    from memeval.qa.importer import sha256_file
     from memeval.safe_paths import check_id, inside
 
     check_id(system, "--system", "system")  # it names files: union/<package>+<system>.json

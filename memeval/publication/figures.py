@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from memeval.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
 from memeval.jsonl import read_rows
 from memeval.publication import readers
 from memeval.publication.figure_rules import OVERALL_CATEGORIES, PER_CATEGORY

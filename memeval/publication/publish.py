@@ -10,10 +10,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from memeval.publication.figures import FIGURES
+from memeval.publication.headline import headline_table
 from memeval.publication.readers import MissingResults
 from memeval.publication.style import save_figure
-from memeval.reports.headline import headline_table
-from memeval.reports.publication import TABLES, save_table
+from memeval.publication.tables import TABLES, save_table
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from memeval.categories import QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
 from memeval.published.detailed import RECORDED, is_recorded, recorded_stats
 
 

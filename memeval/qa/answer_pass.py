@@ -10,12 +10,22 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memeval.data.locomo import QA, Conversation
+from memeval.benchmarks.locomo import evermemos_reader
+from memeval.benchmarks.locomo.data import QA, Conversation
+from memeval.benchmarks.locomo.paper_reader import (
+    PAPER_MAX_TOKENS,
+    official_prediction,
+    official_request,
+    paper_prediction,
+    paper_protocol,
+    paper_request,
+    render_official_context,
+    render_paper_context,
+)
 from memeval.errors import PluginFailed
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
 from memeval.memory.registry import build_system, is_plugin
-from memeval.qa import evermemos_reader
 from memeval.qa.answer import (
     ANSWER_MAX_TOKENS,
     ANSWER_MODEL,
@@ -27,16 +37,6 @@ from memeval.qa.answer import (
 )
 from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
 from memeval.qa.evidence import evidence_recall, recall_curve
-from memeval.qa.official import (
-    PAPER_MAX_TOKENS,
-    official_prediction,
-    official_request,
-    paper_prediction,
-    paper_protocol,
-    paper_request,
-    render_official_context,
-    render_paper_context,
-)
 from memeval.qa.reader_cap import capped
 from memeval.records import AnswerRow, load_answers, write_records  # noqa: F401  (load_answers: kept here)
 from memeval.scoring.f1 import score_f1

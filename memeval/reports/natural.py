@@ -27,7 +27,7 @@ def reliability_table(manifest: dict) -> pd.DataFrame:
 
 
 def _category(value: object) -> str:
-    from memeval.categories import CATEGORY_NAMES, category_label
+    from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, category_label
 
     try:
         return category_label(int(value)) if int(value) in CATEGORY_NAMES else f"category {value}"

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, QA_CATEGORIES
 from memeval.errors import InputError
 from memeval.invocation import directory_status, load_manifest, recorded_commands
 from memeval.records import ResultRow, ResultsCell, ResultsDifference, ResultsDocument, ResultsRun
@@ -584,7 +584,7 @@ def _run_key(manifest: dict, mode: str, ambiguous: str, keys: dict) -> tuple:
     data memeval finds), made once per data path."""
     from memeval.audit.key import AnswerKey
     from memeval.audit.store import audit_path
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.scoring.keyed import resolve_key
 

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from memeval.baselines import (
+from memeval.benchmarks.locomo.baselines import (
     J_BASELINES,
     LATENCY_BASELINES,
     LETTA_FOOTNOTE,
@@ -22,7 +22,7 @@ from memeval.baselines import (
     RELABELLING_FOOTNOTE,
     f1_baselines,
 )
-from memeval.categories import ADVERSARIAL, QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.safe_text import shown
 from memeval.scoring.aggregate import F1, Value, by_category, judge_by_category, overall_mean, precomputed

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.categories import QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
 from memeval.published.reference import REFERENCE_ORIGIN, reference_systems
 from memeval.records import TrustCell, TrustDocument, TrustLeniency, TrustPair
 
@@ -104,7 +104,7 @@ def check_readable(runs: Sequence[str | Path], data: str | Path | None = None) -
         _load(paths)
         _conversations(paths, data)
     else:
-        from memeval.data.locomo import load_locomo
+        from memeval.benchmarks.locomo.data import load_locomo
         from memeval.data.paths import find_locomo
 
         load_locomo(find_locomo(data))
@@ -136,7 +136,7 @@ def _load(paths: Sequence[Path]) -> list[_System]:
 
 
 def _conversations(paths: Sequence[Path], data: str | Path | None):
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
 
     if data is None:
@@ -419,7 +419,7 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
     again. Returns the run directories of the files fetched and not skipped (none when the audit is not)."""
     from memeval.audit.sources import AUDIT_FILES
     from memeval.audit.store import audit_path
-    from memeval.qa.importer import import_answers
+    from memeval.benchmarks.locomo.imports import import_answers
     from memeval.rundir import read_manifest
     from memeval.scoring.leniency import RECORDED_MODEL
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memeval.categories import ADVERSARIAL, QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.records import JudgmentRow, Record

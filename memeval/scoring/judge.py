@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-from memeval.categories import category_label
+from memeval.benchmarks.locomo.categories import category_label
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.json_reply import FENCED, reply_json

@@ -20,19 +20,19 @@ def binary(runs: int | None = None):
 
 
 def evermemos(runs: int | None = None):
-    from memeval.scoring.evermemos_judge import RUNS, EverMemOSJudge
+    from memeval.benchmarks.locomo.evermemos_judge import RUNS, EverMemOSJudge
 
     return EverMemOSJudge(RUNS if runs is None else runs)
 
 
 def longmemeval():
-    from memeval.scoring.longmemeval_judge import LongMemEvalJudge
+    from memeval.benchmarks.longmemeval.judge import LongMemEvalJudge
 
     return LongMemEvalJudge()
 
 
 def three_dim(questions):
-    from memeval.scoring.three_dim_judge import ThreeDimJudge
+    from memeval.benchmarks.graph80.judge import ThreeDimJudge
 
     return ThreeDimJudge(questions)
 

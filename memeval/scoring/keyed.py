@@ -121,7 +121,7 @@ def unjudged_changes(judgments: Iterable, key, golds: dict[str, object] | None =
     """(system, protocol) → the questions of categories 1–4 whose gold the corrected `key` changes that it judged
     on the original gold only. Such a judge has no J under that key: the questions it kept are the excluded key's
     set, and a number over them would pass a partial set off as the corrected J."""
-    from memeval.categories import QA_CATEGORIES
+    from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 
     if key is None or key.mode != "corrected":
         return {}
@@ -160,7 +160,7 @@ def key_notes(key, audit, conversations) -> list[str]:
     """What a LoCoMo table says of its key: the key used (`AnswerKey.label`), and the ceiling of a perfect system
     under the original key per category and overall when the audit is fetched; when it is not, one line saying
     the key has not been checked and how to fetch the audit."""
-    from memeval.categories import QA_CATEGORIES, category_label
+    from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
 
     lines = [f"Answer key: {key.label}."] if key is not None else []
     if audit is None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memeval.categories import QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 
 ANSWER_SETS = ("specific_wrong", "vague_wrong", "gold")
 SET_WORDS = {"specific_wrong": "specific wrong ones", "vague_wrong": "vague wrong answers", "gold": "gold answers"}

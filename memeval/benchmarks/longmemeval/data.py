@@ -131,7 +131,7 @@ def parse_instance(row: object, where: str, quirks: Counter) -> LMEInstance:
         quirks["answerable questions without a has_answer turn"] += 1
     uncredited = sum(1 for s in sessions if "answer" not in s.session_id for t in s.turns
                      if t.role == "user" and t.has_answer)
-    if uncredited:  # the benchmark credits a turn by its session id (memeval.scoring.longmemeval_metrics)
+    if uncredited:  # the benchmark credits a turn by its session id (memeval.benchmarks.longmemeval.metrics)
         quirks["has_answer user turns in sessions without \"answer\" in the id (no retrieval credit)"] += uncredited
     return instance
 

@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from memeval.data.longmemeval import LMEInstance, is_abstention
+from memeval.benchmarks.longmemeval.data import LMEInstance, is_abstention
 
 QA_TYPES = ("single-session-user", "single-session-preference", "single-session-assistant", "multi-session",
             "temporal-reasoning", "knowledge-update")  # the order the benchmark prints them in

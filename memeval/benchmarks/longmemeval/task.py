@@ -17,8 +17,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from memeval.data.locomo import Conversation, Session, Turn
-from memeval.data.longmemeval import LMEInstance, LMESession, load_longmemeval
+from memeval.benchmarks.locomo.data import Conversation, Session, Turn
+from memeval.benchmarks.longmemeval.data import LMEInstance, LMESession, load_longmemeval
+from memeval.benchmarks.longmemeval.judge import empty_replies
+from memeval.benchmarks.longmemeval.metrics import (
+    RetrievalScores,
+    haystack_of,
+    retrieval_scored,
+    turn_corpus_ids,
+    turn_ranking_scores,
+)
+from memeval.benchmarks.longmemeval.report import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
@@ -28,17 +37,8 @@ from memeval.qa.evidence import recall_curve
 from memeval.qa.reader_cap import FLAG as CAP_FLAG
 from memeval.qa.reader_cap import capped, check_cap, cut_advice
 from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
-from memeval.reports.longmemeval import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.rundir import RunDir
 from memeval.scoring.judges import JUDGES
-from memeval.scoring.longmemeval_judge import empty_replies
-from memeval.scoring.longmemeval_metrics import (
-    RetrievalScores,
-    haystack_of,
-    retrieval_scored,
-    turn_corpus_ids,
-    turn_ranking_scores,
-)
 
 READER_MAX_TOKENS = 200
 READER_TEMPERATURE = 0.0
@@ -229,7 +229,7 @@ class LongMemEvalConfig:
 
 
 def role_temperatures(config: LongMemEvalConfig) -> dict:
-    from memeval.scoring.longmemeval_judge import TEMPERATURE
+    from memeval.benchmarks.longmemeval.judge import TEMPERATURE
 
     roles = {}
     if config.reader == "llm":
@@ -295,7 +295,7 @@ class LongMemEvalTask(Task):
         return [row for row, _ in fresh]
 
     def notes(self, client) -> list[str]:
-        from memeval.data.longmemeval_sample import NOTE, is_synthetic
+        from memeval.benchmarks.longmemeval.sample import NOTE, is_synthetic
 
         notes = self.reader_notes()
         return [f"Data: {NOTE}", *notes] if is_synthetic(self.instances) else notes
@@ -367,11 +367,11 @@ def run_longmemeval(config: LongMemEvalConfig, client=None):
 
 def longmemeval_identity(config: LongMemEvalConfig, instances, client):
     """Every setting that changes a stored LongMemEval row; systems and judges may be added by a rerun."""
+    from memeval.benchmarks.longmemeval.judge import TEMPERATURE, longmemeval_version
     from memeval.data.fetch import data_hashes
     from memeval.llm.manifest import role_identity
     from memeval.memory.base import SystemConfig
     from memeval.rundir import Identity, identity_hash
-    from memeval.scoring.longmemeval_judge import TEMPERATURE, longmemeval_version
 
     fixed = {"data_sha256": data_hashes(config.data), "questions": config.questions,
              "question_set": f"{len(instances)} questions, sha256 "
@@ -397,8 +397,8 @@ def longmemeval_identity(config: LongMemEvalConfig, instances, client):
 
 
 def prompt_versions(config: LongMemEvalConfig) -> dict:
+    from memeval.benchmarks.longmemeval.judge import longmemeval_version
     from memeval.prompts import prompt_hash
-    from memeval.scoring.longmemeval_judge import longmemeval_version
 
     versions = {}
     if config.reader == "llm":

@@ -18,6 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from memeval.atomic import write_json_atomic, write_text_atomic
+from memeval.benchmarks.graph80.judge import (  # noqa: F401  (the judge's home; kept importable from here)
+    JUDGE_TEMPERATURE,
+    parse_three_dim,
+    three_dim_request,
+)
 from memeval.engine.run import RunOutcome, RunSettings, run_task
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
@@ -34,11 +39,6 @@ from memeval.records import Graph80AnswerRow, Graph80JudgmentRow
 from memeval.rundir import Identity, RunDir
 from memeval.safe_json import read_text
 from memeval.scoring.judges import JUDGES
-from memeval.scoring.three_dim_judge import (  # noqa: F401  (the judge's home; kept importable from here)
-    JUDGE_TEMPERATURE,
-    parse_three_dim,
-    three_dim_request,
-)
 
 SYSTEM_PARAMETERS = {"memory_graph": ("hops", "top_k", "aliases", "extract_max_tokens"), "chunks": ("k",),
                      "full_context": (), "no_memory": ()}

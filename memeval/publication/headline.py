@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memeval.artifacts import stored
-from memeval.categories import QA_CATEGORIES
+from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 from memeval.publication.readers import (
     MissingResults,
     base_sweep_summary,
@@ -19,7 +19,7 @@ from memeval.publication.readers import (
     natural_summary,
     stress_summaries,
 )
-from memeval.reports.publication import PublishedTable, _reader
+from memeval.publication.tables import PublishedTable, _reader
 from memeval.reports.tables import Markdown, code_span, markdown_table, md_text
 from memeval.rundir import RunDir
 
@@ -118,8 +118,8 @@ def _natural_rows(root: Path) -> list[list[str]]:
 
 
 def _locomo_rows(root: Path) -> list[list[str]]:
-    from memeval.baselines import J_BASELINES, PROTOTYPE_BASELINE_F1, f1_baselines
-    from memeval.reports.run_report import recall_curve_means
+    from memeval.benchmarks.locomo.baselines import J_BASELINES, PROTOTYPE_BASELINE_F1, f1_baselines
+    from memeval.benchmarks.locomo.report import recall_curve_means
     from memeval.scoring.aggregate import overall_mean, pool_judgments
 
     run = locomo_run_dir(root)
@@ -166,7 +166,7 @@ def _locomo_rows(root: Path) -> list[list[str]]:
 
 
 def _graph_rows(root: Path) -> list[list[str]]:
-    from memeval.graph80.study import PUBLISHED
+    from memeval.benchmarks.graph80.task import PUBLISHED
 
     summary = graph_study_summary(root)
     overall = {r["system"]: r["score_mean"] for r in summary["rows"] if r["type"] == "all"}

@@ -10,8 +10,11 @@ import numbers
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from memeval.benchmarks.locomo import evermemos_reader
+from memeval.benchmarks.locomo.data import load_locomo
+from memeval.benchmarks.locomo.evermemos_judge import RUNS as EVERMEMOS_RUNS
+from memeval.benchmarks.locomo.report import run_report
 from memeval.data.fetch import data_hashes
-from memeval.data.locomo import load_locomo
 from memeval.data.paths import find_locomo
 from memeval.engine.judge import Judge
 from memeval.engine.roles import ModelSettings
@@ -37,7 +40,6 @@ from memeval.memory.registry import (
     system_names,
 )
 from memeval.prompts import all_prompt_hashes
-from memeval.qa import evermemos_reader
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
 from memeval.qa.answer_pass import (
     AnswerSettings,
@@ -59,9 +61,7 @@ from memeval.qa.selection import (
     select_questions,
 )
 from memeval.records import AnswerRow, JudgmentRow, RunResult
-from memeval.reports.run_report import run_report
 from memeval.rundir import Identity, RunDir
-from memeval.scoring.evermemos_judge import RUNS as EVERMEMOS_RUNS
 from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
 from memeval.scoring.judges import JUDGES
 
@@ -190,8 +190,8 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
                     client: LLMClient | None) -> Identity:
     """Every setting that changes a stored answer or judgment. Systems and judge protocols are additive: a
     rerun may add one; changing one (or anything fixed) is another run."""
+    from memeval.benchmarks.locomo.paper_reader import OFFICIAL_PROMPTS, paper_protocol
     from memeval.prompts import prompt_hash
-    from memeval.qa.official import OFFICIAL_PROMPTS, paper_protocol
     from memeval.rundir import identity_hash
 
     def role(name: str, temperature: float, structured: bool = False) -> dict:
@@ -209,7 +209,7 @@ def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems
             reader.update(answer=role("answer", evermemos_reader.TEMPERATURE),
                           answer_prompt=evermemos_reader.version(config.answerer, fetched),
                           prompt_source=fetched.origin if fetched else "paraphrased")
-        elif published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/qa/official.py)
+        elif published is not None:  # the paper's prompt, 50 tokens, no temperature (memeval/benchmarks/locomo/paper_reader.py)
             reader.update(answer=role("answer", None), answer_prompt=published.version,
                           prompt_source=published.origin)
         else:
@@ -449,7 +449,7 @@ class LocomoTask(Task):
             notes.append(f"Reader: {model} with this project's memory prompt (`--reader claude`), not any paper's "
                          "reader; published rows used their own readers.")
         if config.answerer == "claude_official" and native:
-            from memeval.qa.official import paper_protocol
+            from memeval.benchmarks.locomo.paper_reader import paper_protocol
 
             published = paper_protocol()
             notes.append("Reader: the LoCoMo paper's prompts byte for byte (" + published.origin + "), 50 output "

@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from memeval.graph80.study import PUBLISHED
+from memeval.benchmarks.graph80.task import PUBLISHED
 from memeval.memory.entities import base_form
 
 TYPES = ["fact", "preference", "relation", "multi-hop", "all"]

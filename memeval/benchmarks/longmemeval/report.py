@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memeval.baselines_longmemeval import LONGMEMEVAL_BASELINES, OVERALL
+from memeval.benchmarks.longmemeval.baselines import LONGMEMEVAL_BASELINES, OVERALL
+from memeval.benchmarks.longmemeval.metrics import QA_TYPES, RETRIEVAL_NAMES, mean_retrieval, qa_metrics
 from memeval.records import LMEAnswerRow
-from memeval.scoring.longmemeval_metrics import QA_TYPES, RETRIEVAL_NAMES, mean_retrieval, qa_metrics
 
 RECALL_KS = (1, 5, 10)  # memeval's evidence_recall@k columns
 SESSION_KS = (5, 10)  # the benchmark's printed session-level cut-offs
@@ -134,7 +134,7 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
 
 
 def data_summary(stats: dict) -> str:
-    """memeval.data.longmemeval.stats as bullets a reader can scan: counts with thousands separators, the mean to
+    """memeval.benchmarks.longmemeval.data.stats as bullets a reader can scan: counts with thousands separators, the mean to
     one decimal, the question types one per line."""
     lines = []
     for key, value in stats.items():

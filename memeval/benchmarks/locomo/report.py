@@ -15,8 +15,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from memeval.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
-from memeval.categories import CATEGORY_NAMES, QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
+from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow
 from memeval.reports.tables import (
     Judgments,

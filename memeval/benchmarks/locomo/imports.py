@@ -42,7 +42,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.data.locomo import QA, Conversation
+from memeval.benchmarks.locomo.data import QA, Conversation
 from memeval.errors import InputError
 from memeval.records import AnswerRow
 from memeval.rundir import RunDir
@@ -372,7 +372,7 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     the recorded judgments when the file does not state it. `judge_prompt`: with format evermemos, the judge prompt
     the file's producer states its judgments were made with (`evermemos`: the EverMemOS framework's pinned
     prompts.yaml); only then can a measured leniency be matched to the recorded judge."""
-    from memeval.data.locomo import load_locomo
+    from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.memory.registry import BUILTIN
     from memeval.records import load_answers

@@ -15,7 +15,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from memeval.data.longmemeval import LMEInstance, LMESession
+from memeval.benchmarks.longmemeval.data import LMEInstance, LMESession
 from memeval.memaudit.package import Candidate, Experience, Package, Query
 from memeval.natural.construct import WINDOW, Examined, accept, evidence_units, examine_until
 from memeval.natural.rules import COST_RULES, RULE_VERSION, content_tokens, lexical_support, summary_sentences

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from memeval.graph80.generate import write_corpus
+    from memeval.benchmarks.graph80.data import write_corpus
 
     print(json.dumps(write_corpus(args.out, args.seed)))
     return 0
@@ -76,7 +76,7 @@ def _check_counts(specs: list[str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memeval.graph80.study import StudyConfig, planned_requests, role_temperatures, run_study
+    from memeval.benchmarks.graph80.task import StudyConfig, planned_requests, role_temperatures, run_study
 
     llm = llm_options(args)
     _check_counts(split_systems(args.systems))
@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(client.estimate(planned_requests(config), counter=token_counter(client)).as_dict(), indent=2))
         return 0
     summary = run_study(config, client)
-    from memeval.graph80.study import fmt
+    from memeval.benchmarks.graph80.task import fmt
     from memeval.rundir import incomplete_line
 
     for row in summary["rows"]:

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memeval.categories import CATEGORY_NAMES
+from memeval.benchmarks.locomo.categories import CATEGORY_NAMES
 from memeval.errors import InputError
 from memeval.safe_json import load_json_bytes, read_bytes
 from memeval.safe_paths import check_id

@@ -120,7 +120,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memeval.qa.locomo_run import LocomoRunConfig, estimate_run, run_locomo
+    from memeval.benchmarks.locomo.task import LocomoRunConfig, estimate_run, run_locomo
 
     llm = llm_options(args)
     config = LocomoRunConfig(
@@ -172,7 +172,7 @@ def _say_protocols(args: argparse.Namespace) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from memeval.qa.importer import import_answers
+    from memeval.benchmarks.locomo.imports import import_answers
 
     report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid,
                             args.from_system, args.judge_model, args.judge_prompt)

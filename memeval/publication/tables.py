@@ -269,7 +269,7 @@ ADVERSARIAL_READERS = {
 def adversarial_note(by_system: Mapping[str, list[AnswerRow]]) -> str:
     """Why the adversarial column reads as it does: the scorer's rule, what this run's reader does, and how
     often each system abstained."""
-    from memeval.categories import ADVERSARIAL
+    from memeval.benchmarks.locomo.categories import ADVERSARIAL
 
     counts = []
     for name, rows in by_system.items():
@@ -296,7 +296,7 @@ def locomo_f1_table(root: Path) -> PublishedTable:
     by_system = locomo_answers(locomo_run_dir(root))
     mem0 = precomputed((r for rows in by_system.values() for r in rows),
                        lambda r: score_f1(r.prediction, r.gold, r.category, "mem0"))
-    from memeval.reports.run_report import power_table
+    from memeval.benchmarks.locomo.report import power_table
 
     markdown = "\n\n".join([f1_table(by_system, "locomo"), adversarial_note(by_system),
                              f1_table(by_system, "mem0", value=mem0),
@@ -324,10 +324,10 @@ def locomo_j_table(root: Path) -> PublishedTable:
     if by_protocol:
         from operator import attrgetter
 
+        from memeval.benchmarks.locomo.report import j_length_table, power_table
         from memeval.invocation import load_manifest
         from memeval.protocols.status import manifest_problem
         from memeval.reports.judge_leniency import leniency_by_protocol
-        from memeval.reports.run_report import j_length_table, power_table
 
         problem = manifest_problem(RunDir(run).manifest)
         leniency = leniency_by_protocol(load_manifest(RunDir(run).manifest), by_protocol)
@@ -354,8 +354,8 @@ def locomo_j_table(root: Path) -> PublishedTable:
 
 
 def evidence_recall_table(root: Path) -> PublishedTable:
-    from memeval.reports.run_report import evidence_recall_table as recall_in_context
-    from memeval.reports.run_report import recall_at_k_table
+    from memeval.benchmarks.locomo.report import evidence_recall_table as recall_in_context
+    from memeval.benchmarks.locomo.report import recall_at_k_table
 
     by_system = locomo_answers(locomo_run_dir(root))
     markdown = recall_in_context(by_system) + "\n\n" + recall_at_k_table(by_system)
@@ -368,10 +368,10 @@ def evidence_recall_table(root: Path) -> PublishedTable:
 def graph_study_table(root: Path) -> PublishedTable:
     """Scores and diagnostics with the intervals fig_graph_study draws (bootstrap over questions), every number
     through `estimate_cell`."""
+    from memeval.benchmarks.graph80.report import published_reference
     from memeval.jsonl import read_rows
     from memeval.publication.figures_memaudit import GRAPH_TYPES, graph_intervals
     from memeval.publication.readers import artifact
-    from memeval.reports.graph80 import published_reference
 
     summary = graph_study_summary(root)
     questions = read_rows(artifact("graph_study", root, "rows.jsonl"))
@@ -408,8 +408,8 @@ def graph_study_table(root: Path) -> PublishedTable:
 def longmemeval_table(root: Path) -> PublishedTable:
     """Only when notebook 08 (or `memeval longmemeval run` into its directory) ran on fetched data."""
     from memeval.artifacts import stored
+    from memeval.benchmarks.longmemeval.report import longmemeval_report
     from memeval.records import LMEAnswerRow, LMEJudgmentRow, latest, read_records
-    from memeval.reports.longmemeval import longmemeval_report
 
     run = stored("longmemeval_run", root)
     if not RunDir(run).answers.is_file():

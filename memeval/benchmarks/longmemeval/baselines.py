@@ -3,7 +3,7 @@ which rows were graded by the benchmark's own protocol (LongMemEval's yes/no pro
 gpt-4o-2024-08-06) and which were not. A row whose judge differs is never pooled with ours.
 
 Every row is the benchmark's overall accuracy (the mean over all 500 questions, abstention questions included),
-which memeval's report computes the same way (`overall`, memeval.scoring.longmemeval_metrics.qa_metrics); a row
+which memeval's report computes the same way (`overall`, memeval.benchmarks.longmemeval.metrics.qa_metrics); a row
 of another summary (task-averaged, one type) must say so in `metric`.
 
 Looked up 2026-12-03 through the search tool; where only a secondary summary was reachable it is named.

@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memeval.qa.longmemeval_run import LongMemEvalConfig, run_longmemeval
+    from memeval.benchmarks.longmemeval.task import LongMemEvalConfig, run_longmemeval
 
     llm = llm_options(args)
     result = run_longmemeval(LongMemEvalConfig(
@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
     if llm.dry_run:
         print(shown(result.note, lines=True))
         return 0
-    from memeval.commands.locomo import _files
+    from memeval.benchmarks.locomo.command import _files
 
     print(shown(result.report, lines=True))
     print(f"written to {result.out}/ ({_files(result.out)})")

@@ -1,0 +1,48 @@
+"""Every benchmark memeval runs is a package of its own, `memeval/benchmarks/<name>/`, whose `__init__.py` declares
+it (`BENCHMARK`); `REGISTERED` below is the one place a benchmark is added. Declarations are light (strings naming
+modules, loaded on first use), so `memeval --help` and the shared machinery reach a benchmark only through here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import import_module
+
+# The one registration line per benchmark: its package name under memeval/benchmarks/, in `memeval --help` order.
+REGISTERED = ("locomo", "longmemeval", "graph80")
+
+
+@dataclass(frozen=True)
+class RunKind:
+    """A kind of run directory: its Task ("module:Class") and the names of its answer and judgment records in
+    memeval.records (so counting a run's rows does not import the task; tests check them against the task)."""
+
+    task: str
+    answer_record: str
+    judgment_record: str
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What the shared machinery may know of a benchmark: its command (a module with `register(subparsers)`), the
+    run kinds its tasks record (kind -> "module:Class"), and the older spellings of those kinds."""
+
+    name: str
+    command: str
+    tasks: dict[str, RunKind] = field(default_factory=dict)
+    kind_aliases: dict[str, str] = field(default_factory=dict)
+
+
+@cache
+def declaration(name: str) -> Benchmark:
+    return import_module(f"memeval.benchmarks.{name}").BENCHMARK
+
+
+def declarations() -> list[Benchmark]:
+    return [declaration(name) for name in REGISTERED]
+
+
+def load(target: str):
+    """The object a declaration names as "module:attribute"."""
+    module, _, attribute = target.partition(":")
+    return getattr(import_module(module), attribute)

@@ -1,0 +1,9 @@
+"""graph80: the memory-graph study's synthetic corpus, systems and diagnostics."""
+
+from memeval.benchmarks import Benchmark, RunKind
+
+BENCHMARK = Benchmark(
+    name="graph80",
+    command="memeval.benchmarks.graph80.command",
+    tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow")},
+)

@@ -1,0 +1,9 @@
+"""LongMemEval (Wu et al., 2025): 500 questions, each over its own haystack of chat sessions."""
+
+from memeval.benchmarks import Benchmark, RunKind
+
+BENCHMARK = Benchmark(
+    name="longmemeval",
+    command="memeval.benchmarks.longmemeval.command",
+    tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow")},
+)

@@ -1,1 +1,0 @@
-"""graph80: the memory-graph study's synthetic corpus, systems and diagnostics."""
