@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from memeval.errors import InputError
 from memeval.llm import bounds, profiles, tokenizers
 from memeval.llm.cache import ResponseCache
+from memeval.llm.endpoints import OPENAI_BASE_URL, endpoint_for
 from memeval.llm.errors import (
     APIRejected,
     BackendNotConfigured,
@@ -39,7 +40,7 @@ from memeval.llm.errors import (
     unreached,
 )
 from memeval.llm.fit import FitCheck
-from memeval.llm.openai_backend import OPENAI_BASE_URL, OpenAIBackend, endpoint_for
+from memeval.llm.openai_backend import OpenAIBackend
 from memeval.llm.prefix_pieces import plan_cuts
 from memeval.llm.prices import load_prices, require_local
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memeval.llm import tokenizers
+from memeval.llm.endpoints import base_url_for
 from memeval.llm.errors import DoesNotFit
 
 CONTEXT_FLAG = "--context-tokens"
@@ -407,8 +408,6 @@ class FitCheck:
 
     @staticmethod
     def _base_url(provider: str) -> str:
-        from memeval.llm.openai_backend import base_url_for
-
         return base_url_for(provider)
 
     def _once(self, key: str, line: str) -> None:

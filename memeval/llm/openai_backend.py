@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from memeval.llm import bounds
+from memeval.llm.endpoints import base_url_for, endpoint_for
 from memeval.llm.errors import (
     APIRejected,
     BackendNotConfigured,
@@ -21,26 +22,10 @@ from memeval.llm.errors import (
 )
 from memeval.llm.fit import server_misfit
 from memeval.llm.profiles import CLOUD, ModelProfile, local_profile
-from memeval.llm.types import LLMResponse, public_url
+from memeval.llm.types import LLMResponse
 from memeval.llm.wire import openai_body
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "no-key"  # the SDK requires some key; local servers mostly ignore it
-
-
-def base_url_for(provider: str) -> str:
-    """The base URL requests of `provider` go to, as given (it may carry credentials: only the SDK sees it)."""
-    url = os.environ.get("OPENAI_BASE_URL", "").strip().rstrip("/")
-    if provider == "local":
-        return url
-    return url or OPENAI_BASE_URL
-
-
-def endpoint_for(provider: str) -> str:
-    """The base URL of `provider` as the cache key, the run identity and the manifest record it: without
-    credentials (memeval.llm.types.public_url)."""
-    url = base_url_for(provider)
-    return public_url(url) if url else url
 
 
 def sdk_version() -> str | None:

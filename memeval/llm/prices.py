@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.errors import InputError
+from memeval.llm.profiles import PROFILES
 from memeval.safe_json import decode_utf8, parse_json
 
 MAX_BYTES = 1 << 20  # a price table is a few lines; this bounds what a wrong path (a log, a device) can cost
@@ -111,8 +112,6 @@ def _field(model: str, name: str | None = None) -> str:
 
 
 def _model_id(model: str, source: str) -> str:
-    from memeval.llm.profiles import PROFILES
-
     if not model.strip() or model != model.strip() or len(model) > MAX_MODEL_ID \
             or any(not c.isprintable() for c in model):
         raise InputError(source, _field(model), f"not a model id (printable, no surrounding spaces, at most "

@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from memeval.llm.types import Route
+from memeval.llm.endpoints import OPENAI_BASE_URL, endpoint_for
+from memeval.llm.types import ANTHROPIC_DEFAULT_BASE_URL, Route, anthropic_endpoint
+from memeval.llm.types import merged as merged  # re-exported: a route helper, defined beside Route
 
 DEFAULT_NAMES = {"anthropic": "Anthropic's API", "openai": "OpenAI's API"}
 URL_VARIABLES = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
@@ -29,9 +31,6 @@ def destination(client, provider: str) -> tuple[str, str]:
 def configured(provider: str) -> tuple[str, str]:
     """(base URL, what set it) of `provider` read from the environment alone, for `memeval doctor`, which makes no
     run client."""
-    from memeval.llm.openai_backend import OPENAI_BASE_URL, endpoint_for
-    from memeval.llm.types import ANTHROPIC_DEFAULT_BASE_URL, anthropic_endpoint
-
     url = anthropic_endpoint() if provider == "anthropic" else endpoint_for(provider)
     default = {"anthropic": ANTHROPIC_DEFAULT_BASE_URL, "openai": OPENAI_BASE_URL}.get(provider)
     return url, via(provider, url == default)
@@ -55,17 +54,6 @@ def routes_of(client, calls: Iterable[tuple[str, str, str]]) -> tuple[Route, ...
         if role not in roles:
             roles.append(role)
     return tuple(Route(provider, *destination(client, provider), models) for provider, models in found.items())
-
-
-def merged(routes: Iterable[Route]) -> list[Route]:
-    """One route per provider and URL over several stages' routes, models and roles in first-seen order."""
-    out: dict[tuple[str, str, str], dict[str, list[str]]] = {}
-    for route in routes:
-        models = out.setdefault((route.provider, route.url, route.via), {})
-        for model, roles in route.models.items():
-            known = models.setdefault(model, [])
-            known += [r for r in roles if r not in known]
-    return [Route(provider, url, via, models) for (provider, url, via), models in out.items()]
 
 
 def route_lines(routes: Sequence[Route]) -> list[str]:

@@ -8,7 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 KEY_SCHEMA = 2  # 2: API version and the sampling actually sent are part of the key
@@ -182,6 +182,17 @@ class Route:
     models: dict[str, list[str]]
 
 
+def merged(routes: Iterable[Route]) -> list[Route]:
+    """One route per provider and URL over several stages' routes, models and roles in first-seen order."""
+    out: dict[tuple[str, str, str], dict[str, list[str]]] = {}
+    for route in routes:
+        models = out.setdefault((route.provider, route.url, route.via), {})
+        for model, roles in route.models.items():
+            known = models.setdefault(model, [])
+            known += [r for r in roles if r not in known]
+    return [Route(provider, url, via, models) for (provider, url, via), models in out.items()]
+
+
 @dataclass(frozen=True)
 class CostEstimate:
     """A dry run's price of some requests: how many are still to send (cache misses), their tokens and dollars."""
@@ -237,8 +248,6 @@ class RunEstimate:
     @property
     def routes(self) -> list[Route]:
         """Where the requests of every stage go, one route per provider and URL."""
-        from memeval.llm.routes import merged
-
         return merged(r for e in self.stages.values() for r in e.routes)
 
     def as_dict(self) -> dict:
