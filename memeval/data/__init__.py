@@ -1,23 +1,6 @@
-"""LoCoMo data: discovery, loading into typed records, and fetching."""
+"""Where data is looked for and how it is fetched; each benchmark's loader lives in its own folder
+(memeval/benchmarks/<name>/data.py) and produces the records of memeval/conversations.py."""
 
-from memeval.benchmarks.locomo.data import (
-    CATEGORY_NAMES,
-    QA,
-    Conversation,
-    LoadReport,
-    Session,
-    Turn,
-    load_locomo,
-)
 from memeval.data.paths import find_locomo
 
-__all__ = [
-    "CATEGORY_NAMES",
-    "QA",
-    "Conversation",
-    "LoadReport",
-    "Session",
-    "Turn",
-    "find_locomo",
-    "load_locomo",
-]
+__all__ = ["find_locomo"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 
 
 def approx_tokens(text: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.memory.base import MemoryItem
 from memeval.memory.render import turn_items
 

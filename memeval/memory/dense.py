@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memeval.benchmarks.locomo.data import Conversation, Turn
+from memeval.conversations import Conversation, Turn
 from memeval.memory.base import MemoryItem, approx_tokens, count_parameter
 from memeval.memory.render import turn_text
 

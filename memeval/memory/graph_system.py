@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.memory.base import MemoryItem, approx_tokens, count_parameter
 from memeval.memory.extraction import (
     EXTRACTION_MAX_TOKENS,

@@ -20,7 +20,7 @@ with warnings.catch_warnings():
     import bm25s
     from bm25s.stopwords import STOPWORDS_EN
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.memory.base import MemoryItem, count_parameter
 from memeval.memory.render import observation_items, summary_items, turn_items
 from memeval.scoring.f1 import stem

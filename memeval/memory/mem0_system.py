@@ -42,7 +42,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from memeval.benchmarks.locomo.data import Conversation, parse_date
+from memeval.benchmarks.locomo.data import parse_date
+from memeval.conversations import Conversation
 from memeval.errors import InputError
 from memeval.memory.base import MemoryItem, count_parameter
 

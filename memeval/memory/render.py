@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memeval.benchmarks.locomo.data import Conversation, Turn
+from memeval.conversations import Conversation, Turn
 from memeval.memory.base import MemoryItem, approx_tokens
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES
-from memeval.benchmarks.locomo.data import QA, Conversation, Session, Turn
+from memeval.conversations import QA, Conversation, Session, Turn
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
 from memeval.memaudit.solvers import solve_exact
 from memeval.memory.render import turn_text

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
 from memeval.memory.render import turn_text
 from memeval.natural.rules import (

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.errors import InputError
 from memeval.memory.base import MemoryItem
 from memeval.rundir import RunDir

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from memeval.benchmarks.locomo.data import Conversation
+from memeval.conversations import Conversation
 from memeval.memaudit.objective import objective
 from memeval.memaudit.outcomes import SolveStatus
 from memeval.memaudit.package import Candidate, Experience, Package

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memeval.benchmarks.locomo import evermemos_reader
-from memeval.benchmarks.locomo.data import QA, Conversation
 from memeval.benchmarks.locomo.paper_reader import (
     PAPER_MAX_TOKENS,
     official_prediction,
@@ -22,6 +21,7 @@ from memeval.benchmarks.locomo.paper_reader import (
     render_official_context,
     render_paper_context,
 )
+from memeval.conversations import QA, Conversation
 from memeval.errors import PluginFailed
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from memeval.errors import InputError
 
 if TYPE_CHECKING:  # the CLI imports this module for its help text: the loader is not needed for that
-    from memeval.benchmarks.locomo.data import QA, Conversation
+    from memeval.conversations import QA, Conversation
 
 PROTOTYPE_CONVERSATION = "conv-26"
 PROTOTYPE_QUOTA = {2: 10, 4: 8, 1: 2}  # first 10 temporal, 8 single-hop, 2 multi-hop, in file order

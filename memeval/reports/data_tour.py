@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, category_label
-from memeval.benchmarks.locomo.data import Conversation, LoadReport
+from memeval.conversations import Conversation, LoadReport
 
 TURNS_PER_SESSION = "turns / session"
 CATEGORY_COLUMNS = [category_label(k) for k in CATEGORY_NAMES]

@@ -42,7 +42,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.benchmarks.locomo.data import QA, Conversation
+from memeval.conversations import QA, Conversation
 from memeval.errors import InputError
 from memeval.records import AnswerRow
 from memeval.rundir import RunDir

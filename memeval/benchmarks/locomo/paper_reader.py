@@ -26,7 +26,7 @@ import re
 import zlib
 from collections.abc import Sequence
 
-from memeval.benchmarks.locomo.data import QA, Conversation, Turn
+from memeval.conversations import QA, Conversation, Turn
 from memeval.llm.client import LLMRequest
 from memeval.memory.base import MemoryItem
 from memeval.prompts import format_through, prompt_hash

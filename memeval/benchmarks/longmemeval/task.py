@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from memeval.benchmarks.locomo.data import Conversation, Session, Turn
 from memeval.benchmarks.longmemeval.data import LMEInstance, LMESession, load_longmemeval
 from memeval.benchmarks.longmemeval.judge import empty_replies
 from memeval.benchmarks.longmemeval.metrics import (
@@ -28,6 +27,7 @@ from memeval.benchmarks.longmemeval.metrics import (
     turn_ranking_scores,
 )
 from memeval.benchmarks.longmemeval.report import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
+from memeval.conversations import Conversation, Session, Turn
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
