@@ -35,9 +35,10 @@ sys.path.insert(0, str(ROOT))
 from memeval.atomic import write_text_atomic  # noqa: E402
 from memeval.manifest import base_manifest  # noqa: E402
 from memeval.memaudit.generators import generate  # noqa: E402
+from memeval.memaudit.names import HEURISTIC_WRITERS  # noqa: E402
 from memeval.memaudit.solvers import solve_bnb  # noqa: E402
 from memeval.memaudit.tolerance import COST_EPS, values_agree  # noqa: E402
-from memeval.memaudit.writers import HEURISTIC_WRITERS, run_writer  # noqa: E402
+from memeval.memaudit.writers import run_writer  # noqa: E402
 
 BUDGETS = (1, 2, 4, 8, 16)
 HEAVY = ("nltk", "scipy", "pandas", "cvxpy", "sklearn")

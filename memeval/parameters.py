@@ -209,7 +209,7 @@ def _records(where: str, name: str, value) -> list:
 
 
 def _known_writers(where: str, methods) -> None:
-    from memeval.memaudit.writers import ALL_WRITERS
+    from memeval.memaudit.names import ALL_WRITERS
 
     unknown = [m for m in methods if m not in ALL_WRITERS]
     if unknown:

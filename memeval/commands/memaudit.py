@@ -23,6 +23,7 @@ from memeval.commands.arguments import (
     positive_int,
 )
 from memeval.errors import InputError
+from memeval.memaudit.names import ALL_WRITERS, DISTRIBUTIONS
 from memeval.output_paths import notices
 from memeval.rundir import RunDir
 from memeval.safe_text import shown
@@ -46,8 +47,6 @@ def _validate_parser(sub, name: str, alias: str) -> None:
 
 
 def _solve_parser(sub, name: str, alias: str) -> None:
-    from memeval.memaudit.writers import ALL_WRITERS
-
     solve = command(sub, name, "solve one package at a budget: the certified OPT or a writer" + alias,
                     "memeval memaudit solve package.json --budget 6 --method both --json")
     solve.add_argument("package", help="a memaudit.package/v1 JSON file")
@@ -62,8 +61,6 @@ def _solve_parser(sub, name: str, alias: str) -> None:
 
 
 def _generate_parser(sub, name: str, alias: str) -> None:
-    from memeval.memaudit.generators import DISTRIBUTIONS
-
     gen = command(sub, name, "generate a MEMAUDIT-Small or stress package" + alias,
                   "memeval memaudit generate small --distribution base --seed 7 --output base-7.json")
     gen.add_argument("family", choices=["small"], help="the package family (MEMAUDIT-Small)")
@@ -79,8 +76,6 @@ def _generate_parser(sub, name: str, alias: str) -> None:
 
 
 def _sweep_parser(sub, name: str, alias: str) -> None:
-    from memeval.memaudit.generators import DISTRIBUTIONS
-
     sweep = command(sub, name, "budget sweep of writers against certified OPT denominators" + alias,
                     "memeval memaudit sweep small --distribution base --n-seeds 500 --budgets 2,4,6,8 "
                     "--certify milp --out sweep_base")

@@ -10,12 +10,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from memeval.memaudit.names import DISTRIBUTIONS
 from memeval.memaudit.package import Candidate, Experience, Package, Unit
 
-DISTRIBUTIONS = (
-    "base", "update_chain", "temporal_interval", "density_trap", "scope_shift", "summary_tradeoff",
-    "redundancy_heavy", "abstention_hard",
-)
 STRESS_DISTRIBUTIONS = DISTRIBUTIONS[1:]
 SALTS = {"density_trap": 11, "scope_shift": 23, "summary_tradeoff": 37, "redundancy_heavy": 41, "abstention_hard": 53}
 GENERATOR_VERSION = "memaudit-generators/1"

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memeval.memaudit.names import ALL_WRITERS, EXACT_WRITERS
 from memeval.memaudit.objective import CoverageState, marginal_gains, objective, store_cost
 from memeval.memaudit.outcomes import SolveStatus
 from memeval.memaudit.package import CompiledPackage
@@ -20,9 +21,6 @@ from memeval.memaudit.tolerance import COST_EPS, GAIN_EPS
 
 # benchmarks/bench_memaudit.py: B&B certifies base packages of 11 groups in < 0.05 s but needs ~1e6 states at
 # 16 groups and 20% budget, where a fresh MILP takes 0.02 s
-EXACT_WRITERS = ("opt", "fact_only", "summary_only", "no_tombstone_opt")
-HEURISTIC_WRITERS = ("gvt", "estimated_gvt", "density_only", "greedy", "density_greedy", "recency_raw", "random")
-ALL_WRITERS = EXACT_WRITERS + HEURISTIC_WRITERS
 KIND_FILTERS: dict[str, Callable[[str], bool]] = {
     "fact_only": lambda kind: kind == "fact",
     "summary_only": lambda kind: kind == "summary",
