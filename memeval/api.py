@@ -23,7 +23,7 @@ Results:
   (`memeval publish`; no names: all of them).
 - `trust(runs, out, audit_dir=None, data=None, ambiguous="include", published=False)` → dict: how far LoCoMo
   tables can be trusted (`memeval locomo trust`): trust.md, trust.json and figures in `out`; `published` imports
-  the LoCoMo audit's published runs first (memeval/reports/trust.py).
+  the LoCoMo audit's published runs first (memeval/benchmarks/locomo/trust.py).
 - `show(obj)`: in a notebook, a table as the publication prints it (a DataFrame), a published figure or table, or
   Markdown text.
 
@@ -149,7 +149,7 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
     """The answers, judgments and manifest of a run directory of a registered task (LoCoMo, LongMemEval, graph80;
     sweeps: memeval.memaudit.sweep.load_sweep_rows; several runs and sweeps as one table:
     memeval.reports.results.collect). A LoCoMo run's rows are under the answer `key` (original, corrected or
-    excluded; `ambiguous`: include or drop the audit's AMBIGUOUS questions; memeval/scoring/keyed.py): F1 and
+    excluded; `ambiguous`: include or drop the audit's AMBIGUOUS questions; memeval/benchmarks/locomo/keyed.py): F1 and
     evidence recall against the key's gold and citations, one judgment per question and protocol under that key,
     the questions it leaves out left out."""
     from memeval.engine.registry import run_kinds, task_class
@@ -188,8 +188,8 @@ def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambigu
     """A LoCoMo run's rows under the answer key, its audit matched to the data the manifest names (the data memeval
     finds when that path is gone)."""
     from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers, keyed_judgments, resolve_key
     from memeval.data.paths import find_locomo
-    from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments, resolve_key
 
     if key == "original" and ambiguous == "include":
         return answers, keyed_judgments(judgments, None)
@@ -219,7 +219,7 @@ def trust(runs: list[str | Path], out: str | Path, audit_dir: str | Path | None 
           figures_dir: str | Path | None = None) -> dict:
     """The trust section of `runs` (and, with `published`, the LoCoMo audit's published runs) written to `out`, as
     `memeval locomo trust` writes it: {"report", "document", "figures", "figure_problems", "trust"}."""
-    from memeval.reports.trust import write_trust
+    from memeval.benchmarks.locomo.trust import write_trust
 
     return write_trust(runs, out, audit_dir, data, ambiguous, published, figures_dir)
 

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
+from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded
 from memeval.errors import InputError
-from memeval.published.detailed import RECORDED, is_recorded
 from memeval.rundir import RunDir
 from memeval.safe_text import shown
 
@@ -289,18 +289,18 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
               ambiguous: str = "include", reasoning: bool = False) -> dict:
     """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring); each
     answer's and judgment's model calls are read from the response cache in `cache_dir` (default: this machine's,
-    MEMEVAL_CACHE_DIR). Scores are under the answer `key` (memeval/scoring/keyed.py); a question the fetched LoCoMo
+    MEMEVAL_CACHE_DIR). Scores are under the answer `key` (memeval/benchmarks/locomo/keyed.py); a question the fetched LoCoMo
     audit names is flagged with its error type and the audit's answer, and with the audit's reasoning only when
     `reasoning` is asked for (`_audit_flags`)."""
-    from memeval.records import load_answers, load_judgments
-    from memeval.reports.judge_leniency import judge_identities, leniency_line
-    from memeval.scoring.keyed import (
+    from memeval.benchmarks.locomo.keyed import (
         key_evidence,
         keyed_answers,
         keyed_judgments,
         unjudged_changes,
         unjudged_notes,
     )
+    from memeval.records import load_answers, load_judgments
+    from memeval.reports.judge_leniency import judge_identities, leniency_line
 
     key_mode = key  # `key` names each question's table key below
 
@@ -474,10 +474,10 @@ def render(data: dict) -> str:
 def _answer_key(data_path: Path | None, mode: str, ambiguous: str, cache: dict, notes: list[str]):
     """(AnswerKey, Audit or None) on the run's data, made once per data path; what the page says of its key (the
     key, the ceilings or how to check the key) goes into `notes` once."""
-    from memeval.audit.key import AnswerKey
-    from memeval.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit.key import AnswerKey
+    from memeval.benchmarks.locomo.audit.store import audit_path
     from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.scoring.keyed import key_notes, resolve_key
+    from memeval.benchmarks.locomo.keyed import key_notes, resolve_key
 
     if mode == "original" and ambiguous == "include" and (audit_path("errors") is None or data_path is None):
         found = (AnswerKey("original", "include", None), None, None)

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from memeval.audit.sources import AUDIT_FILES, AuditFile
+from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES, AuditFile
 
 QUESTIONS = {  # conversation → (question, answer, category); index = position, category 5 included
     "conv-26": [("When did Ann plant the lemon tree?", "June 2021", 2),

@@ -37,7 +37,7 @@ def _audit_id(sample_id: str) -> str:
 
 def write_audit(directory, conversations, monkeypatch, citation_evidence: list[str]) -> None:
     """errors.json in the audit's format (the test's words), its hash pinned for this test only."""
-    from memeval.audit import sources
+    from memeval.benchmarks.locomo.audit import sources
 
     qa = {q.sample_id: q for c in conversations for q in c.qa}
 
@@ -314,9 +314,9 @@ def test_an_answer_without_retrieved_memories_keeps_its_recall_unmeasured_under_
         run_dir, tmp_path, conversations, monkeypatch):
     """An imported answer carries no memories: its evidence recall was never measured, and corrected citations
     do not make it 0 (which would pull an imported system's recall down by questions it was never scored on)."""
-    from memeval.audit.key import answer_key
+    from memeval.benchmarks.locomo.audit.key import answer_key
+    from memeval.benchmarks.locomo.keyed import keyed_answers
     from memeval.records import load_answers
-    from memeval.scoring.keyed import keyed_answers
 
     write_audit(tmp_path, conversations, monkeypatch, ["D99:1"])
     key = answer_key("corrected", conversations=conversations)

@@ -9,9 +9,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from memeval.audit import fetch
-from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
-from memeval.audit.store import AUDIT_ENV, audit_path
+from memeval.benchmarks.locomo.audit import fetch
+from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
+from memeval.benchmarks.locomo.audit.store import AUDIT_ENV, audit_path
 from tests.audit_sample import audit_bytes, pin, write_layout
 
 

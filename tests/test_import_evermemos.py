@@ -11,9 +11,14 @@ import json
 import pytest
 
 from memeval.benchmarks.locomo.data import load_locomo
+from memeval.benchmarks.locomo.published.detailed import (
+    NOT_STATED,
+    RECORDED_PROTOCOL,
+    published_stats,
+    read_detailed,
+)
 from memeval.data.paths import find_locomo
 from memeval.errors import InputError
-from memeval.published.detailed import NOT_STATED, RECORDED_PROTOCOL, published_stats, read_detailed
 from memeval.records import AnswerRow, JudgmentRow, read_records
 
 T, F = True, False
@@ -330,7 +335,7 @@ class _Key:
 
 
 def test_under_another_key_only_questions_whose_gold_stands_keep_their_recorded_judgments():
-    from memeval.published.recorded import recorded_notes, under_key
+    from memeval.benchmarks.locomo.published.recorded import recorded_notes, under_key
 
     rows = [JudgmentRow(protocol=RECORDED_PROTOCOL, scores=[100.0, 0.0, 100.0], mean=200 / 3, std=None,
                         run_count=3, warning=None, errors=[], sample_id=f"c:q{i}", conversation_id="c", category=1,

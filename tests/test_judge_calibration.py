@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.audit.store import AUDIT_ENV
+from memeval.benchmarks.locomo.audit.store import AUDIT_ENV
 from memeval.scoring.leniency import (
     NOT_MEASURED,
     RECORDED_SOURCE,

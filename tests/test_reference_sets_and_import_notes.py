@@ -22,7 +22,7 @@ def world(tmp_path, monkeypatch, cli):
     """A run of two built-in systems with the audit's v2 set imported into it as `ap-v2`."""
     data = write_locomo(tmp_path / "locomo10.json")
     audit = fetched(tmp_path, monkeypatch)
-    from memeval.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
 
     cli("locomo", "import", audit / AUDIT_FILES["v2_scored"].path, "--format", "evermemos", "--system", "ap-v2",
         "--judge-model", "judge-of-the-test", "--judge-prompt", "evermemos", "--data", data,
@@ -57,7 +57,7 @@ def test_report_pairs_leave_the_reference_set_out_and_say_who_judged_it(world):
 
 
 def test_an_import_folder_is_named_as_one_with_every_import_counted(world, cli, tmp_path):
-    from memeval.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
 
     folder = tmp_path / "pub"
     for name in ("v1_scored", "v2_scored", "fc_gpt-4o-mini-cot"):
@@ -71,8 +71,8 @@ def test_an_import_folder_is_named_as_one_with_every_import_counted(world, cli, 
 
 
 def test_corrected_minus_original_is_the_unrounded_difference_shown_to_two_places():
+    from memeval.benchmarks.locomo.trust import _cells, _overall_table
     from memeval.records import TrustCell, TrustDocument
-    from memeval.reports.trust import _cells, _overall_table
 
     cells = [TrustCell(run="", system="s", origin="memeval", measure="F1", key=key, category="overall",
                        value=value, low=None, high=None, n=9) for key, value in (("original", 7.74),
@@ -99,7 +99,7 @@ def test_without_the_audit_the_report_suggests_a_trust_command_that_works(tmp_pa
 
 
 def test_importing_into_a_trust_report_folder_is_refused_with_nothing_written(world, cli, tmp_path):
-    from memeval.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
 
     for report in ("trust.md", "trust.json"):
         folder = tmp_path / f"t-{report}"
@@ -114,9 +114,9 @@ def test_importing_into_a_trust_report_folder_is_refused_with_nothing_written(wo
 
 
 def test_the_ceiling_line_says_what_a_j_above_it_means_on_the_original_key_only(world, cli):
-    from memeval.audit.key import answer_key, load_audit
+    from memeval.benchmarks.locomo.audit.key import answer_key, load_audit
     from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.scoring.keyed import key_notes
+    from memeval.benchmarks.locomo.keyed import key_notes
 
     conversations = load_locomo(world / "locomo10.json")
     audit = load_audit(conversations)

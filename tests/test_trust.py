@@ -1,4 +1,4 @@
-"""The trust section (memeval/reports/trust.py, `memeval locomo trust`): a small offline run and a published run in
+"""The trust section (memeval/benchmarks/locomo/trust.py, `memeval locomo trust`): a small offline run and a published run in
 the EverMemOS format, on a made-up LoCoMo and a made-up audit (tests/audit_sample.py: this project's own words), side
 by side on each key, with the ceilings, the recorded judge's place, the MDE of every adjacent pair — each number
 checked against a computation written here — and the plain "not fetched" path."""
@@ -9,7 +9,7 @@ import math
 import pytest
 
 from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
-from memeval.reports.trust import trust_document, write_trust
+from memeval.benchmarks.locomo.trust import trust_document, write_trust
 from tests.audit_sample import QUESTIONS, fetched, write_locomo
 
 # the published system's answers (own words) and its three recorded judge runs, per (conversation, question index)
@@ -173,7 +173,7 @@ def test_published_runs_come_from_the_fetched_audit_once(world, cli):
 def test_a_published_file_the_user_already_imported_is_not_imported_again(world, cli):
     """`trust MINE --published` after importing one of the audit's files into MINE: that run appears once (the
     user's import), the other five come from the audit."""
-    from memeval.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
 
     mine = world / "mine"
     source = world / "audit" / AUDIT_FILES["fc_gpt-4o-mini-memos"].path
@@ -277,7 +277,7 @@ def test_a_file_named_as_a_run_is_said_to_be_a_file(world, cli, tmp_path):
 
 
 def test_the_suggested_trust_command_is_the_path_as_typed_and_out_of_the_checkout(world, tmp_path, monkeypatch):
-    from memeval.reports import trust
+    from memeval.benchmarks.locomo import trust
 
     monkeypatch.chdir(tmp_path)
     run_locomo(LocomoRunConfig(out="own/first", data=str(world / "locomo10.json"), systems=["rag_turns"],

@@ -248,8 +248,8 @@ def add_fail_fast(parser: argparse.ArgumentParser) -> None:
 
 
 def add_answer_key(parser: argparse.ArgumentParser) -> None:
-    """--key and --ambiguous: the LoCoMo answer key a command scores and tables against (memeval/scoring/keyed.py)."""
-    from memeval.scoring.keyed import AMBIGUOUS_FLAG_HELP, KEY_FLAG_HELP
+    """--key and --ambiguous: the LoCoMo answer key a command scores and tables against (memeval/benchmarks/locomo/keyed.py)."""
+    from memeval.benchmarks.locomo.keyed import AMBIGUOUS_FLAG_HELP, KEY_FLAG_HELP
 
     parser.add_argument("--key", choices=("original", "corrected", "excluded"), default="original",
                         help=KEY_FLAG_HELP)

@@ -141,13 +141,13 @@ def _fetch_protocols(args: argparse.Namespace) -> int:
 
 
 def _fetch_audit(args: argparse.Namespace) -> int:
-    from memeval.audit.fetch import fetch_audit
-    from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_LICENCE, AUDIT_REPO
-    from memeval.audit.store import audit_dir
+    from memeval.benchmarks.locomo.audit.fetch import fetch_audit
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_LICENCE, AUDIT_REPO
+    from memeval.benchmarks.locomo.audit.store import audit_dir
     from memeval.errors import InputError
 
     if args.sha256:
-        raise InputError("--sha256", args.sha256, "the audit's files are pinned (memeval/audit/sources.py); no other "
+        raise InputError("--sha256", args.sha256, "the audit's files are pinned (memeval/benchmarks/locomo/audit/sources.py); no other "
                          "checksum is taken")
     result = fetch_audit(args.source, args.dest)
     for file, path, where in result.stored:
@@ -163,8 +163,8 @@ def _fetch_audit(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     """Fetched state only; a stored file that does not check out is shown as such, not raised, so one bad file
     does not hide the state of the others."""
-    from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
-    from memeval.audit.store import FETCH_COMMAND, audit_dir, audit_path
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
+    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir, audit_path
     from memeval.errors import InputError
     from memeval.protocols import store
     from memeval.protocols.sources import SOURCES

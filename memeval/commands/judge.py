@@ -1,4 +1,4 @@
-"""`memeval judge calibrate`: a judge's leniency, measured (memeval/scoring/calibration.py), or the rates the
+"""`memeval judge calibrate`: a judge's leniency, measured (memeval/benchmarks/locomo/calibration.py), or the rates the
 audit recorded for the judge the field uses (`--recorded`, offline)."""
 
 from __future__ import annotations
@@ -71,10 +71,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("--out", "(not given)", "a calibration run needs a directory (or --recorded for the audit's "
                          "recorded rates, no model call)")
+    from memeval.benchmarks.locomo.calibration import CalibrationTask, audit_rows, gold_rows, select
     from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.engine import ModelSettings, RunSettings, run_task
-    from memeval.scoring.calibration import CalibrationTask, audit_rows, gold_rows, select
     from memeval.scoring.judges import JUDGES
 
     llm = llm_options(args)
@@ -126,7 +126,7 @@ def _dry_run(args: argparse.Namespace, task, models) -> int:
 
 
 def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
-    from memeval.scoring.calibration import identity_line, leniency_table
+    from memeval.benchmarks.locomo.calibration import identity_line, leniency_table
     from memeval.scoring.leniency import RECORDED_JUDGE, RECORDED_MODEL, RECORDED_RUNS, recorded_leniency
 
     if args.out:  # nothing to store: every table reads the recorded rates from the fetched audit itself
@@ -173,7 +173,7 @@ def _command_line(args: argparse.Namespace, sets: list[str]) -> list[str]:
 def _files(out: str) -> str:
     from pathlib import Path
 
+    from memeval.benchmarks.locomo.calibration import CALIBRATION
     from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
-    from memeval.scoring.calibration import CALIBRATION
 
     return ", ".join(n for n in (CALIBRATION, ANSWERS, JUDGMENTS, REPORT, MANIFEST) if (Path(out) / n).exists())

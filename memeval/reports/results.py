@@ -262,15 +262,15 @@ def _group(category: int) -> str:
 
 
 def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list, list, list, list]:
-    """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval/scoring/keyed.py): only the
+    """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval/benchmarks/locomo/keyed.py): only the
     questions the audit names are rescored, from the answers file read whole (their memories included)."""
     kept, f1, b1, recall = [True] * len(answers.f1), list(answers.f1), list(answers.b1), \
         list(answers.evidence_recall)
     if key is None or key.mode == "original":
         return kept, f1, b1, recall
+    from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers
     from memeval.records import AnswerRow, latest, read_records
     from memeval.scoring.f1 import bleu1
-    from memeval.scoring.keyed import key_evidence, keyed_answers
 
     rows = [r for r in latest(read_records(RunDir(run).answers, AnswerRow), lambda r: r.key).values()
             if r.final and key.affected(r.sample_id) is not None]
@@ -295,7 +295,7 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audi
     """(system, group, metric) → the scored questions of that cell under the answer `key` (default: the
     original), and the B1 mode; then the cells only the power and length tables show: answer length in words,
     and J per category when `by_category`. `unjudged` is filled with the (system, protocol) that have no J under
-    the corrected key (memeval.scoring.keyed.unjudged_changes): their J cells are left out."""
+    the corrected key (memeval.benchmarks.locomo.keyed.unjudged_changes): their J cells are left out."""
     answers = answer_columns(RunDir(run).answers, progress)
     out: dict[tuple[str, str, str], list[Scored]] = {}
     extra: dict[tuple[str, str, str], list[Scored]] = {}
@@ -320,7 +320,7 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audi
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
-        from memeval.scoring.keyed import keyed_judgments, unjudged_changes
+        from memeval.benchmarks.locomo.keyed import keyed_judgments, unjudged_changes
 
         cells = [_Judged(*cell) for cell in zip(judged.system, judged.protocol, judged.sample_id,
                                                   judged.conversation_id, judged.category, judged.mean,
@@ -410,7 +410,7 @@ def _unparsed(column: Column) -> tuple[set[tuple[str, str]], list[str]]:
 def _spread_notes(column: Column) -> list[str]:
     """Per judge of this run that gave every judged question (categories 1–4, all systems) the same score, the
     note saying so beside their F1 (memeval.reports.judge_spread)."""
-    from memeval.published.detailed import is_recorded
+    from memeval.benchmarks.locomo.published.detailed import is_recorded
     from memeval.reports.judge_leniency import judge_identities
     from memeval.reports.judge_spread import constant_judge_note
 
@@ -444,7 +444,7 @@ def _system_pairs(column: Column) -> list[ResultRow]:
     from itertools import combinations
     from operator import attrgetter
 
-    from memeval.published.reference import reference_systems
+    from memeval.benchmarks.locomo.published.reference import reference_systems
     from memeval.scoring.aggregate import paired_difference
     from memeval.scoring.power import paired_rows
 
@@ -582,11 +582,11 @@ def shown_command(command: str | None) -> str | None:
 def _run_key(manifest: dict, mode: str, ambiguous: str, keys: dict) -> tuple:
     """(AnswerKey, Audit or None, the LoCoMo conversations) for the data a run read (its manifest's path, else the
     data memeval finds), made once per data path."""
-    from memeval.audit.key import AnswerKey
-    from memeval.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit.key import AnswerKey
+    from memeval.benchmarks.locomo.audit.store import audit_path
     from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo.keyed import resolve_key
     from memeval.data.paths import find_locomo
-    from memeval.scoring.keyed import resolve_key
 
     if mode == "original" and ambiguous == "include" and audit_path("errors") is None:
         return AnswerKey("original", "include", None), None, None  # nothing to check the key against
@@ -608,7 +608,7 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
             key: str = "original", ambiguous: str = "include") -> Comparison:
     """Every cell of the given run and sweep directories (each must hold a manifest.json), and the paired
     difference of each later LoCoMo run from the first on the questions they share; LoCoMo runs scored against
-    the answer `key` (memeval/scoring/keyed.py; `ambiguous`: the audit's AMBIGUOUS questions kept or dropped)."""
+    the answer `key` (memeval/benchmarks/locomo/keyed.py; `ambiguous`: the audit's AMBIGUOUS questions kept or dropped)."""
     columns: list[Column] = []
     given: dict[Path, str] = {}
     for d in directories:  # one column per directory, however it is spelled
@@ -634,7 +634,7 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     key_notes: list[str] = []
     for column in columns:
         if column.kind == "locomo run":
-            from memeval.scoring.keyed import key_notes as notes_of
+            from memeval.benchmarks.locomo.keyed import key_notes as notes_of
 
             answer_key, audit, conversations = _run_key(column.manifest, key, ambiguous, keys)
             key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
@@ -665,10 +665,15 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
 
 def _recorded(column: Column, key, unjudged: dict | None = None) -> None:
     """An imported file's recorded judgments: the majority vote as a cell beside their J (the per-run mean), and a
-    note with the population std over runs (memeval/published/recorded.py). A judge with no J under the corrected
+    note with the population std over runs (memeval/benchmarks/locomo/published/recorded.py). A judge with no J under the corrected
     key (`unjudged`) gets one note saying why, and neither figure."""
-    from memeval.published.recorded import load_recorded, majority_cells, recorded_notes, under_key
-    from memeval.scoring.keyed import unjudged_notes
+    from memeval.benchmarks.locomo.keyed import unjudged_notes
+    from memeval.benchmarks.locomo.published.recorded import (
+        load_recorded,
+        majority_cells,
+        recorded_notes,
+        under_key,
+    )
 
     unjudged = unjudged or {}
     rows = [r for r in under_key(load_recorded(RunDir(column.directory).judgments), key)
@@ -761,7 +766,7 @@ def wide_tables(comparison: Comparison) -> list[WideTable]:
         pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs]
         scope = "metric (categories 1–4" + (" unless named)" if comparison.by_category else ")")
         headers = ["system", scope, *[c.header for c in runs], *[name for name, _ in pairs]]
-        from memeval.published.reference import reference_systems
+        from memeval.benchmarks.locomo.published.reference import reference_systems
 
         references = set().union(*(reference_systems(c.manifest) for c in runs))
         body = []
@@ -814,7 +819,7 @@ def power_table(comparison: Comparison) -> WideTable:
         body += [[f"{r.system} − {r.minus_system}", _metric_label(r.group, r.metric), c.name, cell(r), r.n,
                   _mde(r), r.verdict] for r in within]
         if not within and not any(c is later or c is earlier for later, earlier in comparison.pairs):
-            from memeval.published.reference import reference_systems
+            from memeval.benchmarks.locomo.published.reference import reference_systems
 
             references = reference_systems(c.manifest)
             alone = [r for r in comparison.rows if r.kind == "locomo run" and r.directory == c.directory
@@ -845,7 +850,7 @@ def power_table(comparison: Comparison) -> WideTable:
 
 def _reference_notes(runs: Sequence[Column]) -> list[str]:
     """One line per run holding the audit's reference answer sets: named, scored above, never paired."""
-    from memeval.published.reference import reference_note, reference_systems
+    from memeval.benchmarks.locomo.published.reference import reference_note, reference_systems
 
     notes = []
     for c in runs:

@@ -447,8 +447,8 @@ def full_report(
     """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled);
     `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status);
     `leniency`: protocol → its judge configuration's measured leniency sentence."""
-    from memeval.published.detailed import RECORDED, is_recorded
-    from memeval.published.recorded import recorded_table
+    from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded
+    from memeval.benchmarks.locomo.published.recorded import recorded_table
 
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## BLEU-1 (Mem0's B1)", "", bleu1_table(systems)]

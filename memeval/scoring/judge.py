@@ -160,7 +160,7 @@ def parse_binary(text: str) -> tuple[float, str | None]:
 
 
 def answer_key_of(answer) -> str:
-    """The answer key whose gold an answer row carries ("original" unless memeval/scoring/keyed.py replaced it)."""
+    """The answer key whose gold an answer row carries ("original" unless memeval/benchmarks/locomo/keyed.py replaced it)."""
     return getattr(answer, "answer_key", "original")
 
 
@@ -190,7 +190,7 @@ class LocomoJudge(Judge):
                            judge_model=model, answer_key=answer_key_of(answer), **outcome.model_dump())
 
     def key(self, answer) -> tuple:
-        """A row judged against a corrected gold (memeval/scoring/keyed.py) is a judgment of its own."""
+        """A row judged against a corrected gold (memeval/benchmarks/locomo/keyed.py) is a judgment of its own."""
         base = (*answer.key, self.name)
         key = answer_key_of(answer)
         return base if key == "original" else (*base, key)

@@ -147,7 +147,7 @@ def _evermemos_origin() -> str:
 def recorded_from(path: str | Path, answer_set: str) -> Leniency:
     """One scored file's recorded judgments as the framework reports them: the per-run mean over the runs (each
     run's accepted / judged, averaged), overall and per category, with its interval over the questions judged."""
-    from memeval.published.detailed import published_stats, read_detailed
+    from memeval.benchmarks.locomo.published.detailed import published_stats, read_detailed
 
     detailed = read_detailed(path)
     stats = published_stats(detailed.rows)
@@ -168,7 +168,7 @@ def recorded_from(path: str | Path, answer_set: str) -> Leniency:
 def recorded_leniency(directory: str | Path | None = None) -> list[Leniency]:
     """The audit's recorded rates (specific_wrong, vague_wrong), or none when the audit is not fetched. A fetched
     file with another hash is refused (InputError), as everywhere the audit is read."""
-    from memeval.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit.store import audit_path
 
     out = []
     for answer_set, name in SCORED_FILES.items():

@@ -114,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
     imp.set_defaults(handler=_import)
 
-    from memeval.commands import trust
+    from memeval.benchmarks.locomo import trust_command as trust
 
     trust.register(sub)
 
@@ -207,9 +207,9 @@ def next_steps(system: str, out: str, recorded: bool) -> str:
     folder = shown(shlex.quote(out))
     if not recorded:
         return f"next: memeval locomo run --systems {shown(shlex.quote(system))} --out {folder} [--judge binary]"
-    from memeval.audit.sources import AUDIT_FILES
-    from memeval.audit.store import FETCH_COMMAND, audit_dir
-    from memeval.reports.trust import suggested_out
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir
+    from memeval.benchmarks.locomo.trust import suggested_out
 
     trust = shown(shlex.quote(suggested_out(out)))
     if not (audit_dir() / AUDIT_FILES["errors"].path).is_file():  # --published would refuse without the audit

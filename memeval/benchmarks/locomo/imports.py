@@ -6,7 +6,7 @@ object keyed by conversation index — the position in locomo10.json — each a 
 `answer`, `response`, `category` and optional `speaker_1_memory_time`, `speaker_2_memory_time`,
 `response_time`), `jsonl` (one object a line: `question`, `prediction`, optional `sample_id`,
 `conversation_id`, `latency_s`, `retrieved_ids`), `evermemos` (the EverMemOS evaluation framework's
-`detailed_results` files, memeval/published/detailed.py: each item's `question_id` gives its sample id, its
+`detailed_results` files, memeval/benchmarks/locomo/published/detailed.py: each item's `question_id` gives its sample id, its
 `golden_answer` is checked against the question's gold, and its `llm_judgments` become judgment rows of the judge
 `evermemos_recorded`: the labels the file's producer recorded, never re-run here).
 
@@ -175,10 +175,10 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
 
 def evermemos_rows(path: Path, skipped: list[str] | None = None):
     """The items of an EverMemOS `detailed_results` file as rows to match, and the file (its metadata and hash).
-    The audit id `locomo_<conversation index>_qa<question index>` names the sample id (memeval/audit/key.py); an
+    The audit id `locomo_<conversation index>_qa<question index>` names the sample id (memeval/benchmarks/locomo/audit/key.py); an
     id of another form is kept as it is, so matching reports it as naming no question."""
-    from memeval.audit.key import audit_sample_id
-    from memeval.published.detailed import read_detailed
+    from memeval.benchmarks.locomo.audit.key import audit_sample_id
+    from memeval.benchmarks.locomo.published.detailed import read_detailed
 
     def refuse(exc: InputError) -> None:
         if skipped is None:
@@ -422,7 +422,7 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
     rows = answer_rows(found, system, fmt)
     recorded, extra = [], {}
     if detailed is not None:
-        from memeval.published.detailed import published_stats
+        from memeval.benchmarks.locomo.published.detailed import published_stats
 
         recorded = recorded_judgments(found, system, judge)
         stats = published_stats(detailed.rows)
@@ -445,7 +445,7 @@ def recorded_judge(detailed, judge_model: str | None, judge_prompt: str | None =
     """Who made an EverMemOS file's recorded judgments, as its producer states it: `metadata.judge_model` (the
     locomo-audit's files), else `metadata.model` (the framework's own llm_judge writes the judge's model there),
     else `--judge-model`, else "not stated by the file"; `--judge-model` against a stated model is refused."""
-    from memeval.published.detailed import NOT_STATED, RECORDED, RECORDED_PROTOCOL
+    from memeval.benchmarks.locomo.published.detailed import NOT_STATED, RECORDED, RECORDED_PROTOCOL
 
     stated = None
     for name in ("judge_model", "model"):
@@ -472,7 +472,7 @@ def recorded_judge(detailed, judge_model: str | None, judge_prompt: str | None =
 def recorded_judgments(found: list[tuple[Imported, QA]], system: str, judge: dict) -> list:
     """The recorded labels of the matched rows as judgment rows (100 accepted, 0 not, in run order); rows the
     file left unjudged (`llm_judgments` {}) get none."""
-    from memeval.published.detailed import RECORDED
+    from memeval.benchmarks.locomo.published.detailed import RECORDED
     from memeval.records import JudgmentRow
     from memeval.scoring.aggregate import run_statistics
 

@@ -147,7 +147,7 @@ def paired_table(systems: Mapping[str, Rows | Judgments], value: Value = F1, n_b
     """Every pair of systems over the questions both scored; `unscored` says why there is no pair when two or
     more systems share no scored question (a judge that labelled nothing: "no judged questions"). `scale`: 100
     for F1 (0–1), 1 for J, whose scores are on 0–100 already. `references`: the audit's answer sets written to be
-    wrong, never paired (memeval/published/reference.py)."""
+    wrong, never paired (memeval/benchmarks/locomo/published/reference.py)."""
     systems, left_out = _without(systems, references)
     fmt = partial(_fmt, scale=scale)
     headers = ["A − B", "mean difference ×100" if scale == 100 else "mean difference", "95% CI (clustered)",
@@ -266,7 +266,7 @@ def j_length_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgment
 def judge_accounting_table(answers: Mapping[str, Rows], judgments: Mapping[str, Judgments], protocol: str) -> str:
     """Judged vs all questions (strict accuracy counts an unjudged question as 0), and answer length, which
     generous grading rewards. A system whose rows are an empty list has no J on the run's key (its changed
-    questions were never judged on it: memeval.scoring.keyed.unjudged_changes), so no strict J either."""
+    questions were never judged on it: memeval.benchmarks.locomo.keyed.unjudged_changes), so no strict J either."""
     headers = ["System", "questions", "judged", "runs failed", "J over judged", "J strict (all)",
                "answer words (mean)"]
     body, unmeasured = [], []
@@ -352,7 +352,7 @@ def extremes_table(rows: Rows) -> str:
 
 def _without(systems: Mapping, references: Collection[str]) -> tuple[dict, str | None]:
     """The systems to pair (the reference answer sets taken out) and the note naming those taken out."""
-    from memeval.published.reference import reference_note
+    from memeval.benchmarks.locomo.published.reference import reference_note
 
     out = [name for name in systems if name in references]
     return {k: v for k, v in systems.items() if k not in references}, (reference_note(out) if out else None)

@@ -115,7 +115,7 @@ class LocomoRunConfig:
     context_tokens: int | None = flag("--context-tokens", None)  # the server's window; not part of the identity
     models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))  # role → model
     prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
-    # the answer key the report scores against (memeval/scoring/keyed.py): no stored answer depends on it, and a
+    # the answer key the report scores against (memeval/benchmarks/locomo/keyed.py): no stored answer depends on it, and a
     # corrected key's judgments are rows of their own, so it is not part of the run's identity either
     key: str = flag("--key", "original")
     ambiguous: str = flag("--ambiguous", "include")
@@ -141,7 +141,7 @@ class LocomoRunConfig:
         if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
             raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
         check_cap(self.answer_max_tokens, self.answerer in LLM_ANSWERERS)
-        from memeval.audit.key import AMBIGUOUS_CHOICES, KEY_MODES
+        from memeval.benchmarks.locomo.audit.key import AMBIGUOUS_CHOICES, KEY_MODES
 
         if self.key not in KEY_MODES:
             raise InputError("--key", str(self.key), "expected " + ", ".join(KEY_MODES))
@@ -331,7 +331,7 @@ class LocomoTask(Task):
         self.systems = [SystemConfig(s, {}, spelling=s) if s in self.imported else parse_system(s)
                         for s in config.systems]
         self.settings = AnswerSettings(config.answerer, config.k, max_tokens=config.answer_max_tokens)
-        from memeval.scoring.keyed import resolve_key
+        from memeval.benchmarks.locomo.keyed import resolve_key
 
         self.answer_key, self.audit = resolve_key(config.key, config.ambiguous, self.locomo)
 
@@ -486,20 +486,20 @@ class LocomoTask(Task):
                    if client and client.backend_name == "replay" else ""))
 
     def judge_rows(self, answers: list) -> list:
-        from memeval.scoring.keyed import judge_rows
+        from memeval.benchmarks.locomo.keyed import judge_rows
 
         return judge_rows(answers, self.answer_key)
 
     def keyed(self, answers: list, judgments: list) -> tuple[list, list]:
-        """This run's rows under its answer key (memeval/scoring/keyed.py)."""
-        from memeval.scoring.keyed import key_evidence, keyed_answers, keyed_judgments
+        """This run's rows under its answer key (memeval/benchmarks/locomo/keyed.py)."""
+        from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers, keyed_judgments
 
         golds = {a.sample_id: a.gold for a in answers}
         return (keyed_answers(answers, self.answer_key, key_evidence(self.answer_key, self.audit)),
                 keyed_judgments(judgments, self.answer_key, golds))
 
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
-        from memeval.scoring.keyed import key_notes, unjudged_changes, unjudged_notes
+        from memeval.benchmarks.locomo.keyed import key_notes, unjudged_changes, unjudged_notes
 
         stored = (answers, judgments)  # every key's rows: the trust section sets the keys side by side
         unjudged = unjudged_changes(judgments, self.answer_key, {a.sample_id: a.gold for a in answers})
@@ -517,12 +517,12 @@ class LocomoTask(Task):
         manifest = RunDir(self.config.out).manifest
         recorded = load_manifest(manifest) if manifest.is_file() else None
         leniency = leniency_by_protocol(recorded, by_protocol)
-        from memeval.published.reference import reference_systems
+        from memeval.benchmarks.locomo.published.reference import reference_systems
 
         report = run_report(by_system, by_protocol, title=title, notes=notes, judge_model=judge_model,
                             protocol_problem=setting_problem(client) if judge_model else None, leniency=leniency,
                             references=reference_systems(recorded))
-        from memeval.reports.trust import report_section
+        from memeval.benchmarks.locomo.trust import report_section
 
         ambiguous = self.answer_key.ambiguous if self.answer_key is not None else "include"
         return report + "\n" + report_section(*stored, recorded, self.locomo, self.audit, self.config.out, ambiguous)
@@ -596,7 +596,7 @@ def estimate_run(config: LocomoRunConfig, client: LLMClient | None = None) -> Ru
     answers are not identical requests, so the estimate must not count them once)."""
     config.validate()
     out = Path(config.out)
-    from memeval.scoring.keyed import judge_rows, resolve_key
+    from memeval.benchmarks.locomo.keyed import judge_rows, resolve_key
 
     locomo = load_locomo(find_locomo(config.data))
     answer_key = resolve_key(config.key, config.ambiguous, locomo)[0]

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
-from memeval.audit.store import FETCH_COMMAND, audit_dir, load_audit_json
+from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
+from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir, load_audit_json
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 from memeval.errors import InputError
 

@@ -1,4 +1,4 @@
-"""`memeval locomo trust RUN_DIR... --out DIR`: how far a LoCoMo table can be trusted (memeval/reports/trust.py)."""
+"""`memeval locomo trust RUN_DIR... --out DIR`: how far a LoCoMo table can be trusted (memeval/benchmarks/locomo/trust.py)."""
 
 from __future__ import annotations
 
@@ -31,21 +31,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _trust(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from memeval.errors import InputError
-    from memeval.reports.trust import (
+    from memeval.benchmarks.locomo.trust import (
         already_imported,
         check_inputs,
         check_readable,
         import_published,
         write_trust,
     )
+    from memeval.errors import InputError
     from memeval.safe_text import shown
 
     runs = list(args.runs)
     check_inputs(runs, args.out, args.audit_dir)
     if args.published:
-        from memeval.audit.store import FETCH_COMMAND, audit_dir, audit_path
-        from memeval.reports.trust import PUBLISHED
+        from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir, audit_path
+        from memeval.benchmarks.locomo.trust import PUBLISHED
 
         if not any(audit_path(name, args.audit_dir) for name in PUBLISHED):
             raise InputError("--published", str(audit_dir(args.audit_dir)), "the LoCoMo audit is not fetched there; "

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
-from memeval.published.detailed import RECORDED, is_recorded, recorded_stats
+from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded, recorded_stats
 
 
 def majority_metric(protocol: str) -> str:
@@ -34,8 +34,8 @@ def load_recorded(path: str | Path) -> list:
 
 def under_key(rows: Iterable, key=None) -> list:
     """The recorded judgments that still judge their question's gold under `key` (None or original: all), by the
-    rule every J follows (memeval/scoring/keyed.py): a question whose gold the key changes or leaves out has none."""
-    from memeval.scoring.keyed import keyed_judgments
+    rule every J follows (memeval/benchmarks/locomo/keyed.py): a question whose gold the key changes or leaves out has none."""
+    from memeval.benchmarks.locomo.keyed import keyed_judgments
 
     return keyed_judgments(list(rows), key)
 
@@ -85,7 +85,7 @@ def recorded_notes(rows: Iterable, key=None) -> list[str]:
 def stated_prompt(row) -> str:
     """The judge prompt an imported row's producer stated (`locomo import --judge-prompt`), read back from the
     prompt version the importer wrote: "recorded, not re-run (prompt …)"."""
-    from memeval.published.detailed import NOT_STATED
+    from memeval.benchmarks.locomo.published.detailed import NOT_STATED
 
     version = getattr(row, "prompt_version", None) or ""
     head = f"{RECORDED} (prompt "
@@ -94,7 +94,7 @@ def stated_prompt(row) -> str:
 
 def _prompt_sentence(judgments: Mapping[str, Iterable]) -> str:
     """Which judge prompt each system's recorded judgments were made with, as its import stated it."""
-    from memeval.published.detailed import NOT_STATED
+    from memeval.benchmarks.locomo.published.detailed import NOT_STATED
 
     by_prompt: dict[str, list[str]] = {}
     for name, rows in judgments.items():
@@ -123,7 +123,7 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
     body = []
     for name, rows in judgments.items():
         rows = [r for r in rows if r.category in QA_CATEGORIES]
-        if not rows:  # none that count on this key (memeval.scoring.keyed.unjudged_changes; the note says why)
+        if not rows:  # none that count on this key (memeval.benchmarks.locomo.keyed.unjudged_changes; the note says why)
             body.append([name, f"{protocol} ({RECORDED})", *["–"] * len(QA_CATEGORIES), "– (not judged on this key)",
                          "–", "–", 0])
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
-from memeval.published.reference import REFERENCE_ORIGIN, reference_systems
+from memeval.benchmarks.locomo.published.reference import REFERENCE_ORIGIN, reference_systems
 from memeval.records import TrustCell, TrustDocument, TrustLeniency, TrustPair
 
 Z95 = 1.959963984540054
@@ -177,7 +177,7 @@ def _j_values(rows) -> list[tuple[float, str, int]]:
 
 
 def _keys(audit, ambiguous: str, conversations) -> dict:
-    from memeval.audit.key import answer_key
+    from memeval.benchmarks.locomo.audit.key import answer_key
 
     keys = {"original": None}
     if audit is not None:
@@ -189,7 +189,7 @@ def _keys(audit, ambiguous: str, conversations) -> dict:
 def _j_under(system: _System, measure: str, key, mode: str) -> tuple[list, str | None]:
     """The judgments of `measure` that count under `key`, or why there is no J under it (affected questions not
     judged against the corrected gold)."""
-    from memeval.scoring.keyed import changed_gold, keyed_judgments
+    from memeval.benchmarks.locomo.keyed import changed_gold, keyed_judgments
 
     rows = system.judgments[measure]
     golds = {a.sample_id: a.gold for a in system.answers}
@@ -310,7 +310,7 @@ def _pairs(measures: dict[tuple[str, str], dict[str, list[tuple[str, float, str,
 def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = None, data: str | Path | None = None,
                    ambiguous: str = "include") -> TrustDocument:
     """The trust section's content for `runs` (LoCoMo run or import directories), read from stored rows only."""
-    from memeval.audit.key import load_audit
+    from memeval.benchmarks.locomo.audit.key import load_audit
 
     paths = [Path(r) for r in runs]
     if not paths:
@@ -323,11 +323,11 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
 
 
 def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous: str) -> TrustDocument:
-    from memeval.audit.key import SOURCE
-    from memeval.audit.store import FETCH_COMMAND
-    from memeval.audit.store import audit_dir as resolved_dir
+    from memeval.benchmarks.locomo.audit.key import SOURCE
+    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND
+    from memeval.benchmarks.locomo.audit.store import audit_dir as resolved_dir
+    from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers
     from memeval.reports.summary import shown_path
-    from memeval.scoring.keyed import key_evidence, keyed_answers
     from memeval.scoring.power import mean_words
 
     keys = _keys(audit, ambiguous, conversations)
@@ -417,8 +417,8 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
     each imported once into `out`/<system> with its recorded judgments; a file already imported there is kept as
     it is, and a file whose SHA-256 is in `skip` (imported by a run the report already shows) is not imported
     again. Returns the run directories of the files fetched and not skipped (none when the audit is not)."""
-    from memeval.audit.sources import AUDIT_FILES
-    from memeval.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.store import audit_path
     from memeval.benchmarks.locomo.imports import import_answers
     from memeval.rundir import read_manifest
     from memeval.scoring.leniency import RECORDED_MODEL
@@ -633,7 +633,7 @@ def report_section(answers: list, judgments: list, manifest: dict | None, conver
     and the ceiling; the published runs, leniency bars and the MDE of every pair are one command away."""
     import shlex
 
-    from memeval.audit.store import FETCH_COMMAND as FETCH
+    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND as FETCH
     from memeval.reports.tables import code_span, md_text
 
     published = " --published" if audit is not None else ""  # --published needs the audit's files

@@ -13,7 +13,7 @@ REFERENCE_FILES = ("v1_answers", "v1_scored", "v2_answers", "v2_scored")
 
 def reference_hashes() -> set[str]:
     """The pinned SHA-256 of the audit's v1/v2 answer files."""
-    from memeval.audit.sources import AUDIT_FILES
+    from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
 
     return {AUDIT_FILES[n].sha256 for n in REFERENCE_FILES if n in AUDIT_FILES}
 

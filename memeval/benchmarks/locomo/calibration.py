@@ -53,9 +53,9 @@ def gold_rows(conversations) -> list[CalibrationAnswer]:
 def audit_rows(answer_set: str, conversations, audit_dir: str | Path | None = None) -> list[CalibrationAnswer]:
     """A wrong-answer set from the fetched audit file, each answer matched to its LoCoMo question by the audit id
     and judged against LoCoMo's own question and gold (the original key)."""
-    from memeval.audit.key import audit_sample_id
-    from memeval.audit.store import audit_path
-    from memeval.published.detailed import read_detailed
+    from memeval.benchmarks.locomo.audit.key import audit_sample_id
+    from memeval.benchmarks.locomo.audit.store import audit_path
+    from memeval.benchmarks.locomo.published.detailed import read_detailed
 
     name = ANSWER_FILES[answer_set]
     path = audit_path(name, audit_dir)

@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from memeval.audit.sources import AUDIT_FILES, AuditFile
+from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES, AuditFile
 from memeval.errors import InputError
 
 AUDIT_ENV = "MEMEVAL_LOCOMO_AUDIT_DIR"

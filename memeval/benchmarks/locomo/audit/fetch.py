@@ -8,8 +8,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memeval.audit import store
-from memeval.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO, AuditFile
+from memeval.benchmarks.locomo.audit import store
+from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO, AuditFile
 from memeval.errors import InputError
 
 RAW_BASE = "https://raw.githubusercontent.com"
