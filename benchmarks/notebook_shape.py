@@ -19,7 +19,8 @@ def shape(notebook: Path) -> dict:
     cells = [c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
     lines = [line for c in cells for line in "".join(c["source"]).splitlines()
              if line.strip() and not line.strip().startswith("#")]
-    modules = {m for line in lines for m in (IMPORT.match(line) or [None, None, None]).groups()[:2] if m}
+    matches = [IMPORT.match(line) for line in lines]
+    modules = {m for match in matches if match for m in match.groups() if m}
     return {"code_cells": len(cells), "code_lines": len(lines),
             "internal_modules": sorted(m for m in modules if m not in ("memeval", "memeval.api")),
             "figure_saving_lines": sum(("savefig" in line or "save_figure" in line) for line in lines)}
