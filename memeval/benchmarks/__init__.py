@@ -31,6 +31,8 @@ class Benchmark:
     command: str
     tasks: dict[str, RunKind] = field(default_factory=dict)
     kind_aliases: dict[str, str] = field(default_factory=dict)
+    categories: str | None = None  # "module:attr" of its memeval.categories.CategorySet
+    answer_keys: str | None = None  # "module:attr" of its answer keys (memeval.answer_keys.AnswerKeys)
 
 
 @cache

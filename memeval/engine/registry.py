@@ -20,3 +20,15 @@ def aliases() -> dict[str, str]:
 def task_class(kind: str):
     """The Task class of a run kind; KeyError for a kind that is not a task (a sweep, a build)."""
     return load(run_kinds()[aliases().get(kind, kind)].task)
+
+
+def benchmark_of(kind: str):
+    """The declaration (memeval.benchmarks.Benchmark) whose tasks record `kind`, or None."""
+    kind = aliases().get(kind, kind)
+    return next((b for b in declarations() if kind in b.tasks), None)
+
+
+def categories(kind: str):
+    """The CategorySet of the benchmark that records `kind`; None for a kind without categories."""
+    benchmark = benchmark_of(kind)
+    return load(benchmark.categories) if benchmark is not None and benchmark.categories else None

@@ -7,4 +7,5 @@ BENCHMARK = Benchmark(
     command="memeval.benchmarks.locomo.command",
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow")},
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
+    categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
 )

@@ -3,16 +3,17 @@ counts imply them (the Mem0 paper relabels them; tables print names with ids for
 
 from __future__ import annotations
 
-CATEGORY_NAMES: dict[int, str] = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-    5: "adversarial",
-}
-QA_CATEGORIES = (1, 2, 3, 4)  # the categories every published F1 and J averages over
-ADVERSARIAL = 5
+from memeval.categories import CategorySet
+
+LOCOMO_CATEGORIES = CategorySet(
+    names={1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"},
+    headline=(1, 2, 3, 4),  # the categories every published F1 and J averages over
+    apart=(5,),  # adversarial: no gold answer to judge; scored apart by refusal
+)
+CATEGORY_NAMES: dict[int, str] = dict(LOCOMO_CATEGORIES.names)
+QA_CATEGORIES = LOCOMO_CATEGORIES.headline
+ADVERSARIAL = LOCOMO_CATEGORIES.apart[0]
 
 
 def category_label(category: int) -> str:
-    return f"{CATEGORY_NAMES[category]} ({category})"
+    return LOCOMO_CATEGORIES.label(category)
