@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memeval.publication.looks import SAFE_COLOURS
 from memeval.publication.marks import FigureData, PanelData
-from memeval.publication.style import SAFE_COLOURS
 
 OVERALL_CATEGORIES = "categories 1–4"  # every overall LoCoMo score: single-, multi-hop, temporal, open domain
 PER_CATEGORY = "per category"

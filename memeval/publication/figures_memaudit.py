@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from memeval.publication.looks import GREY
 from memeval.publication.marks import Panel, finish
 from memeval.publication.readers import MissingResults
 from memeval.publication.style import (
-    GREY,
     WIDTH_DOUBLE,
     WIDTH_SINGLE,
     legend_below,

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.publication.style import GREY, color, hatch, linestyle, marker
+from memeval.publication.looks import GREY, color, hatch, linestyle, marker
 
 Uncertainty = Literal["interval", "distribution", "published", "exact"]
 # interval: every value carries its low and high; distribution: the mark is the whole distribution (ECDF, box);

@@ -690,7 +690,7 @@ def _pair_cell(p: TrustPair | None) -> str:
 def _looks(names) -> dict[str, tuple[str, str]]:
     """One colour and marker per name for the whole report, in the order the names first appear (a system keeps
     its look in every figure)."""
-    from memeval.publication.style import _SHAPES, PALETTE
+    from memeval.publication.looks import _SHAPES, PALETTE
 
     return {name: (PALETTE[i % len(PALETTE)], _SHAPES[i % len(_SHAPES)])
             for i, name in enumerate(dict.fromkeys(names))}
