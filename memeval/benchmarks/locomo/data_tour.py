@@ -1,4 +1,4 @@
-"""Tables and the figure for the data tour notebook: what is in LoCoMo, per category and per conversation."""
+"""LoCoMo's data tour (notebook 00): what is in LoCoMo, per category and per conversation, in tables and one figure."""
 
 from __future__ import annotations
 
