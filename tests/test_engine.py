@@ -97,7 +97,8 @@ def test_graph80_resumes_after_a_kill_and_derives_the_same_rows(tmp_path, cli):
 @pytest.mark.parametrize("words, config_class", [
     (("locomo", "run"), "memeval.benchmarks.locomo.task:LocomoRunConfig"),
     (("longmemeval", "run"), "memeval.benchmarks.longmemeval.task:LongMemEvalConfig"),
-    (("graph80", "run"), "memeval.benchmarks.graph80.task:StudyConfig")])
+    (("graph80", "run"), "memeval.benchmarks.graph80.task:StudyConfig"),
+    (("locomo-plus", "run"), "memeval.benchmarks.locomo_plus.task:LocomoPlusConfig")])
 def test_a_configuration_declares_flags_its_command_accepts(words, config_class):
     """The rerun command a manifest records is built from the configuration's own declarations; each must be a
     flag of that command, so the two cannot drift apart."""

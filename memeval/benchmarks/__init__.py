@@ -9,7 +9,7 @@ from functools import cache
 from importlib import import_module
 
 # The one registration line per benchmark: its package name under memeval/benchmarks/, in `memeval --help` order.
-REGISTERED = ("locomo", "longmemeval", "graph80")
+REGISTERED = ("locomo", "longmemeval", "graph80", "locomo_plus")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,11 @@
+"""LoCoMo-Plus (Li et al., 2026): LoCoMo's five categories plus Cognitive — a cue dialogue and a later trigger
+stitched into LoCoMo conversations, judged correct / partial / wrong by a per-category judge."""
+
+from memeval.benchmarks import Benchmark, RunKind
+
+BENCHMARK = Benchmark(
+    name="locomo_plus",
+    command="memeval.benchmarks.locomo_plus.command",
+    tasks={"locomo-plus run": RunKind("memeval.benchmarks.locomo_plus.task:LocomoPlusTask", "AnswerRow",
+                                      "JudgmentRow")},
+)
