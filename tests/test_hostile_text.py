@@ -32,7 +32,7 @@ def test_shown_escapes_every_control_and_keeps_the_rest():
 
 
 def test_a_markdown_cell_from_data_renders_as_its_text():
-    from memeval.reports.tables import markdown_table
+    from memeval.reports.markdown import markdown_table
 
     table = markdown_table(["system", "answer"], [["s<b>", HOSTILE]])
     row = table.splitlines()[2]
@@ -44,7 +44,7 @@ def test_a_markdown_cell_from_data_renders_as_its_text():
 
 def test_ordinary_cells_are_unchanged():
     """What the published and headline tables hold renders exactly as before the escaping."""
-    from memeval.reports.tables import Markdown, markdown_table
+    from memeval.reports.markdown import Markdown, markdown_table
 
     rows = [["rag_turns", "12.34", "[10.10, 14.52]", "n/a (1 conversation)", "–"],
             ["memory_graph:hops=1", "0.850 ± 0.010", "≥ 0.9", "4 (multi-hop)", 12],
@@ -60,7 +60,7 @@ def test_ordinary_cells_are_unchanged():
 
 @pytest.mark.parametrize("command, fence", [("memeval ls", "`"), ("echo `id` <b>", "``"), ("a``b`", "```")])
 def test_a_recorded_command_is_one_code_span_it_cannot_close(command, fence):
-    from memeval.reports.tables import code_span, md_markup
+    from memeval.reports.markdown import code_span, md_markup
 
     span = code_span(command)
     assert span.startswith(fence) and span.endswith(fence) and not span.startswith(fence + "`")

@@ -20,7 +20,7 @@ from memeval.publication.readers import (
     stress_summaries,
 )
 from memeval.publication.tables import PublishedTable, _reader
-from memeval.reports.tables import Markdown, code_span, markdown_table, md_text
+from memeval.reports.markdown import Markdown, code_span, markdown_table, md_text
 from memeval.rundir import RunDir
 
 

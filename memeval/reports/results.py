@@ -913,7 +913,7 @@ def _metric_label(group: str, metric: str) -> str:
 
 
 def _column_line(c: Column, extra: str = "") -> str:
-    from memeval.reports.tables import code_span
+    from memeval.reports.markdown import code_span
 
     command = shown_command(c.command)
     commit = (f"commit {c.commit.removesuffix('-dirty')} with uncommitted changes (+)"
@@ -1015,7 +1015,7 @@ def _different_sets(runs: list[Column]) -> str | None:
 
 def _aligned(headers: Sequence[str], body: Sequence[Sequence[str]], left: int = 2) -> str:
     """A Markdown table padded so that it also reads as a table in a terminal: labels left, numbers right."""
-    from memeval.reports.tables import md_cell
+    from memeval.reports.markdown import md_cell
 
     rows = [[md_cell(h) for h in headers], *[[md_cell(c) for c in row] for row in body]]
     widths = [max(len(r[i]) for r in rows) for i in range(len(headers))]
@@ -1031,7 +1031,7 @@ def _aligned(headers: Sequence[str], body: Sequence[Sequence[str]], left: int = 
 def markdown(rows_or_comparison, compact: bool = False) -> str:
     """The comparison as Markdown: a table per kind (runs, sweeps), directories in columns, notes under each.
     `compact` (a list of one sweep's rows, as `memaudit sweep` prints it): one row per writer and budget."""
-    from memeval.reports.tables import md_markup
+    from memeval.reports.markdown import md_markup
 
     if compact:
         return _compact(rows_or_comparison)
@@ -1045,7 +1045,8 @@ def markdown(rows_or_comparison, compact: bool = False) -> str:
 
 
 def _compact(rows: Sequence[ResultRow]) -> str:
-    from memeval.reports.tables import ci_cell, markdown_table
+    from memeval.reports.markdown import markdown_table
+    from memeval.reports.tables import ci_cell
 
     def ci(r: ResultRow) -> str:
         unit = UNITS.get(r.resampled, r.resampled)

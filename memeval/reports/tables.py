@@ -8,7 +8,6 @@ system's n; an interval resampling fewer than two units prints "n/a (1 conversat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
@@ -24,67 +23,14 @@ from memeval.benchmarks.locomo.baselines import (
 )
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow, JudgmentRow
-from memeval.safe_text import shown
+from memeval.reports.markdown import markdown_table, md_text, with_notes
+from memeval.reports.markdown import (
+    md_markup as md_markup,  # re-exported until locomo_plus/report.py imports it there
+)
 from memeval.scoring.aggregate import F1, Value, by_category, judge_by_category, overall_mean, precomputed
 
 Rows = Sequence[AnswerRow]
 Judgments = Sequence[JudgmentRow]
-
-
-class Markdown(str):
-    """Text the code wrote as Markdown (a code span around a recorded command, `base` in a label): a table cell
-    keeps its markup. Any other value in a cell is data and shows as itself (`md_text`)."""
-
-
-_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "`": "\\`"})
-
-
-def _one_line(text: str) -> str:
-    return shown(re.sub(r"\r\n|[\r\n]", " ", text))
-
-
-def md_text(value: object) -> str:
-    """Data as Markdown that renders as the same text: HTML (`<script>`) and entities kept as text, no backtick
-    opening a code span, one line, control characters as visible escapes (a report is also read with `cat`)."""
-    if isinstance(value, Markdown):
-        return _one_line(value)
-    return _one_line(str(value)).translate(_HTML)
-
-
-def code_span(text: object) -> Markdown:
-    """`text` (a command recorded from data) as one code span: its fence longer than any backtick run inside, so
-    the data can neither close it nor reach Markdown or HTML outside it."""
-    text = _one_line(str(text))
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return Markdown(f"{fence}{pad}{text}{pad}{fence}")
-
-
-_CODE_SPAN = re.compile(r"(`+)(?!`)(.*?)(?<!`)\1(?!`)")
-
-
-def md_markup(text: object) -> str:
-    """A line the code wrote in Markdown with data inside (a note naming a directory, its commit and a
-    `code_span` of its command): code spans kept, the rest escaped as `md_text`, so the data renders as text."""
-    text, out, at = _one_line(str(text)), [], 0
-    for span in _CODE_SPAN.finditer(text):
-        out += [text[at:span.start()].translate(_HTML), span.group()]
-        at = span.end()
-    return "".join([*out, text[at:].translate(_HTML)])
-
-
-def md_cell(value: object) -> str:
-    """One table cell: data escaped by `md_text` (Markdown kept), and its pipes escaped so the row keeps its
-    columns (GitHub reads `\\|` as a pipe inside code spans too)."""
-    return md_text(value).replace("|", "\\|")
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Headers and rows as a Markdown table; every cell goes through `md_cell`, so text from data (questions,
-    answers, system and directory names) renders as text whatever it holds."""
-    lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def readable_frame(frame, labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 3):
@@ -159,11 +105,6 @@ def different_sets_note(sets: Mapping[str, frozenset]) -> str | None:
             "questions in common.")
 
 
-def _with_notes(table: str, notes: Sequence[str | None]) -> str:
-    notes = [n for n in notes if n]
-    return table + ("\n\n" + "\n".join(f"- {md_markup(n)}" for n in notes) if notes else "")
-
-
 def present_categories(systems: Mapping[str, Rows]) -> tuple[int, ...]:
     """The categories the systems' questions hold, in id order (a selection such as the prototype's 20 need not
     hold all five)."""
@@ -216,7 +157,7 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F
     if absent:
         notes.append("No question of " + ", ".join(category_label(c) for c in absent) + " in this selection: no "
                      f"column for them, and our {overall_qa} averages only the categories present.")
-    return _with_notes(markdown_table(headers, body), [*notes, question_set_note(covered)])
+    return with_notes(markdown_table(headers, body), [*notes, question_set_note(covered)])
 
 
 def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
@@ -231,7 +172,7 @@ def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
         )
         body.append(["always abstain ('not mentioned')", _pct(1.0) if n else "–", n])
     five = {name: [r for r in rows if r.category == 5] for name, rows in systems.items()}
-    return _with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
+    return with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
 
 
 def runs_per_question(runs: Collection[int]) -> str:
@@ -285,7 +226,7 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
              "written); compare against the paper directly.",
              question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
                                 for name, rows in systems.items()})]
-    return _with_notes(markdown_table(headers, body), notes)
+    return with_notes(markdown_table(headers, body), notes)
 
 
 def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, systems: Sequence[str] = (),
@@ -331,7 +272,7 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
                                 for name, rows in judgments.items()})]
     if protocol:
         notes.insert(1, _spread_note(judgments, protocol, judge_model, answers or {}))
-    return _with_notes(markdown_table(headers, body), notes)
+    return with_notes(markdown_table(headers, body), notes)
 
 
 def _spread_note(judgments: Mapping[str, Judgments], protocol: str, judge_model: str | None,
@@ -384,7 +325,7 @@ def latency_table(systems: Mapping[str, Rows]) -> str:
             [f"{b.system} (published)", ms(b.search_p50_s), ms(b.search_p95_s), ms(b.total_p50_s),
              ms(b.total_p95_s), str(b.tokens_per_query)]
         )
-    return _with_notes(markdown_table(headers, body), [question_set_note(systems)])
+    return with_notes(markdown_table(headers, body), [question_set_note(systems)])
 
 
 def category_breakdown(systems: Mapping[str, Rows], value: Value = F1) -> str:

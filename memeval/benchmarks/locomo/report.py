@@ -18,14 +18,13 @@ import numpy as np
 from memeval.benchmarks.locomo.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
 from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow
+from memeval.reports.markdown import markdown_table, md_markup
 from memeval.reports.tables import (
     Judgments,
     Rows,
     ci_cell,
     extremes,
     full_report,
-    markdown_table,
-    md_markup,
     present_categories,
     question_set_note,
 )

@@ -463,7 +463,7 @@ def _cells(doc: TrustDocument) -> dict[tuple[str, str, str, str], TrustCell]:
 
 def _overall_table(doc: TrustDocument, measure: str, cells: dict, systems: list[tuple[str, str]]) -> list[str]:
     """A measure's judge line, its overall table on each key, and why a key has no J."""
-    from memeval.reports.tables import markdown_table, md_text
+    from memeval.reports.markdown import markdown_table, md_text
 
     out = []
     if measure in doc.judges:
@@ -496,7 +496,7 @@ def _overall_table(doc: TrustDocument, measure: str, cells: dict, systems: list[
 
 def trust_markdown(doc: TrustDocument) -> str:
     """The section: key and ceilings, every system under each key, judge leniency, and which differences are real."""
-    from memeval.reports.tables import markdown_table, md_text
+    from memeval.reports.markdown import markdown_table, md_text
 
     cells = _cells(doc)
     systems = list(dict.fromkeys((c.system, c.origin) for c in doc.cells))
@@ -577,7 +577,7 @@ def _figures_section(out: Path, figures_dir: Path, drawn: list[tuple[str, str]])
     what the PNG shows and does not show)."""
     import os
 
-    from memeval.reports.tables import md_text
+    from memeval.reports.markdown import md_text
 
     lines = ["### Figures"]
     for name, caption in drawn:
@@ -588,7 +588,7 @@ def _figures_section(out: Path, figures_dir: Path, drawn: list[tuple[str, str]])
 
 def _differences(doc: TrustDocument) -> list[str]:
     """One table: every adjacent pair of every measure on every key, each J with its judge and leniency."""
-    from memeval.reports.tables import markdown_table, md_text
+    from memeval.reports.markdown import markdown_table, md_text
     from memeval.scoring.power import WITHIN_NOISE
 
     references = sorted({c.system for c in doc.cells if c.origin == REFERENCE_ORIGIN})
@@ -634,7 +634,7 @@ def report_section(answers: list, judgments: list, manifest: dict | None, conver
     import shlex
 
     from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND as FETCH
-    from memeval.reports.tables import code_span, md_text
+    from memeval.reports.markdown import code_span, md_text
 
     published = " --published" if audit is not None else ""  # --published needs the audit's files
     command = code_span(f"memeval locomo trust {shlex.quote(str(run_dir))}{published} --out "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES, category_label
 from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded, recorded_stats
+from memeval.reports.markdown import markdown_table, with_notes
 
 
 def majority_metric(protocol: str) -> str:
@@ -116,8 +117,6 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
     """report.md's J table of a recorded protocol: per category and overall the per-run mean ± the population
     std over runs, the majority vote, the run scores and who judged (`leniency`: that judge's measured
     false-accept rate, when known)."""
-    from memeval.reports.tables import _with_notes, markdown_table
-
     headers = ["System", "judge (as recorded)", *[category_label(c) for c in QA_CATEGORIES],
                "overall (1–4)", "majority vote", "runs", "n"]
     body = []
@@ -139,4 +138,4 @@ def recorded_table(judgments: Mapping[str, Iterable], protocol: str, leniency: s
              "the per-run accuracies (the EverMemOS framework's primary figure) ± their population standard "
              "deviation (np.std over runs); a category's run divides by all its questions, as the framework does. "
              "Majority vote: a question counts when more than half of its runs accepted it.", leniency]
-    return _with_notes(markdown_table(headers, body), notes)
+    return with_notes(markdown_table(headers, body), notes)
