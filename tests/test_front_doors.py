@@ -137,6 +137,11 @@ NOT_RUN = {
     "memeval serve-local": "serves until Ctrl-C; tests/test_local_server.py starts and stops the real one",
     **{f"memeval doctor --llm local --answer-model {m} --judge-model {m} --extract-model {m}": SERVER_STARTED
        for m in ("smollm2-135m", "qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", "qwen2.5:7b-instruct")},
+    # docs/locomo-plus.md: the benchmark's files come from GitHub (no licence file, so never in this repository);
+    # tests/test_locomo_plus.py runs the fetch against a local server and the run on files of the tests' own wording.
+    "memeval locomo-plus fetch": "downloads the benchmark's files from GitHub (tests/test_locomo_plus.py: a local server)",
+    "memeval locomo-plus run --systems rag_turns,full_context --questions none --out runs/plus":
+        "reads the fetched files (tests/test_locomo_plus.py runs it on files of its own wording)",
 }
 
 # Docs whose commands take long enough as written (full sweeps, builds, certification) to leave `make test-fast`.
