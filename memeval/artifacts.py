@@ -124,30 +124,6 @@ def _short(value) -> str:
     return str(value)
 
 
-def configuration_for(notebook: str, parameters: dict) -> str:
-    """The configuration directory's name for a notebook executed with these (papermill) parameters, read as
-    the notebook reads them (`"2,6"` is [2, 6])."""
-    from memeval.parameters import checked_parameters
-
-    values = checked_parameters(notebook, {**notebook_parameters(notebook), **parameters})
-    return configuration_name(notebook, configuration_parameters(notebook, values))
-
-
-def configuration_dir(notebook: str, namespace: dict, explicit: str | Path | None = None) -> Path:
-    """Where a notebook run with these parameters keeps its results: its own directory per configuration.
-    The parameters are checked first, as the command line checks the same flags (memeval.parameters), and text
-    papermill passed is read into the value it spells in `namespace` itself — a notebook passes its globals(), so
-    `-p budgets "2,6"` is the list [2, 6] in the cells below — so a refused one leaves no directory behind."""
-    from memeval.parameters import checked_parameters
-
-    given = {n: namespace[n] for n in notebook_parameters(notebook) if n in namespace}
-    namespace.update(checked_parameters(notebook, given))
-    values = configuration_parameters(notebook, namespace)
-    path = artifacts_dir(notebook, explicit) / configuration_name(notebook, values)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def paper_configuration(notebook: str, overrides: dict | None = None) -> str:
     values = {n: v for n, v in notebook_parameters(notebook).items() if n not in NOT_CONFIGURATION}
     return configuration_name(notebook, {**values, **(overrides or {})})

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memeval.artifacts import (
-    configuration_dir,
-    configuration_for,
-    notebook_figures_dir,
-    notebook_parameters,
-)
+from memeval.artifacts import notebook_figures_dir, notebook_parameters
+from memeval.notebook_config import configuration_dir, configuration_for
 from memeval.parameters import ParameterError, checked_parameters, known_parameters
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"

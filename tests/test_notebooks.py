@@ -27,7 +27,8 @@ def write_small_longmemeval(path: Path) -> Path:
 def configured(name: str, artifacts: Path, params: dict) -> Path:
     """Where a notebook executed with `params` keeps its results: its own configuration directory (notebooks
     00 and 07 have none)."""
-    from memeval.artifacts import UNCONFIGURED, configuration_for
+    from memeval.artifacts import UNCONFIGURED
+    from memeval.notebook_config import configuration_for
 
     return artifacts if name in UNCONFIGURED else artifacts / configuration_for(name, params)
 
@@ -45,7 +46,8 @@ def notebook_parameters(name: str, root: Path) -> dict:
 def figures_of(name: str, root: Path) -> Path:
     """Where notebook `name`, executed with its test parameters, saves its own images: a directory per notebook
     and configuration (notebook 00 has no configuration)."""
-    from memeval.artifacts import UNCONFIGURED, configuration_for
+    from memeval.artifacts import UNCONFIGURED
+    from memeval.notebook_config import configuration_for
 
     base = root / "figures" / name
     return base if name in UNCONFIGURED else base / configuration_for(name, notebook_parameters(name, root))
@@ -287,8 +289,7 @@ def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
     import memeval.llm.client as llm_client
     import memeval.memaudit.solvers as solvers
     import memeval.memaudit.writers as writers
-    from memeval.publication.figures import FIGURES
-    from memeval.publication.publish import ALL_TABLES as TABLES
+    from memeval.publication.publish import figures, tables
 
     for name in ("02_full_run", "03_memaudit_small", "04_memaudit_validity", "05_memaudit_natural87",
                  "06_memory_graph_study"):
@@ -301,9 +302,9 @@ def test_publication_builders_call_no_solver_and_no_llm(workspace, monkeypatch):
                              (writers, "run_writer"), (llm_client.LLMClient, "complete"),
                              (llm_client.LLMClient, "complete_many")):
         monkeypatch.setattr(owner, attribute, forbidden)
-    for build in FIGURES.values():
+    for build in figures().values():
         build(workspace / "artifacts")
-    for build in TABLES.values():
+    for build in tables().values():
         build(workspace / "artifacts")
 
 
@@ -353,9 +354,10 @@ def test_every_executed_notebook_shows_its_figures(tmp_path, monkeypatch):
 
 
 def test_publication_reports_missing_inputs(tmp_path):
-    from memeval.publication.figures import FIGURES, MissingResults
+    from memeval.publication import MissingResults
+    from memeval.publication.publish import figures
 
-    for build in FIGURES.values():
+    for build in figures().values():
         with pytest.raises(MissingResults, match="execute notebook"):
             build(tmp_path)
 
@@ -375,9 +377,9 @@ def test_judged_configuration_names_real_parameters():
 def test_judged_configuration_end_to_end_with_a_key_then_from_the_shared_cache(tmp_path, monkeypatch):
     """Notebook 02 with the judged parameters against a loopback Anthropic server, then again with no key from
     the shared cache (sending nothing); the publication tables then carry J, and the key is in no file."""
+    from memeval.benchmarks.locomo.publication import locomo_j_table
     from memeval.notebook_runner import JUDGED_PARAMETERS
     from memeval.publication.headline import headline_table
-    from memeval.publication.tables import locomo_j_table
     from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
 
     def responder(body):
@@ -547,7 +549,8 @@ def test_llm_notebooks_take_a_model_per_role_and_pass_it_on():
 def test_model_parameters_left_at_their_default_rename_no_configuration_directory():
     """The names stored results already live under (the committed defaults, the judged and quick parameters) are
     the ones from before the model parameters existed; a model chosen is a configuration of its own, named."""
-    from memeval.artifacts import configuration_for, paper_configuration
+    from memeval.artifacts import paper_configuration
+    from memeval.notebook_config import configuration_for
     from memeval.notebook_runner import JUDGED_PARAMETERS
 
     assert paper_configuration("01_prototype_scoring") == "paper-926df9f90c"

@@ -67,7 +67,7 @@ def test_reproduce_quick_runs_a_notebook_on_small_parameters(tmp_path, capsys):
     out = tmp_path / "reports"
     assert main(["reproduce", "--only", "03", "--quick", "--out", str(out), "--figures", str(tmp_path / "figures"),
                  "--no-progress"]) == 0
-    from memeval.artifacts import configuration_for
+    from memeval.notebook_config import configuration_for
     from memeval.notebook_runner import QUICK_PARAMETERS
 
     config = configuration_for("03_memaudit_small", QUICK_PARAMETERS["03_memaudit_small"])

@@ -208,12 +208,8 @@ def test_ls_says_complete_incomplete_and_replaced(locomo_dir, tmp_path, cli, mon
 
 @pytest.mark.parametrize("values", [{"seeds": 50}, {"budgets": [3, 6]}])
 def test_each_notebook_configuration_has_its_own_directory(values, tmp_path):
-    from memeval.artifacts import (
-        configuration_dir,
-        notebook_parameters,
-        paper_configuration,
-        stored_configuration,
-    )
+    from memeval.artifacts import notebook_parameters, paper_configuration, stored_configuration
+    from memeval.notebook_config import configuration_dir
 
     notebook = tmp_path / "03_memaudit_small"
     defaults = notebook_parameters("03_memaudit_small")
