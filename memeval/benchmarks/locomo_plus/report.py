@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from memeval.benchmarks.locomo_plus.baselines import BASELINES, BASELINES_NOTE
 from memeval.benchmarks.locomo_plus.data import COGNITIVE, COMMIT, ITEMS_FILE, LICENCE, PINNED, REPO
 from memeval.benchmarks.locomo_plus.prompts import CATEGORY_NAMES, PARAPHRASED
-from memeval.reports.tables import markdown_table, md_markup
+from memeval.reports.markdown import markdown_table, md_markup
 
 CATEGORIES = (1, 2, 3, 4, 5, COGNITIVE)
 N_BOOT = 2000
