@@ -22,8 +22,9 @@ What is counted, and by which rule:
   the run directory's claim, lock or restart machinery (`DirectoryLock`, `claim`, `check`, `move_aside`,
   `LOCK_NAME`) or assembles a run manifest itself (`base_manifest`, `git_sha`, `package_versions`), i.e. claims,
   locks, resumes or writes a manifest instead of going through the engine.
-- settings declared more than once: `add_argument(` calls in `memeval/`, all and outside the modules that
-  generate flags from declarations (`GENERATORS`), with `flag(` declarations beside them.
+- settings declared more than once: `add_argument(` calls in `memeval/`, all and outside the module that
+  generates flags from the configurations' declarations (`GENERATORS`: memeval/settings.py), with `flag(`
+  declarations beside them. `commands/arguments.py`'s shared flags (`--out`, `--data`, ...) count as written.
 - `memeval --help`: a fresh `python -X importtime -m memeval --help` run from the tree; whether it imported numpy
   (or another heavy package) and how many memeval modules.
 """
@@ -53,7 +54,7 @@ FACE = ("memeval.commands", "memeval.cli", "memeval.api")
 RUN_LOOP_OWNERS = ("memeval.rundir", "memeval.engine", "memeval.manifest")
 RUN_LOOP_NAMES = {"memeval.rundir": {"DirectoryLock", "claim", "check", "move_aside", "LOCK_NAME"},
                   "memeval.manifest": {"base_manifest", "git_sha", "package_versions"}}
-GENERATORS = ("memeval.commands.arguments",)
+GENERATORS = ("memeval.settings",)  # builds argparse arguments from the configurations' declarations
 HEAVY = ("numpy", "pandas", "matplotlib", "scipy", "cvxpy", "highspy", "sklearn", "nltk", "anthropic")
 CYCLE_LIMIT = 10_000  # simple cycles counted at most: past it the count is shown as "10000+"
 # issue 43's move (old module or package -> new), so a tree before it is measured under the names after it
@@ -179,7 +180,8 @@ def folder(module: str, packages: set[str]) -> str:
 def cycles(graph: nx.DiGraph) -> tuple[int | str, list[list[str]], int]:
     """(number of simple cycles, the shortest ones, nodes in a loop); past CYCLE_LIMIT the count is a floor."""
     count = sum(1 for _ in islice(nx.simple_cycles(graph), CYCLE_LIMIT))
-    shortest = sorted(nx.simple_cycles(graph, length_bound=4), key=lambda c: (len(c), c))[:12]
+    rotated = [c[c.index(min(c)):] + c[:c.index(min(c))] for c in nx.simple_cycles(graph, length_bound=4)]
+    shortest = sorted(rotated, key=lambda c: (len(c), c))[:12]
     looped = sum(len(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
     return (f"{CYCLE_LIMIT}+" if count == CYCLE_LIMIT else count), shortest, looped
 
@@ -258,7 +260,7 @@ def main(tree: Path = TREE, run_help: bool = True) -> dict:
                 called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
                 if called == "add_argument":
                     add_arguments[name] = add_arguments.get(name, 0) + 1
-                elif called == "flag" and name != "memeval.invocation":
+                elif called == "flag" and name not in ("memeval.invocation", "memeval.settings"):
                     flags += 1
             elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
                   and not within(new, (BENCHMARKS, *FACE))):

@@ -1,0 +1,51 @@
+"""benchmarks/code_shape.py counts what issue 43's closing note reports; checked on a small tree written here, where
+every number is known: a cycle closed inside a function counts, one needing a TYPE_CHECKING import is apart, a
+shared module naming a benchmark (by import or by string, before or after the move) counts, the face does not."""
+
+from pathlib import Path
+
+from benchmarks.code_shape import main
+
+TREE = {
+    "__init__.py": "",
+    "cli.py": "from memeval.benchmarks.toy import command\n",
+    "llm/__init__.py": "",
+    "llm/a.py": "from memeval.llm import b\n",
+    "llm/b.py": "def f():\n    from memeval.llm.a import x\n",
+    "llm/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memeval.llm.d import T\n",
+    "llm/d.py": "from memeval.llm.c import y\n",
+    "benchmarks/__init__.py": "REGISTERED = ('toy',)\n",
+    "benchmarks/toy/__init__.py": "",
+    "benchmarks/toy/command.py": "def register(sub):\n    sub.add_argument('--k')\n",
+    "reports/__init__.py": "",
+    "reports/table.py": ("from memeval.benchmarks import REGISTERED\nfrom memeval.benchmarks.toy import command\n"
+                         "TASK = 'memeval.benchmarks.toy.task:Task'\n"),
+    "memory/__init__.py": "",
+    "memory/base.py": '"""Docstrings may name memeval.benchmarks.toy."""\nfrom memeval.data.locomo import Turn\n',
+    "data/__init__.py": "",
+    "data/locomo.py": "Turn = object\n",
+    "sweep.py": "from memeval.rundir import DirectoryLock, identity_hash\n",
+    "rundir.py": "DirectoryLock = identity_hash = None\n",
+    "settings.py": "def build(parser):\n    parser.add_argument('--x')\n",
+}
+
+
+def _tree(root: Path) -> Path:
+    for name, text in TREE.items():
+        path = root / "memeval" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_every_count_on_a_tree_where_it_is_known(tmp_path):
+    result = main(_tree(tmp_path), run_help=False)
+    assert result["import_cycles"] == 1 and result["cycles"] == ["memeval.llm.a -> memeval.llm.b  (closed inside a function)"]
+    assert result["type_only_import_cycles"] == 1 and "memeval.llm.c" in result["type_only_cycles"][0]
+    # memory/base imports data/locomo, which the move puts in the benchmark: counted under its new name
+    assert result["benchmark_imports"] == ["memeval.memory.base -> memeval.benchmarks.locomo.data",
+                                           "memeval.reports.table -> memeval.benchmarks.toy.command"]
+    assert result["benchmark_strings"] == ["memeval.reports.table:3 'memeval.benchmarks.toy.task'"]
+    assert result["run_loop_modules"] == {"memeval.sweep": ["DirectoryLock"]}
+    assert result["add_argument_calls"] == 2 and result["add_argument_calls_outside_generators"] == 1
+    assert result["folder_cycles"] == 0 and result["help"] is None
