@@ -156,8 +156,7 @@ def test_run_graph80_makes_a_client_only_when_a_role_calls_a_model_and_checks_it
 
 def test_publish_writes_what_is_stored_and_names_what_is_missing(tmp_path):
     from memeval.artifacts import stored
-    from memeval.publication.figures import FIGURES
-    from memeval.publication.publish import ALL_TABLES
+    from memeval.publication.publish import figures, tables
 
     root, out = tmp_path / "artifacts", tmp_path / "figures"
     missing = api.publish("fig_budget_sweep", root=root, out=out)
@@ -172,7 +171,7 @@ def test_publish_writes_what_is_stored_and_names_what_is_missing(tmp_path):
     with pytest.raises(InputError, match="no such figure or table"):
         api.publish("fig_nothing", root=root, out=out)
     everything = api.publish(root=root, out=out)
-    assert [r.name for r in everything] == [*FIGURES, *ALL_TABLES]
+    assert [r.name for r in everything] == [*figures(), *tables()]
     assert {r.name for r in everything if r.status == "written"} >= {"fig_budget_sweep", "tab_memaudit_base"}
 
 

@@ -9,8 +9,8 @@ import pytest
 from memeval.artifacts import stored
 from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.publication.figure_rules import OVERALL_CATEGORIES, problems_in
-from memeval.publication.figures import FIGURES
 from memeval.publication.marks import Panel, finish
+from memeval.publication.publish import figures
 from memeval.publication.style import save_figure
 
 CAPTION = "Two systems. It does not show anything else."
@@ -83,7 +83,7 @@ def test_the_locomo_figures_of_a_real_run_keep_every_rule(locomo_dir, tmp_path):
                                progress=False))
     out = tmp_path / "figures"
     for name in ("fig_locomo", "fig_locomo_heatmap", "fig_locomo_pareto", "fig_recall_bands"):
-        fig, _ = FIGURES[name](root)
+        fig, _ = figures()[name](root)
         save_figure(fig, name, out)
         plt.close(fig)
     assert problems_in(out) == {f"{n}.json": [] for n in ("fig_locomo", "fig_locomo_heatmap",

@@ -12,8 +12,8 @@ import pytest
 from memeval import api
 from memeval.artifacts import stored
 from memeval.jsonl import read_rows
+from memeval.publication import publish
 from memeval.publication.figure_rules import problems_in
-from memeval.publication.figures import FIGURES
 from memeval.publication.style import save_figure
 
 MEMAUDIT_FIGURES = ("fig_budget_sweep", "fig_validity", "fig_natural_writers", "fig_natural_stores",
@@ -53,7 +53,7 @@ def saved(root, tmp_path_factory):
     out = tmp_path_factory.mktemp("figures")
     figures = {}
     for name in MEMAUDIT_FIGURES:
-        fig, _ = FIGURES[name](root)
+        fig, _ = publish.figures()[name](root)
         save_figure(fig, name, out)
         figures[name] = fig
     yield out, figures

@@ -79,8 +79,8 @@ def test_bad_arguments_write_nothing(data, tmp_path, cli):
 
 
 def test_the_publication_picks_a_longmemeval_run_up_only_when_it_exists(data, tmp_path, cli):
+    from memeval.benchmarks.longmemeval.publication import longmemeval_table
     from memeval.publication.readers import MissingResults
-    from memeval.publication.tables import longmemeval_table
 
     root = tmp_path / "artifacts"
     with pytest.raises(MissingResults, match="08_longmemeval"):

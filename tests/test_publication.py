@@ -2,7 +2,7 @@ import json
 
 from memeval.artifacts import stored
 from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
-from memeval.publication.figures import FIGURES
+from memeval.publication.publish import figures
 from tests.rows import answer_row, judgment_row
 
 
@@ -10,7 +10,7 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     run = stored("locomo_run", tmp_path)
     run_locomo(LocomoRunConfig(out=str(run), data=str(locomo_dir), conversations="conv-26", questions="prototype",
                                systems=["rag_turns"], progress=False))
-    fig, caption = FIGURES["fig_locomo"](tmp_path)
+    fig, caption = figures()["fig_locomo"](tmp_path)
     assert len(fig.axes) == 3 and "1 conversation(s), 20 answers" in caption
     overall = fig.axes[1]
     labels = [t.get_text() for t in overall.get_yticklabels()]
@@ -22,14 +22,14 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
     rows = ([judgment(0, "graded", 10.0)]  # superseded by the retried row below
             + [judgment(i, "graded", 50.0) for i in range(3)] + [judgment(i, "binary", 100.0) for i in range(3)])
     (run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    fig, _ = FIGURES["fig_locomo"](tmp_path)
+    fig, _ = figures()["fig_locomo"](tmp_path)
     assert len(fig.axes) == 4
     bars = [b for b in fig.axes[3].patches if b.get_width() > 0]
     assert [round(b.get_width(), 6) for b in bars] == [50.0], "graded only, latest row per question"
     assert "graded judge" in fig.axes[3].get_xlabel()
 
+    from memeval.benchmarks.locomo.publication import locomo_j_table
     from memeval.publication.headline import headline_table
-    from memeval.publication.tables import locomo_j_table
 
     j_tables = locomo_j_table(tmp_path).markdown
     assert j_tables.index("**binary judge**") < j_tables.index("**graded judge**")
@@ -43,7 +43,7 @@ def test_locomo_figure_adds_a_j_panel_only_when_judgments_exist(locomo_dir, tmp_
 
 
 def test_locomo_tables_score_both_f1_modes_and_show_published_j_without_judgments(locomo_dir, tmp_path):
-    from memeval.publication.tables import locomo_f1_table, locomo_j_table
+    from memeval.benchmarks.locomo.publication import locomo_f1_table, locomo_j_table
     from memeval.qa.answer_pass import load_answers
     from memeval.scoring.f1 import score_f1
 
@@ -73,10 +73,10 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
     import pytest
 
     from memeval.publication import MissingResults
-    from memeval.publication.publish import ALL_TABLES as TABLES
+    from memeval.publication.publish import tables
     from memeval.publication.tables import PublishedTable, frame_markdown, save_table
 
-    for name, build in TABLES.items():
+    for name, build in tables().items():
         if name == "tab_headline":
             rows = build(tmp_path).markdown.splitlines()[2:]
             assert len(rows) == 4 and all("execute notebook" in row for row in rows), rows

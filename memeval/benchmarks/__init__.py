@@ -33,6 +33,7 @@ class Benchmark:
     kind_aliases: dict[str, str] = field(default_factory=dict)
     categories: str | None = None  # "module:attr" of its memeval.categories.CategorySet
     answer_keys: str | None = None  # "module:attr" of its answer keys (memeval.answer_keys.AnswerKeys)
+    publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
 
 
 @cache

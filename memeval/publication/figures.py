@@ -1,6 +1,8 @@
 """Publication figures: each takes results already read (so notebooks 01–06 draw the same figures from what
-they just computed) and returns (figure, caption); `FIGURES` builds each from the stored results under
-reports/artifacts for notebook 07 and `memeval publish` (never a solver or an API call).
+they just computed) and returns (figure, caption). `FIGURES` builds the shared ones (MEMAUDIT, natural packages)
+from the stored results under reports/artifacts for notebook 07 and `memeval publish` (never a solver or an API
+call); a benchmark names its own builders in its publication contribution (publication/contribution.py), and a
+figure by category takes the benchmark's CategorySet, so nothing here names a benchmark.
 
 A caption says what the figure shows and what it does not; a missing input raises MissingResults naming the
 notebook that produces it.
@@ -15,8 +17,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
-from memeval.jsonl import read_rows
+from memeval.categories import CategorySet
 from memeval.publication import readers
 from memeval.publication.figure_rules import OVERALL_CATEGORIES, PER_CATEGORY
 from memeval.publication.figures_memaudit import (
@@ -133,10 +134,12 @@ def _scaled(interval: Interval, scale: float = 100.0) -> tuple[float | None, flo
 
 
 def locomo(systems: Mapping[str, Sequence[AnswerRow]],
-           by_protocol: Mapping[str, Mapping[str, Sequence[JudgmentRow]]]):
-    """F1 by category, overall F1 (categories 1–4), recall@k, and J when judged, each with conversation-clustered
-    intervals (notebooks 01, 02, 07). `by_protocol`: protocol → system → judgment rows (graded drawn first).
-    Published rows are measured with LLM readers and other judges: they stay in tab_locomo_f1, off these axes."""
+           by_protocol: Mapping[str, Mapping[str, Sequence[JudgmentRow]]], categories: CategorySet):
+    """F1 by category, overall F1 (the headline categories), recall@k, and J when judged, each with
+    conversation-clustered intervals (notebooks 01, 02, 07). `by_protocol`: protocol → system → judgment rows
+    (graded drawn first); `categories`: the run's benchmark's CategorySet (its names, headline and the ids scored
+    apart, marked *). Published rows are measured with LLM readers and other judges: they stay in tab_locomo_f1,
+    off these axes."""
     answers = [r for rows in systems.values() for r in rows]
     protocol = "graded" if "graded" in by_protocol else next(iter(sorted(by_protocol)), None)
     judgments = by_protocol.get(protocol, {})
@@ -162,7 +165,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
             by_cat.bars(name, np.arange(len(cats)) + i * width, [v[0] for v in values], [v[1] for v in values],
                         [v[2] for v in values], width=width, n=[c.n for c in cells],
                         interval=_interval_text(cells))
-            qa = [r for r in scored if r.category in QA_CATEGORIES]
+            qa = [r for r in scored if r.category in categories.headline]
             whole = _clustered(qa, lambda r: r.f1)
             est, low, high = _scaled(whole)
             overall.bars(name, [i], [est], [low], [high], width=0.7, horizontal=True, n=[whole.n],
@@ -175,7 +178,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
                             [100 * p.low for p in points], [100 * p.high for p in points],
                             interval=_interval_text(points), ms=2.5)
         ax.set_xticks(np.arange(len(cats)) + width * (len(names) - 1) / 2,
-                      [f"{CATEGORY_NAMES[c]} ({c})" + ("*" if c == ADVERSARIAL else "") for c in cats],
+                      [f"{categories.name(c)} ({c})" + ("*" if categories.is_apart(c) else "") for c in cats],
                       rotation=30, ha="right")
         ax.set_ylabel("F1 ×100, per category")
         ax.set_title("F1 by category", fontsize=9)
@@ -192,7 +195,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
             judged = Panel(cx, protocol=f"this run: {protocol} judge", categories=OVERALL_CATEGORIES)
             jnames = list(judgments)
             for i, name in enumerate(jnames):
-                rows = [j for j in judgments[name] if j.category in QA_CATEGORIES and j.mean is not None]
+                rows = [j for j in judgments[name] if j.category in categories.headline and j.mean is not None]
                 whole = _clustered(rows, lambda j: j.mean)  # judgments are stored ×100 already
                 est, low, high = _scaled(whole, scale=1.0)
                 judged.bars(name, [i], [est], [low], [high], width=0.7, horizontal=True, n=[whole.n],
@@ -206,10 +209,10 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
         fig.tight_layout()
         legend_below(fig, [ax])
     conversations = len({r.conversation_id for r in answers})
-    present = ", ".join(f"{c} {CATEGORY_NAMES[c]}" for c in cats)
+    present = ", ".join(f"{c} {categories.name(c)}" for c in cats)
     adversarial = (" *Adversarial (5) is scored 1 only when the prediction says the question cannot be answered "
                    "(the official scorer); a reader that always answers scores 0 there, drawn as a black tick."
-                   if ADVERSARIAL in cats else "")
+                   if any(categories.is_apart(c) for c in cats) else "")
     return finish(fig, (
         f"LoCoMo, {conversations} conversation(s), {len(answers)} answers, reader {reader}: (a) F1 ×100 per category "
         f"present ({present}), (b) overall F1 ×100 over {OVERALL_CATEGORIES} as the Mem0 paper and our J average, "
@@ -221,7 +224,7 @@ def locomo(systems: Mapping[str, Sequence[AnswerRow]],
         "extractive (a sentence-overlap baseline)."))
 
 
-def locomo_heatmap(systems: Mapping[str, Sequence[AnswerRow]]):
+def locomo_heatmap(systems: Mapping[str, Sequence[AnswerRow]], categories: CategorySet):
     """System × category F1 ×100 with each cell's interval and n (notebooks 02, 07)."""
     names = list(systems)
     cats = sorted({r.category for rows in systems.values() for r in rows if r.f1 is not None})
@@ -236,12 +239,12 @@ def locomo_heatmap(systems: Mapping[str, Sequence[AnswerRow]]):
             cells[name] = row
             values = [_scaled(c) for c in row]
             grid[i] = [np.nan if v[0] is None else v[0] for v in values]
-            panel.record_cells(name, [CATEGORY_NAMES[c] for c in cats], [v[0] for v in values],
+            panel.record_cells(name, [categories.name(c) for c in cats], [v[0] for v in values],
                                [v[1] for v in values], [v[2] for v in values], n=[c.n for c in row],
                                interval=_interval_text(row))
         top = max(1.0, float(np.nanmax(grid))) if np.isfinite(grid).any() else 1.0
         image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=top, aspect="auto")
-        ax.set_xticks(range(len(cats)), [f"{CATEGORY_NAMES[c]} ({c})" + ("*" if c == ADVERSARIAL else "")
+        ax.set_xticks(range(len(cats)), [f"{categories.name(c)} ({c})" + ("*" if categories.is_apart(c) else "")
                                          for c in cats], rotation=30, ha="right")
         ax.set_yticks(range(len(names)), names)
         ax.set_xlabel("LoCoMo category, each scored alone")
@@ -254,7 +257,7 @@ def locomo_heatmap(systems: Mapping[str, Sequence[AnswerRow]]):
                     color="white" if value != value or value < 0.6 * top else "black")
         fig.colorbar(image, ax=ax, label="F1 ×100 (official scorer)")
     adversarial = (" *Adversarial (5) scores 1 only when the prediction says the question cannot be answered; a "
-                   "reader that always answers scores 0 there." if ADVERSARIAL in cats else "")
+                   "reader that always answers scores 0 there." if any(categories.is_apart(c) for c in cats) else "")
     return finish(fig, (
         "LoCoMo F1 ×100 per system and category (official scorer), with the 95% interval from a bootstrap over "
         "whole conversations in brackets (with one conversation there is nothing to resample, so a cell gives its "
@@ -262,7 +265,7 @@ def locomo_heatmap(systems: Mapping[str, Sequence[AnswerRow]]):
         "tab_locomo_f1 has every cell's question count."))
 
 
-def locomo_pareto(systems: Mapping[str, Sequence[AnswerRow]], model: str | None = None):
+def locomo_pareto(systems: Mapping[str, Sequence[AnswerRow]], categories: CategorySet, model: str | None = None):
     """Overall F1 (categories 1–4) against context tokens per question; the input cost of that context on a
     second axis only when the run's reader is an LLM, priced at that model (notebooks 02, 07)."""
     from memeval.llm.profiles import profile
@@ -270,7 +273,7 @@ def locomo_pareto(systems: Mapping[str, Sequence[AnswerRow]], model: str | None 
     points = []
     for name, rows in systems.items():
         tokens = [r.context_tokens for r in rows if r.context_tokens is not None]
-        qa = [r for r in rows if r.category in QA_CATEGORIES and r.f1 is not None]
+        qa = [r for r in rows if r.category in categories.headline and r.f1 is not None]
         if tokens and qa:
             points.append((name, float(np.mean(tokens)), _clustered(qa, lambda r: r.f1)))
     if not points:
@@ -374,22 +377,15 @@ def longmemeval_recall(answers: Sequence) -> tuple:
         "evidence, with 95% bootstrap bands over questions. It does not show whether a reader used the evidence."))
 
 
+# The shared figures (MEMAUDIT and natural packages); a benchmark's own are in its folder's publication.py.
 FIGURES: dict[str, Callable[[Path], tuple]] = {
     "fig_budget_sweep": lambda root: budget_sweep(readers.base_sweep_summary(root)),
     "fig_validity": lambda root: validity(readers.stress_summaries(root)),
     "fig_natural_writers": lambda root: natural_writers(readers.natural_summary(root)),
     "fig_natural_stores": lambda root: natural_stores(readers.natural_raw_rows(root)),
     "fig_bridge": lambda root: bridge(_bridge_pairs(root)),
-    "fig_locomo": lambda root: locomo(readers.locomo_answers(readers.locomo_run_dir(root)),
-                                      readers.locomo_judgments(readers.locomo_run_dir(root))),
-    "fig_graph_study": lambda root: graph_study(readers.graph_study_summary(root),
-                                                read_rows(readers.artifact("graph_study", root, "rows.jsonl"))),
     "fig_ratio_ecdf": lambda root: ratio_ecdf(readers.base_sweep_rows(root)),
     "fig_bnb_nodes": lambda root: bnb_nodes(readers.base_sweep_rows(root)),
-    "fig_locomo_heatmap": lambda root: locomo_heatmap(readers.locomo_answers(readers.locomo_run_dir(root))),
-    "fig_locomo_pareto": lambda root: locomo_pareto(readers.locomo_answers(readers.locomo_run_dir(root)),
-                                                    readers.answer_model(readers.locomo_run_dir(root))),
-    "fig_recall_bands": lambda root: recall_bands(readers.locomo_answers(readers.locomo_run_dir(root))),
 }
 
 

@@ -1,19 +1,23 @@
 """Publishing: run a figure or table builder over stored results and write its files, recording what was
 written, what is missing (a notebook to run first) and what was not measured (an LLM nobody ran). Notebook 07
-and `memeval publish` share it, so both write the same files and the same metrics."""
+and `memeval publish` share it, so both write the same files and the same metrics. The builders are the shared
+ones (figures.FIGURES, tables.TABLES, the headline) and those each registered benchmark contributes
+(publication/contribution.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from memeval.publication.contribution import contributions
 from memeval.publication.figures import FIGURES
 from memeval.publication.headline import headline_table
 from memeval.publication.readers import MissingResults
 from memeval.publication.style import save_figure
-from memeval.publication.tables import TABLES, save_table
+from memeval.publication.tables import TABLES, PublishedTable, save_table
 
 
 @dataclass
@@ -26,9 +30,20 @@ class Published:
     markdown: str | None = None
 
 
+def figures() -> dict[str, Callable[[Path], tuple]]:
+    """Every publication figure by name: the shared ones, then each benchmark's in registration order."""
+    return {**FIGURES, **{name: build for c in contributions() for name, build in c.figures.items()}}
+
+
+def tables() -> dict[str, Callable[[Path], PublishedTable]]:
+    """Every publication table by name: the shared ones, each benchmark's, and the headline last."""
+    return {**TABLES, **{name: build for c in contributions() for name, build in c.tables.items()},
+            "tab_headline": headline_table}
+
+
 def publish_figure(name: str, root: Path, out: Path) -> Published:
     try:
-        fig, caption = FIGURES[name](root)
+        fig, caption = figures()[name](root)
     except MissingResults as exc:
         return Published(name, "missing", str(exc))
     paths = save_figure(fig, name, out)
@@ -36,12 +51,9 @@ def publish_figure(name: str, root: Path, out: Path) -> Published:
     return Published(name, "written", caption=caption, paths=[str(p) for p in paths])
 
 
-ALL_TABLES = {**TABLES, "tab_headline": headline_table}
-
-
 def publish_table(name: str, root: Path, out: Path) -> Published:
     try:
-        table = ALL_TABLES[name](root)
+        table = tables()[name](root)
     except MissingResults as exc:
         return Published(name, "missing", str(exc))
     paths = save_table(table, name, out)
@@ -51,26 +63,28 @@ def publish_table(name: str, root: Path, out: Path) -> Published:
 
 def publish_named(name: str, root: Path, out: Path) -> Published:
     """One figure (`fig_...`) or table (`tab_...`) by name; an unknown name is a one-line error listing the known."""
-    if name in FIGURES:
+    known_figures, known_tables = figures(), tables()
+    if name in known_figures:
         return publish_figure(name, root, out)
-    if name in ALL_TABLES:
+    if name in known_tables:
         return publish_table(name, root, out)
     from memeval.errors import InputError
 
-    raise InputError("publish", name, f"no such figure or table; known: {', '.join([*FIGURES, *ALL_TABLES])}")
+    raise InputError("publish", name, f"no such figure or table; known: {', '.join([*known_figures, *known_tables])}")
 
 
 def publish_all(root: Path, out: Path) -> list[Published]:
-    return ([publish_figure(name, root, out) for name in FIGURES]
-            + [publish_table(name, root, out) for name in ALL_TABLES])
+    return ([publish_figure(name, root, out) for name in figures()]
+            + [publish_table(name, root, out) for name in tables()])
 
 
 def publication_metrics(results: list[Published], root: Path | None = None) -> dict:
     """The publication's metrics.json: files per figure and table, captions, what was not drawn and which
     configuration of each notebook the numbers come from."""
     written = [r for r in results if r.status == "written"]
-    return {"figures": {r.name: r.paths for r in written if r.name in FIGURES},
-            "tables": {r.name: r.paths for r in written if r.name in ALL_TABLES},
+    known_figures, known_tables = figures(), tables()
+    return {"figures": {r.name: r.paths for r in written if r.name in known_figures},
+            "tables": {r.name: r.paths for r in written if r.name in known_tables},
             "missing": {r.name: r.message for r in results if r.status == "missing"},
             "captions": {r.name: r.caption for r in written},
             **({"configurations": configurations_read(root)} if root is not None else {})}

@@ -21,10 +21,6 @@ from memeval.atomic import write_text_atomic
 from memeval.publication.readers import (
     MissingResults,
     base_sweep_summary,
-    graph_study_summary,
-    locomo_answers,
-    locomo_judgments,
-    locomo_run_dir,
     natural_raw_rows,
     natural_summary,
     stress_summaries,
@@ -42,10 +38,6 @@ class PublishedTable:
     caption: str
 
 
-
-ORIGINAL_KEY = (" On LoCoMo's original answer key (what papers compare; the LoCoMo audit finds 99 of its 1,540 "
-                "non-adversarial answers wrong: `memeval results --key corrected` and `memeval locomo trust` give "
-                "the other keys and the ceilings).")
 
 def frame_markdown(frame: pd.DataFrame, digits: int = 3) -> str:
     """Values to `digits` decimals; index levels and column labels (budgets, ids) as written (30, not 30.000)."""
@@ -228,11 +220,11 @@ def natural_stores_table(root: Path) -> PublishedTable:
     return PublishedTable(markdown_table(headers, body), frame, caption)
 
 
-def _reader(by_system: Mapping[str, list[AnswerRow]]) -> str:
+def reader_of(by_system: Mapping[str, list[AnswerRow]]) -> str:
     return next((r.answerer for rows in by_system.values() for r in rows), "")
 
 
-def _llm_note(run: Path) -> str:
+def llm_note(run: Path) -> str:
     """The models behind a run and the sampling actually sent, from its manifest; loud under model-default."""
     try:
         llm = json.loads(RunDir(run).manifest.read_text(encoding="utf-8")).get("llm") or {}
@@ -251,193 +243,11 @@ def _llm_note(run: Path) -> str:
     return note
 
 
-ADVERSARIAL_READERS = {
-    "extractive (no LLM)": (
-        "The extractive reader answers \"not mentioned\" only when no retrieved sentence shares a content word "
-        "with the question. An adversarial question asks about something the conversation does discuss, "
-        "attributed to the other speaker (\"What did Caroline realize after her charity race?\" when Melanie "
-        "ran it), so an overlapping sentence is nearly always there: the reader answers with it and scores 0."),
-    "claude": (
-        "The Claude reader is told to reply exactly \"not mentioned\" when its memories do not hold the answer; "
-        "it never sees the category, so it scores 1 only where it abstains."),
-    "claude_official": (
-        "The LoCoMo paper's reader setting turns an adversarial question into a choice between the distractor "
-        "and \"Not mentioned in the conversation\"; choosing the second scores 1."),
-}
-
-
-def adversarial_note(by_system: Mapping[str, list[AnswerRow]]) -> str:
-    """Why the adversarial column reads as it does: the scorer's rule, what this run's reader does, and how
-    often each system abstained."""
-    from memeval.benchmarks.locomo.categories import ADVERSARIAL
-
-    counts = []
-    for name, rows in by_system.items():
-        scored = [r for r in rows if r.category == ADVERSARIAL and r.f1 is not None]
-        if scored:
-            counts.append(f"{name} {sum(1 for r in scored if r.f1 == 1)} of {len(scored)}")
-    if not counts:
-        return ("**Adversarial (5):** no category-5 question in this run, so its column is empty (–). The "
-                "official scorer gives one 1 only for an answer saying the information is not available.")
-    reader = _reader(by_system)
-    return ("**Adversarial (5):** the official LoCoMo scorer gives a category-5 answer 1 only when it contains "
-            "\"not mentioned\" or \"no information available\", and 0 otherwise — no token overlap is "
-            "counted. Mem0's F1 mode does not score category 5 at all; the overall (1–4) columns leave it out and "
-            "the overall (1–5) column counts it. "
-            + ADVERSARIAL_READERS.get(reader, f"The reader here is {reader}.")
-            + " Answers that abstained: " + "; ".join(counts) + ".")
-
-
-def locomo_f1_table(root: Path) -> PublishedTable:
-    from memeval.reports.tables import f1_table
-    from memeval.scoring.aggregate import precomputed
-    from memeval.scoring.f1 import score_f1
-
-    by_system = locomo_answers(locomo_run_dir(root))
-    mem0 = precomputed((r for rows in by_system.values() for r in rows),
-                       lambda r: score_f1(r.prediction, r.gold, r.category, "mem0"))
-    from memeval.benchmarks.locomo.report import power_table
-
-    markdown = "\n\n".join([f1_table(by_system, "locomo"), adversarial_note(by_system),
-                             f1_table(by_system, "mem0", value=mem0),
-                             "**Which differences in F1 are real** (official scorer, ×100, by category)",
-                             power_table(by_system, lambda r: None if r.f1 is None else 100 * float(r.f1))])
-    n = len(next(iter(by_system.values()), []))
-    caption = (f"LoCoMo F1 ×100 with the {_reader(by_system)} reader ({n} questions per system): first in the "
-               "official scorer's mode beside the LoCoMo paper's overall rows, with a note on the adversarial "
-               "column (scored by abstention, not overlap), then in the Mem0 paper's F1 mode beside its "
-               "per-category rows (stored by category id), and for every pair of systems the paired difference per "
-               "category with its minimum detectable difference and whether it is within noise. It does not show "
-               "LLM answer quality when the reader is "
-               "extractive, so the published rows (LLM readers) are context, not a match."
-               + ORIGINAL_KEY + _llm_note(locomo_run_dir(root)))
-    return PublishedTable(markdown, None, caption)
-
-
-def locomo_j_table(root: Path) -> PublishedTable:
-    """Written offline too: every published row, and ours as "not measured" until a judge runs."""
-    from memeval.reports.tables import j_table
-
-    run = locomo_run_dir(root)
-    by_system = locomo_answers(run)
-    by_protocol = locomo_judgments(run)
-    if by_protocol:
-        from operator import attrgetter
-
-        from memeval.benchmarks.locomo.report import j_length_table, power_table
-        from memeval.invocation import load_manifest
-        from memeval.protocols.status import manifest_problem
-        from memeval.reports.judge_leniency import leniency_by_protocol
-
-        problem = manifest_problem(RunDir(run).manifest)
-        leniency = leniency_by_protocol(load_manifest(RunDir(run).manifest), by_protocol)
-        parts = []
-        for protocol, judgments in sorted(by_protocol.items()):
-            lenient = leniency[protocol]
-            parts += [f"**{protocol} judge**", j_table(judgments, protocol, list(by_system), problem=problem,
-                                                         leniency=lenient, answers=by_system),
-                      j_length_table(by_system, judgments, protocol, lenient),
-                      power_table({name: list(judgments.get(name, ())) for name in by_system}, attrgetter("mean"))]
-        markdown = "\n\n".join(parts)
-        measured = f"{_reader(by_system)} reader, one table per judge protocol"
-    else:
-        markdown = j_table({}, None, list(by_system))
-        measured = "not measured here: no LLM judge ran (no key, no cache)"
-    caption = (f"LoCoMo J (0–100) per category, mean ± pooled std, {measured}, beside the Mem0 paper's J rows "
-               "(its binary judge: beside `--judge binary` only) with their judge and protocol; under each judge's table its measured leniency (or "
-               "\"leniency not measured\"), J by category beside the mean answer length in words (Wilson intervals "
-               "for small categories) and which differences in J are real. It does not show a like-for-like "
-               "comparison unless the note under the table says the published protocol (`binary` with Mem0's fetched prompt, judged by "
-               "gpt-4o-mini); otherwise the protocols differ as much as the systems."
-               + ORIGINAL_KEY + _llm_note(run))
-    return PublishedTable(markdown, None, caption)
-
-
-def evidence_recall_table(root: Path) -> PublishedTable:
-    from memeval.benchmarks.locomo.report import evidence_recall_table as recall_in_context
-    from memeval.benchmarks.locomo.report import recall_at_k_table
-
-    by_system = locomo_answers(locomo_run_dir(root))
-    markdown = recall_in_context(by_system) + "\n\n" + recall_at_k_table(by_system)
-    caption = ("LoCoMo evidence recall ×100: the share of a question's evidence turns present in what the reader "
-               "was given, by category, then recall@k of the ranked systems. Nobody publishes this; it does not "
-               "show whether the reader used the evidence.")
-    return PublishedTable(markdown, None, caption)
-
-
-def graph_study_table(root: Path) -> PublishedTable:
-    """Scores and diagnostics with the intervals fig_graph_study draws (bootstrap over questions), every number
-    through `estimate_cell`."""
-    from memeval.benchmarks.graph80.report import published_reference
-    from memeval.jsonl import read_rows
-    from memeval.publication.figures_memaudit import GRAPH_TYPES, graph_intervals
-    from memeval.publication.readers import artifact
-
-    summary = graph_study_summary(root)
-    questions = read_rows(artifact("graph_study", root, "rows.jsonl"))
-    intervals = graph_intervals(questions)
-    systems = sorted({s for s, _ in intervals})
-
-    def cell(system: str, kind: str, key: str) -> str:
-        interval = intervals.get((system, kind), {}).get(key)
-        return "– (no scored answer)" if interval is None else interval_cell(interval, "question")
-
-    scores = pd.DataFrame([{"system": s, **{t: cell(s, t, "score") for t in GRAPH_TYPES}} for s in systems]
-                          ).set_index("system")
-    all_rows = {r["system"]: r for r in summary["rows"] if r["type"] == "all"}
-    diagnostics = markdown_table(
-        ["system", "gold-path recall [95% CI]", "entity recall [95% CI]", "context tokens (mean)", "questions"],
-        [[s, cell(s, "all", "path_recall"), cell(s, "all", "entity_recall"),
-          "–" if all_rows.get(s, {}).get("context_tokens") is None else f"{all_rows[s]['context_tokens']:.0f}",
-          all_rows.get(s, {}).get("n", "–")] for s in systems])
-    published = published_reference()
-    reference = markdown_table(["system", *published.columns],
-                               [[name, *[f"{v:g}" for v in row]] for name, row in published.iterrows()])
-    repeats = len({r.get("repeat", 0) for r in questions})
-    markdown = "\n\n".join([markdown_table(["system", *GRAPH_TYPES], [[s, *scores.loc[s]] for s in systems]),
-                             diagnostics, reference])
-    caption = (f"graph80 memory-graph study, score = {summary['score_kind']}: mean by question type with its "
-               f"bootstrap 95% interval over questions ({repeats} {'repeat' if repeats == 1 else 'repeats'} of a question "
-               "resampled together; "
-               "\"all equal\" where every question scored the same), retrieval diagnostics over all 80 questions, "
-               "and the published study's numbers (its own data and judge). It does not show judged quality "
-               "offline, and per-type differences rest on 20 questions.")
-    return PublishedTable(markdown, scores, caption)
-
-
-def longmemeval_table(root: Path) -> PublishedTable:
-    """Only when notebook 08 (or `memeval longmemeval run` into its directory) ran on fetched data."""
-    from memeval.artifacts import stored
-    from memeval.benchmarks.longmemeval.report import longmemeval_report
-    from memeval.records import LMEAnswerRow, LMEJudgmentRow, latest, read_records
-
-    run = stored("longmemeval_run", root)
-    if not RunDir(run).answers.is_file():
-        raise MissingResults("no LongMemEval run: fetch the data (memeval data fetch longmemeval --variant s) and "
-                             "execute notebook 08_longmemeval")
-    answers = list(latest(read_records(RunDir(run).answers, LMEAnswerRow), lambda r: r.key).values())
-    judgments = {r.key: r for r in read_records(RunDir(run).judgments, LMEJudgmentRow)}
-    from memeval.protocols.status import manifest_problem
-
-    markdown = longmemeval_report(answers, judgments,
-                                  protocol_problem=manifest_problem(RunDir(run).manifest)).split("\n", 2)[2]
-    caption = (f"LongMemEval: {len({a.question_id for a in answers})} questions per system, accuracy by the judge "
-               "named under the table (\"not measured\" without one), evidence recall at session and turn level, "
-               "and published rows with their judges. It does not show a reader's quality when the reader is "
-               "extractive.")
-    return PublishedTable(markdown, None, caption)
-
-
 TABLES: dict[str, Callable[[Path], PublishedTable]] = {
     "tab_memaudit_base": memaudit_base_table,
     "tab_memaudit_stress": memaudit_stress_table,
     "tab_natural_writers": natural_writers_table,
     "tab_natural_stores": natural_stores_table,
-    "tab_locomo_f1": locomo_f1_table,
-    "tab_locomo_j": locomo_j_table,
-    "tab_evidence_recall": evidence_recall_table,
-    "tab_graph_study": graph_study_table,
-    "tab_longmemeval": longmemeval_table,
 }
 
 

@@ -6,4 +6,5 @@ BENCHMARK = Benchmark(
     name="graph80",
     command="memeval.benchmarks.graph80.command",
     tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow")},
+    publication="memeval.benchmarks.graph80.publication:PUBLICATION",
 )

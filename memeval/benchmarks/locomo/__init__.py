@@ -8,4 +8,5 @@ BENCHMARK = Benchmark(
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow")},
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
+    publication="memeval.benchmarks.locomo.publication:PUBLICATION",
 )

@@ -6,4 +6,5 @@ BENCHMARK = Benchmark(
     name="longmemeval",
     command="memeval.benchmarks.longmemeval.command",
     tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow")},
+    publication="memeval.benchmarks.longmemeval.publication:PUBLICATION",
 )
