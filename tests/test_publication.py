@@ -2,6 +2,7 @@ import json
 
 from memeval.artifacts import stored
 from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
+from memeval.publication.contribution import Contribution
 from memeval.publication.publish import figures
 from tests.rows import answer_row, judgment_row
 
@@ -109,3 +110,46 @@ def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
     with (judged / "answers.jsonl").open("a") as fh:
         fh.write(json.dumps(answer(1, None)) + "\n")  # one retried answer made it
     assert locomo_run_dir(tmp_path) == judged
+
+
+def _toy_table(root):
+    from memeval.publication.tables import PublishedTable
+
+    return PublishedTable("| toy |\n|---|\n| 1 |", None, "A toy benchmark's table. It does not show anything real.")
+
+
+def _toy_rows(root):
+    return [["toy benchmark, its one number", "1.00", "–", "–", "–"]]
+
+
+TOY = Contribution(tables={"tab_toy": _toy_table}, headline=(_toy_rows,))  # a toy benchmark's publication.py
+
+
+def test_a_registered_benchmark_publishes_what_its_declaration_names(tmp_path, monkeypatch):
+    """The publication reads each benchmark's contribution from the registry: a new benchmark's table and headline
+    row appear without any edit to publication/, and no publication module imports a benchmark."""
+    import ast
+    from pathlib import Path
+
+    import memeval.benchmarks as registry
+    import memeval.publication
+    from memeval.publication.headline import headline_table
+    from memeval.publication.publish import figures, publish_all, tables
+
+    real = registry.declarations()
+    toy = registry.Benchmark(name="toy", command="tests.none", publication="tests.test_publication:TOY")
+    monkeypatch.setattr(registry, "declarations", lambda: [*real, toy])
+    assert list(tables())[-2:] == ["tab_toy", "tab_headline"] and "fig_locomo" in figures()
+    written = {r.name: r for r in publish_all(tmp_path / "artifacts", tmp_path / "out")}
+    assert written["tab_toy"].status == "written"
+    assert (tmp_path / "out" / "tab_toy.md").read_text().startswith("A toy benchmark's table.")
+    assert headline_table(tmp_path).markdown.splitlines()[-1].startswith("| toy benchmark, its one number | 1.00 |")
+
+    names = [n for c in [registry.load(b.publication) for b in real if b.publication]
+             for n in [*c.figures, *c.tables]]
+    assert len(names) == len(set(names)), "two benchmarks contribute the same name"
+    for path in Path(memeval.publication.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom | ast.Import):
+                modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                assert not any(m.startswith("memeval.benchmarks.") for m in modules), (path.name, modules)
