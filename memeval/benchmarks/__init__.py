@@ -33,6 +33,8 @@ class Benchmark:
     kind_aliases: dict[str, str] = field(default_factory=dict)
     categories: str | None = None  # "module:attr" of its memeval.categories.CategorySet
     answer_keys: str | None = None  # "module:attr" of its answer keys (memeval.answer_keys.AnswerKeys)
+    judges: dict[str, str] = field(default_factory=dict)  # name -> "module:factory" of a Judge (scoring/judges.py)
+    readers: dict[str, str] = field(default_factory=dict)  # name -> "module:Class" of an LLM Reader (qa/readers.py)
     publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
 
 

@@ -42,7 +42,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from memeval.benchmarks.locomo.data import parse_date
 from memeval.conversations import Conversation
 from memeval.errors import InputError
 from memeval.memory.base import MemoryItem, count_parameter
@@ -103,6 +102,7 @@ class AddCall:
     user_id: str
     session: int
     date_time: str
+    date: datetime | None  # the session's date as its loader read `date_time`
     messages: tuple[tuple[str, str], ...]  # (role, content)
     turn_ids: tuple[str, ...]
 
@@ -123,18 +123,17 @@ def add_calls(conversation: Conversation, batch: int = HARNESS_BATCH) -> list[Ad
                         for turn in session.turns]
             ids = [turn.dia_id for turn in session.turns]
             for start in range(0, len(messages), batch):
-                calls.append(AddCall(user_id(speaker, conversation), index, session.date_time,
+                calls.append(AddCall(user_id(speaker, conversation), index, session.date_time, session.date,
                                      tuple(messages[start:start + batch]), tuple(ids[start:start + batch])))
     return calls
 
 
-def session_clock(date_time: str) -> datetime:
+def session_clock(call: AddCall) -> datetime:
     """The instant Mem0's clock reads while a session is added: the session's date and time, taken as UTC."""
-    parsed = parse_date(date_time)
-    if parsed is None:
-        raise InputError("locomo", "session date_time", f"{date_time!r} is not a LoCoMo date; Mem0's clock cannot "
-                         "be set to it")
-    return parsed.replace(tzinfo=timezone.utc)
+    if call.date is None:
+        raise InputError(call.user_id, f"session {call.session} date_time", f"{call.date_time!r} is not a date its "
+                         "loader could read; Mem0's clock cannot be set to it")
+    return call.date.replace(tzinfo=timezone.utc)
 
 
 @contextlib.contextmanager
@@ -377,7 +376,7 @@ class Mem0System:
         requests = []
         for call in add_calls(conversation, self.batch):
             messages = [{"role": r, "content": c} for r, c in call.messages]
-            with pinned(main, session_clock(call.date_time), seeded_ids("plan")):
+            with pinned(main, session_clock(call), seeded_ids("plan")):
                 prompt = generate_additive_extraction_prompt(
                     existing_memories=[{"id": str(i), "text": t}
                                        for i, t in enumerate(written.get(call.user_id, [])[-10:])],
@@ -423,7 +422,7 @@ class Mem0System:
         self.add_calls = 0
         for call in calls:
             metadata = {"timestamp": call.date_time, SOURCE_KEY: list(call.turn_ids)}
-            with self._quiet(), pinned(main, session_clock(call.date_time), ids):
+            with self._quiet(), pinned(main, session_clock(call), ids):
                 try:
                     self.memory.add([{"role": r, "content": c} for r, c in call.messages], user_id=call.user_id,
                                     metadata=metadata)

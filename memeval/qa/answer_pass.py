@@ -10,34 +10,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memeval.benchmarks.locomo import evermemos_reader
-from memeval.benchmarks.locomo.paper_reader import (
-    PAPER_MAX_TOKENS,
-    official_prediction,
-    official_request,
-    paper_prediction,
-    paper_protocol,
-    paper_request,
-    render_official_context,
-    render_paper_context,
-)
 from memeval.conversations import QA, Conversation
 from memeval.errors import PluginFailed
 from memeval.llm.client import LLMClient, LLMError
 from memeval.memory.base import MemoryItem, MemorySystem, SystemConfig, approx_tokens, as_memory_items
 from memeval.memory.registry import build_system, is_plugin
-from memeval.qa.answer import (
-    ANSWER_MAX_TOKENS,
-    ANSWER_MODEL,
-    EXTRACTIVE_LABEL,
-    Memory,
-    answer_request,
-    extractive_answer,
-    render_memories,
-)
-from memeval.qa.choices import ANSWERERS, LLM_ANSWERERS
+from memeval.qa.answer import EXTRACTIVE_LABEL
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.qa.reader_cap import capped
+from memeval.qa.readers import Reader, reader
 from memeval.records import AnswerRow, load_answers, write_records  # noqa: F401  (load_answers: kept here)
 from memeval.scoring.f1 import score_f1
 
@@ -56,10 +37,6 @@ class AnswerSettings:
 def is_ranked(system) -> bool:
     """Ranked unless the system says otherwise (`ranked = False`: the whole store in a fixed order)."""
     return bool(getattr(system, "ranked", True))
-
-
-def _to_memories(items: Sequence[MemoryItem]) -> list[Memory]:
-    return [Memory(item.text, item.time, item.source_ids) for item in items]
 
 
 def call_system(config: SystemConfig, stage: str, where: str, method: Callable, *args):
@@ -119,7 +96,7 @@ def answer_requests(searched, conversation: Conversation, answerer: str = "claud
     """One reader request per question, capped at `max_tokens` when given. When every question of the
     conversation is given the same memories (full context), the shared prompt prefix is marked for prompt
     caching."""
-    return capped(_reader_requests(searched, conversation, answerer), max_tokens)
+    return capped(_reader_requests(searched, conversation, reader(answerer)), max_tokens)
 
 
 def reader_cap(settings: AnswerSettings) -> int:
@@ -128,39 +105,17 @@ def reader_cap(settings: AnswerSettings) -> int:
 
 
 def protocol_cap(answerer: str) -> int:
-    """A reader protocol's own output cap: the paper's 50 with its fetched prompts, else 64 (this project's prompt,
-    and the paraphrased official one)."""
-    if answerer == "claude_official" and paper_protocol() is not None:
-        return PAPER_MAX_TOKENS
-    if answerer in evermemos_reader.READERS:
-        return evermemos_reader.MAX_TOKENS
-    return ANSWER_MAX_TOKENS
+    """A reader's own output cap (qa/readers.py and the readers the benchmarks declare)."""
+    return reader(answerer).cap()
 
 
-def _reader_requests(searched, conversation: Conversation, answerer: str) -> list:
+def _reader_requests(searched, conversation: Conversation, chosen: Reader) -> list:
     shared = len(searched) > 1 and all(used == searched[0][2] for _, _, used, _ in searched)
-    if answerer == "claude_official":
-        published = paper_protocol()
-        if published is not None:
-            return [paper_request(conversation, qa, used, ANSWER_MODEL, published, cache_context=shared)
-                    for qa, _, used, _ in searched]
-        return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
-                for qa, _, used, _ in searched]
-    if answerer in evermemos_reader.READERS:
-        return evermemos_reader.reader_requests(answerer, searched, ANSWER_MODEL,
-                                                lambda used: render_memories(_to_memories(used)), shared)
-    return [answer_request(qa.question, _to_memories(used), cache_context=shared) for qa, _, used, _ in searched]
+    return chosen.requests(searched, conversation, shared)
 
 
-def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], answerer: str) -> int:
-    if not used:
-        return 0
-    if answerer == "claude_official":
-        published = paper_protocol()
-        if published is not None:
-            return approx_tokens(render_paper_context(conversation, used))
-        return approx_tokens(render_official_context(conversation, used))
-    return approx_tokens(render_memories(_to_memories(used)))
+def _context_tokens(conversation: Conversation, used: Sequence[MemoryItem], chosen: Reader) -> int:
+    return approx_tokens(chosen.context(conversation, used)) if used else 0
 
 
 def answer_conversation(system_config: SystemConfig, conversation: Conversation, questions: Sequence[QA],
@@ -180,33 +135,24 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
                 for qa in questions]
     ranked = is_ranked(system)
 
+    chosen = reader(settings.answerer)
     predictions: list[tuple[str, float, str | None]] = []
     keys: list[list[str] | None] = [None] * len(searched)  # each question's reader request, by its cache key
-    if settings.answerer == "extractive":
+    if not chosen.llm:
         for qa, _, used, _ in searched:
             start = time.perf_counter()
-            predictions.append((extractive_answer(qa.question, _to_memories(used)), time.perf_counter() - start,
-                                None))
-    elif settings.answerer in LLM_ANSWERERS:
+            predictions.append((chosen.answer(qa, used), time.perf_counter() - start, None))
+    else:
         if client is None:
             raise ValueError(f"the {settings.answerer} answerer needs an LLM client")
-        requests = answer_requests(searched, conversation, settings.answerer, settings.max_tokens)
+        requests = capped(_reader_requests(searched, conversation, chosen), settings.max_tokens)
         keys = [[client.resolve(r).key] for r in requests]
         replies = client.complete_many(requests) if searched else []
-        published = paper_protocol() if settings.answerer == "claude_official" else None
         for (qa, *_), out in zip(searched, replies, strict=True):
             if isinstance(out, LLMError):
                 predictions.append(("", 0.0, f"{type(out).__name__}: {out}"))
-            elif published is not None:
-                predictions.append((paper_prediction(qa, out.text, published), out.latency_s, None))
-            elif settings.answerer == "claude_official":
-                predictions.append((official_prediction(qa, out.text), out.latency_s, None))
-            elif settings.answerer in evermemos_reader.READERS:
-                predictions.append((evermemos_reader.prediction(out.text), out.latency_s, None))
             else:
-                predictions.append((out.text.strip(), out.latency_s, None))
-    else:
-        raise ValueError(f"unknown answerer {settings.answerer!r}; expected one of {ANSWERERS}")
+                predictions.append((chosen.prediction(qa, out.text), out.latency_s, None))
 
     rows = []
     for (qa, items, used, search_s), (prediction, answer_s, error), request_keys in zip(searched, predictions, keys,
@@ -230,7 +176,7 @@ def answer_conversation(system_config: SystemConfig, conversation: Conversation,
             retrieved_ids=retrieved_ids,
             latency_search_s=search_s,
             latency_total_s=search_s + answer_s,
-            context_tokens=_context_tokens(conversation, used, settings.answerer),
+            context_tokens=_context_tokens(conversation, used, chosen),
             error=error,
             retrieval_scores=[round(float(item.score), 4) for item in used] if ranked else None,
             request_keys=request_keys,

@@ -1,10 +1,13 @@
-"""Every judge by the name a command or notebook gives it. Each is a `memeval.engine.Judge`; a task takes any of
-them whose rows it can feed (a LoCoMo answer row for graded and binary, a LongMemEval row for longmemeval, a
-graph80 row for three_dim)."""
+"""Every judge by the name a command or notebook gives it: the shared ones here, then those each registered benchmark
+declares (`Benchmark.judges`, name -> "module:factory", imported only when named). Each is a `memeval.engine.Judge`;
+a task takes any of them whose rows it can feed (an AnswerRow for graded and binary, a benchmark's own rows for the
+judges it declares)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+
+from memeval.benchmarks import declarations, load
 
 
 def graded(runs: int | None = None):
@@ -19,29 +22,33 @@ def binary(runs: int | None = None):
     return BinaryJudge(1 if runs is None else runs)
 
 
-def evermemos(runs: int | None = None):
-    from memeval.benchmarks.locomo.evermemos_judge import RUNS, EverMemOSJudge
-
-    return EverMemOSJudge(RUNS if runs is None else runs)
-
-
-def longmemeval():
-    from memeval.benchmarks.longmemeval.judge import LongMemEvalJudge
-
-    return LongMemEvalJudge()
-
-
-def three_dim(questions):
-    from memeval.benchmarks.graph80.judge import ThreeDimJudge
-
-    return ThreeDimJudge(questions)
-
-
 def label(packages):
     from memeval.natural.audit import LabelAdjudicator
 
     return LabelAdjudicator(packages)
 
 
-JUDGES: dict[str, Callable] = {"graded": graded, "binary": binary, "evermemos": evermemos, "longmemeval": longmemeval,
-                               "three_dim": three_dim, "label": label}
+SHARED: dict[str, Callable] = {"graded": graded, "binary": binary, "label": label}
+
+
+def declared() -> dict[str, str]:
+    """The judges the registered benchmarks bring, in registration order."""
+    return {name: target for benchmark in declarations() for name, target in benchmark.judges.items()}
+
+
+class Judges(Mapping[str, Callable]):
+    """Name -> the judge's factory: the shared ones, then the declared ones."""
+
+    def __getitem__(self, name: str) -> Callable:
+        if name in SHARED:
+            return SHARED[name]
+        return load(declared()[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*SHARED, *declared()))
+
+    def __len__(self) -> int:
+        return len(SHARED) + len(declared())
+
+
+JUDGES: Mapping[str, Callable] = Judges()

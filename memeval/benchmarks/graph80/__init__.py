@@ -6,5 +6,6 @@ BENCHMARK = Benchmark(
     name="graph80",
     command="memeval.benchmarks.graph80.command",
     tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow")},
+    judges={"three_dim": "memeval.benchmarks.graph80.judge:ThreeDimJudge"},
     publication="memeval.benchmarks.graph80.publication:PUBLICATION",
 )

@@ -8,5 +8,10 @@ BENCHMARK = Benchmark(
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow")},
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
+    judges={"evermemos": "memeval.benchmarks.locomo.evermemos_judge:judge"},
+    readers={"claude_official": "memeval.benchmarks.locomo.readers:PaperReader",
+             "evermemos_mem0": "memeval.benchmarks.locomo.readers:EverMemOSReader",
+             "evermemos_memos": "memeval.benchmarks.locomo.readers:EverMemOSReader",
+             "evermemos_cot": "memeval.benchmarks.locomo.readers:EverMemOSReader"},
     publication="memeval.benchmarks.locomo.publication:PUBLICATION",
 )

@@ -133,3 +133,8 @@ class EverMemOSJudge(LocomoJudge):
                                               if self.runs != RUNS else None)
         return {**found, "prompt_source": self.fetched.origin if self.fetched else "paraphrased",
                 "protocol_status": judge_status(self.name, found.get("model"), self.version(), problem)}
+
+
+def judge(runs: int | None = None) -> EverMemOSJudge:
+    """The judge `--judge evermemos` names: `runs` calls per answer, else the framework's 3."""
+    return EverMemOSJudge(RUNS if runs is None else runs)

@@ -6,5 +6,6 @@ BENCHMARK = Benchmark(
     name="longmemeval",
     command="memeval.benchmarks.longmemeval.command",
     tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow")},
+    judges={"longmemeval": "memeval.benchmarks.longmemeval.judge:LongMemEvalJudge"},
     publication="memeval.benchmarks.longmemeval.publication:PUBLICATION",
 )
