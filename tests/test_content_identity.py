@@ -35,7 +35,7 @@ def _tree(directory: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def built(locomo_dir, tmp_path_factory) -> Path:
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     out = tmp_path_factory.mktemp("natural") / "packages"
     build_directory(out, str(locomo_dir), target=3)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from memeval.benchmarks.locomo.data import load_locomo, load_locomo_with_report, stats
-from memeval.data.fetch import fetch_locomo, sha256_file
+from memeval.benchmarks.locomo.datasets import fetch_locomo
+from memeval.data.fetch import sha256_file
 from memeval.data.paths import find_locomo
 from memeval.errors import DataNotFoundError, InputError
 

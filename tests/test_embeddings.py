@@ -272,7 +272,7 @@ def test_rag_dense_and_mem0_end_to_end_against_the_real_server(embedding_server,
     report = (tmp_path / "run" / "report.md").read_text()
     assert "mem0ai library" in report
 
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     build_directory(tmp_path / "packages", str(locomo_dir), target=6)
     audit = subprocess.run([sys.executable, "-m", "memeval", "natural", "union", "--packages",

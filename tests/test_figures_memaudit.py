@@ -25,9 +25,9 @@ BASE_BUDGETS = [2, 3, 16]  # 3 is no budget of the paper's: its crosses must sta
 @pytest.fixture(scope="module")
 def root(tmp_path_factory, locomo_dir):
     from memeval.benchmarks.graph80.task import StudyConfig, run_study
+    from memeval.benchmarks.locomo.natural_build import build_directory
     from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
     from memeval.cli import main
-    from memeval.natural.build import build_directory
 
     root = tmp_path_factory.mktemp("reports")
     api.sweep(api.SweepConfig(kind="small", distribution="base", seeds=6, budgets=BASE_BUDGETS, methods=WRITERS,

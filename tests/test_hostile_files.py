@@ -235,7 +235,7 @@ WHOLE = [  # (what, the whole file from the valid one)
 
 @pytest.fixture(scope="module")
 def base(locomo_dir, tmp_path_factory) -> tuple[Path, Path]:
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     root = tmp_path_factory.mktemp("hostile-base")
     data = root / "conv26"
@@ -411,11 +411,11 @@ def test_a_zip_bomb_is_refused_before_it_is_read(tmp_path, refused):
 
 
 def test_an_oversized_zip_member_is_refused_by_its_declared_size(tmp_path, monkeypatch, refused):
-    import memeval.benchmarks.locomo.data as locomo
+    import memeval.zip_members as zip_members
 
     archive = tmp_path / "locomo10.zip"
     _zip(None, archive, locomo_doc())
-    monkeypatch.setattr(locomo, "MAX_MEMBER_BYTES", 100)
+    monkeypatch.setattr(zip_members, "MAX_MEMBER_BYTES", 100)
     monkeypatch.setattr(zipfile.ZipFile, "read", lambda *a, **k: pytest.fail("a member was read"))
     monkeypatch.setattr(zipfile.ZipFile, "open", lambda *a, **k: pytest.fail("a member was opened"))
     result = refused("data", "stats", archive)
@@ -428,7 +428,7 @@ def test_a_download_name_never_leaves_dest(name, tmp_path, monkeypatch, refused)
     import memeval.data.fetch as fetch
 
     data = locomo_doc()
-    monkeypatch.setattr(fetch, "_read_source", lambda source, timeout: (data, name))
+    monkeypatch.setattr(fetch, "read_source", lambda source, timeout, kind, fallback: (data, name))
     refused("data", "fetch", "locomo", "--source", "https://example.invalid/x", "--sha256",
             hashlib.sha256(data).hexdigest(), "--dest", tmp_path / "out" / "d", out="out")
 

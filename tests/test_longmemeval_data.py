@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memeval.benchmarks.longmemeval.data import QUESTION_TYPES, load_longmemeval, stats
-from memeval.data.fetch import LONGMEMEVAL_SHA256, fetch_longmemeval, longmemeval_url
+from memeval.benchmarks.longmemeval.datasets import LONGMEMEVAL_SHA256, fetch_longmemeval, longmemeval_url
 
 
 def instance(qid, qtype, answer="Denver", evidence=True, **extra):

@@ -169,7 +169,7 @@ def test_locomo_run_with_mem0_and_dense_rag_then_audit_mem0s_own_store(extractor
     assert len(extractor.received) + len(extractor.embedded) == sent
     assert json.loads((tmp_path / "rerun" / "stores" / "mem0.json").read_text()) == store
 
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     build_directory(tmp_path / "packages", str(locomo_dir), target=6)
     audit = subprocess.run([sys.executable, "-m", "memeval", "natural", "union", "--packages",

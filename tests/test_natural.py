@@ -4,16 +4,16 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from memeval.cli import main
-from memeval.memaudit.package import load_package, package_from_dict
-from memeval.memaudit.writers import TfidfSalienceEstimator, estimated_gvt, run_writer
-from memeval.natural.construct import (
+from memeval.benchmarks.locomo.natural_source import (
     build_natural,
     build_package,
     eligible_questions,
     examination_order,
     support_slice,
 )
+from memeval.cli import main
+from memeval.memaudit.package import load_package, package_from_dict
+from memeval.memaudit.writers import TfidfSalienceEstimator, estimated_gvt, run_writer
 from memeval.natural.rules import (
     best_summary_sentence,
     byte_overhead_cost,
@@ -172,7 +172,7 @@ def test_union_packages_and_rows(conversations, examined):
 
 
 def test_sweep_natural_covers_writers_and_union_rows(locomo_dir, tmp_path):
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     build_directory(tmp_path / "pk", str(locomo_dir), target=3)
     args = ["sweep", "natural", "--packages", str(tmp_path / "pk"), "--budgets", "30,100", "--out",

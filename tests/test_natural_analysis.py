@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memeval.benchmarks.locomo.natural_source import build_natural
 from memeval.cli import main
 from memeval.llm import LLMClient, ResponseCache
 from memeval.natural.audit import (
@@ -17,7 +18,6 @@ from memeval.natural.audit import (
     write_audit_frame,
 )
 from memeval.natural.bridge import bridge_pairs, bridge_table, spearman_interval
-from memeval.natural.construct import build_natural
 from memeval.natural.rules import byte_overhead_cost
 from memeval.natural.sensitivity import (
     label_noise,
@@ -196,8 +196,8 @@ def test_natural_cli_analysis_commands(locomo_dir, tmp_path):
 
 
 def test_memory_graph_union_export_only_when_an_extractor_ran(locomo_dir, tmp_path):
+    from memeval.benchmarks.locomo.natural_build import build_directory
     from memeval.llm import ReplayBackend
-    from memeval.natural.build import build_directory
     from tests.test_memory_graph import _line_extractor
 
     offline = build_directory(tmp_path / "a", str(locomo_dir), target=2,

@@ -4,8 +4,8 @@ every OPT certified by both solvers."""
 
 import json
 
+from memeval.benchmarks.locomo.natural_conversation import build_conversation_package, questions
 from memeval.natural.build import load_packages
-from memeval.natural.conversation_scope import build_conversation_package, questions
 from memeval.natural.union import union_package
 
 

@@ -15,7 +15,7 @@ from memeval.natural.union import union_package
 
 @pytest.fixture(scope="module")
 def packages(locomo_dir, tmp_path_factory):
-    from memeval.natural.build import build_directory
+    from memeval.benchmarks.locomo.natural_build import build_directory
 
     out = tmp_path_factory.mktemp("natural") / "packages"
     build_directory(out, str(locomo_dir), target=6)

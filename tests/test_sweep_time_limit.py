@@ -89,7 +89,7 @@ def test_a_bad_time_limit_is_refused_before_anything_is_written(tmp_path, monkey
 
 def test_union_rows_are_not_written_from_an_optimum_cut_by_the_time_limit(conversations, monkeypatch):
     """A natural sweep's union rows too: at load ≈10 some came back uncertified, and a rerun kept them."""
-    from memeval.natural.construct import build_natural
+    from memeval.benchmarks.locomo.natural_source import build_natural
     from memeval.natural.union import union_package, union_rows
 
     pkg = next(e.package for e in build_natural(conversations[:1]) if e.accepted)

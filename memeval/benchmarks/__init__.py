@@ -35,6 +35,8 @@ class Benchmark:
     answer_keys: str | None = None  # "module:attr" of its answer keys (memeval.answer_keys.AnswerKeys)
     judges: dict[str, str] = field(default_factory=dict)  # name -> "module:factory" of a Judge (scoring/judges.py)
     readers: dict[str, str] = field(default_factory=dict)  # name -> "module:Class" of an LLM Reader (qa/readers.py)
+    fetches: str | None = None  # "module:attr" of its data sets (a list of memeval.data.fetch.DataSet)
+    natural_source: str | None = None  # "module:attr" of its natural packages (memeval.natural.source.NaturalSource)
     publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
 
 

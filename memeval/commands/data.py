@@ -1,72 +1,115 @@
-"""`memeval data fetch|stats`."""
+"""`memeval data fetch|stats|status|sample`: over the data sets the benchmarks declare (`Benchmark.fetches`) and the
+shared ones declared here (nltk's Punkt tables, the anchors' protocol files)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from memeval.benchmarks.locomo.categories import CATEGORY_NAMES
 from memeval.commands.arguments import command
+from memeval.data.fetch import PUNKT_TAB_URL, DataSet, PinnedFile
+from memeval.protocols.sources import SOURCES
 from memeval.safe_text import shown
+
+NLTK = DataSet(
+    name="nltk", title="nltk's English Punkt tables", licence=None,
+    files=(PinnedFile("punkt_tab.zip", PUNKT_TAB_URL, None),),
+    fetch="memeval.commands.data:fetch_nltk", dest="data/nltk",
+    fetch_help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256")
+PROTOCOLS = DataSet(
+    name="protocols", title="the anchors' protocol files", licence=None,  # each source's own (protocols/sources.py)
+    files=tuple(PinnedFile(s.name, s.url, s.sha256) for s in SOURCES.values()),
+    fetch="memeval.commands.data:fetch_protocols", dest="data/protocols",
+    fetch_help="protocols: the anchors' own prompt files at pinned commits (Mem0's judge, LongMemEval's judge and "
+               "reader, the LoCoMo paper's reader, the EverMemOS framework's judge and answer prompts), parsed into "
+               "data/protocols/",
+    source_help="protocols: a folder holding the source files (repository layout or the files alone) or one of them",
+    status="memeval.commands.data:protocols_status",
+    status_help="the anchors' protocol files (MEMEVAL_PROTOCOLS_DIR, else data/protocols)")
+SHARED = (NLTK, PROTOCOLS)
+
+
+def data_sets() -> list[DataSet]:
+    """Every data set by name order of `data fetch`: each benchmark's own data (in registration order), the shared
+    ones, then the files beside a benchmark's data (its audit)."""
+    from memeval.benchmarks import declarations, load
+
+    declared = [d for b in declarations() if b.fetches for d in load(b.fetches)]
+    return [*(d for d in declared if not d.companion), *SHARED, *(d for d in declared if d.companion)]
+
+
+def _named(sets: list[DataSet], name: str) -> DataSet:
+    return next(d for d in sets if d.name == name)  # argparse has checked `name` against the same list
+
+
+def _either(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _both(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    data = command(subparsers, "data", "fetch and inspect the LoCoMo and LongMemEval data (and fetch the anchors' "
-                   "protocol files)", "memeval data fetch locomo\n  memeval data stats --json")
+    sets = data_sets()
+    own = [d for d in sets if d.stats]  # a benchmark's own data: what stats reads
+    data = command(subparsers, "data", f"fetch and inspect the {_both([d.title for d in own])} data (and fetch the "
+                   "anchors' protocol files)", f"memeval data fetch {sets[0].name}\n  memeval data stats --json")
     sub = data.add_subparsers(dest="data_command", required=True)
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
                     "memeval data fetch longmemeval --variant s\n  memeval data fetch protocols --source DIR")
-    fetch.add_argument("dataset", choices=["locomo", "longmemeval", "nltk", "protocols", "locomo-audit"],
-                       help="nltk: the English Punkt tables (punkt_tab.zip) that make B1 Mem0-exact; needs --sha256; "
-                            "protocols: the anchors' own prompt files at pinned commits (Mem0's judge, LongMemEval's "
-                            "judge and reader, the LoCoMo paper's reader, the EverMemOS framework's judge and answer "
-                            "prompts), parsed into data/protocols/; locomo-audit: the "
-                            "independent LoCoMo audit's ten files at a pinned commit (CC BY-NC 4.0), stored byte for "
-                            "byte under data/locomo-audit/")
-    fetch.add_argument("--variant", choices=["s", "m", "oracle"], default="s",
-                       help="LongMemEval: S (≈115k tokens a question), M (≈500 sessions) or oracle (evidence only)")
+    fetch.add_argument("dataset", choices=[d.name for d in sets],
+                       help="; ".join(d.fetch_help for d in sets if d.fetch_help))
+    variants = [d for d in sets if d.variants]
+    fetch.add_argument("--variant", choices=list(dict.fromkeys(v for d in variants for v in d.variants)),
+                       default=variants[0].variants[0] if variants else None,
+                       help="; ".join(d.variant_help for d in variants if d.variant_help))
     fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
     fetch.add_argument("--source", default=None, action="append",
-                       help="URL or local file (default: the public file; LongMemEval at a pinned revision); "
-                            "protocols: a folder holding the source files (repository layout or the files alone) or "
-                            "one of them; locomo-audit: folders or files, the flag repeated (repository layout, or loose "
-                            "files matched by SHA-256)")
+                       help="; ".join(["URL or local file (default: the public file, at its pinned revision where "
+                                       "one is declared)", *(d.source_help for d in sets if d.source_help)]))
     fetch.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
     fetch.set_defaults(handler=_fetch)
 
     st = command(sub, "stats", "counts of conversations or instances, questions by category or type, turns, "
                  "sessions, and the data's quirks", "memeval data stats --json")
-    st.add_argument("path", nargs="?", default=None, help="file, directory or zip (default: discovered LoCoMo)")
-    st.add_argument("--dataset", choices=["locomo", "longmemeval"], default="locomo",
-                    help="what the path holds: locomo (default) or a LongMemEval file")
+    st.add_argument("path", nargs="?", default=None,
+                    help=f"file, directory or zip (default: discovered {own[0].title})")
+    st.add_argument("--dataset", choices=[d.name for d in own], default=own[0].name,
+                    help="what the path holds: " + _either([f"{own[0].stats_help} (default)",
+                                                            *(d.stats_help for d in own[1:])]))
     st.add_argument("--json", action="store_true", help="print one JSON object")
     st.set_defaults(handler=_stats)
 
-    status = command(sub, "status", "which fetched files memeval holds and whether each checks out: the anchors' "
-                     "protocol files (MEMEVAL_PROTOCOLS_DIR, else data/protocols) and the LoCoMo audit's "
-                     "(MEMEVAL_LOCOMO_AUDIT_DIR, else data/locomo-audit)", "memeval data status")
+    watched = [d for d in sets if d.status]
+    status = command(sub, "status", "which fetched files memeval holds and whether each checks out: "
+                     + _both([d.status_help for d in watched]), "memeval data status")
     status.set_defaults(handler=_status)
 
+    samples = [d for d in sets if d.sample]
     sample = command(sub, "sample", "write a small synthetic sample in a benchmark's file format (this project's own "
-                     "text, said to be synthetic wherever it is shown): LongMemEval offline, without a download",
-                     "memeval data sample longmemeval --out data/sample\n  memeval longmemeval run --data "
-                     "data/sample/longmemeval_sample.json --systems rag_turns,full_context --out runs/lme-sample")
-    sample.add_argument("dataset", choices=["longmemeval"], help="the format: longmemeval")
+                     f"text, said to be synthetic wherever it is shown): {_either([d.title for d in samples])} "
+                     "offline, without a download",
+                     f"memeval data sample {samples[0].name} --out data/sample\n  memeval data stats --dataset "
+                     f"{samples[0].name} data/sample/{samples[0].sample_file}")
+    sample.add_argument("dataset", choices=[d.name for d in samples],
+                        help="the format: " + _either([d.name for d in samples]))
     sample.add_argument("--out", required=True, metavar="DIR",
-                        help="directory that receives longmemeval_sample.json and a README")
+                        help=f"directory that receives {_either([d.sample_file for d in samples])} and a README")
     sample.set_defaults(handler=_sample)
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.longmemeval.sample import SYNTHETIC, sample_instances, write_sample
+    from memeval.benchmarks import load
 
-    data, readme = write_sample(args.out)
-    print(f"wrote {shown(data)} ({len(sample_instances())} questions, {SYNTHETIC}) and {shown(readme)}\n"
-          f"next: memeval data stats --dataset longmemeval {shown(data)}\n"
-          f"      memeval longmemeval run --data {shown(data)} --systems rag_turns,full_context --out runs/lme-sample")
-    return 0
+    return load(_named(data_sets(), args.dataset).sample)(args)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from memeval.benchmarks import load
+
+    return load(_named(data_sets(), args.dataset).stats)(args)
 
 
 def _check_dest(dest: str | None) -> None:
@@ -89,36 +132,29 @@ def _check_dest(dest: str | None) -> None:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from memeval.data.fetch import NLTK_DATA_DIR, fetch_locomo, fetch_longmemeval, fetch_punkt_tables
+    from memeval.benchmarks import load
 
     _check_dest(args.dest)
-    if args.dataset == "locomo-audit":
-        return _fetch_audit(args)
-    if args.source is not None and len(args.source) > 1:
-        from memeval.errors import InputError
+    declared = _named(data_sets(), args.dataset)
+    if not declared.many_sources:
+        if args.source is not None and len(args.source) > 1:
+            from memeval.errors import InputError
 
-        raise InputError("--source", args.source[1], f"given twice; {args.dataset} takes one source")
-    args.source = args.source[0] if args.source else None
-    if args.dataset == "protocols":
-        return _fetch_protocols(args)
+            raise InputError("--source", args.source[1], f"given twice; {args.dataset} takes one source")
+        args.source = args.source[0] if args.source else None
+    return load(declared.fetch)(args)
 
-    if args.dataset == "nltk":
-        from memeval.data.paths import project_root
 
-        target = fetch_punkt_tables(args.dest or project_root() / NLTK_DATA_DIR, args.source, args.sha256)
-        print(f"wrote {target} (SHA-256 verified, loaded by nltk); B1 is now Mem0-exact")
-        return 0
-    if args.dataset == "longmemeval":
-        target = fetch_longmemeval(args.variant, args.dest or "data/longmemeval", args.source, args.sha256)
-        print(f"wrote {target} (SHA-256 verified, every instance parsed)")
-        return 0
-    args.dest = args.dest or "data/locomo"
-    target = fetch_locomo(args.dest, source=args.source, sha256=args.sha256)
-    print(f"wrote {target} (SHA-256 verified)")
+def fetch_nltk(args: argparse.Namespace) -> int:
+    from memeval.data.fetch import NLTK_DATA_DIR, fetch_punkt_tables
+    from memeval.data.paths import project_root
+
+    target = fetch_punkt_tables(args.dest or project_root() / NLTK_DATA_DIR, args.source, args.sha256)
+    print(f"wrote {target} (SHA-256 verified, loaded by nltk); B1 is now Mem0-exact")
     return 0
 
 
-def _fetch_protocols(args: argparse.Namespace) -> int:
+def fetch_protocols(args: argparse.Namespace) -> int:
     from memeval.commands.arguments import finish
     from memeval.errors import InputError
     from memeval.protocols.fetch import fetch_protocols
@@ -140,34 +176,9 @@ def _fetch_protocols(args: argparse.Namespace) -> int:
                   if missing else None)
 
 
-def _fetch_audit(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.locomo.audit.fetch import fetch_audit
-    from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_LICENCE, AUDIT_REPO
-    from memeval.benchmarks.locomo.audit.store import audit_dir
-    from memeval.errors import InputError
-
-    if args.sha256:
-        raise InputError("--sha256", args.sha256, "the audit's files are pinned (memeval/benchmarks/locomo/audit/sources.py); no other "
-                         "checksum is taken")
-    result = fetch_audit(args.source, args.dest)
-    for file, path, where in result.stored:
-        print(f"{file.name}: wrote {shown(path)} (SHA-256 verified; from {shown(where)})")
-    have = len(AUDIT_FILES) - len(result.missing)
-    print(f"{have} of {len(AUDIT_FILES)} files of {AUDIT_REPO}@{AUDIT_COMMIT[:12]} stored in {shown(audit_dir(args.dest))} "
-          f"({AUDIT_LICENCE}: read on use, never committed)")
-    for file in result.missing:
-        print(f"still missing: {file.name} ({file.path})", file=sys.stderr)
-    return 0
-
-
-def _status(args: argparse.Namespace) -> int:
-    """Fetched state only; a stored file that does not check out is shown as such, not raised, so one bad file
-    does not hide the state of the others."""
-    from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_FILES, AUDIT_REPO
-    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir, audit_path
+def protocols_status() -> None:
     from memeval.errors import InputError
     from memeval.protocols import store
-    from memeval.protocols.sources import SOURCES
 
     print(f"protocols ({shown(store.protocols_dir())}):")
     for name, source in SOURCES.items():
@@ -176,79 +187,14 @@ def _status(args: argparse.Namespace) -> int:
         except InputError as exc:
             state = f"refused: {exc.problem}"
         print(f"  {name}: {shown(state)} — {source.origin}")
-    print(f"locomo-audit ({AUDIT_REPO}@{AUDIT_COMMIT[:12]}, {shown(audit_dir())}):")
-    missing = 0
-    for name, file in AUDIT_FILES.items():
-        try:
-            state = "stored, SHA-256 verified" if audit_path(name) is not None else "not fetched"
-        except InputError as exc:
-            state = f"refused: {exc.problem}"
-        missing += state != "stored, SHA-256 verified"
-        print(f"  {name}: {shown(state)} — {file.path}")
-    if missing:
-        print(f"  {missing} of {len(AUDIT_FILES)} not usable; `{FETCH_COMMAND}` fetches them")
-    return 0
 
 
-def _stats(args: argparse.Namespace) -> int:
-    if args.dataset == "longmemeval":
-        return _longmemeval_stats(args)
-    from memeval.benchmarks.locomo.data import load_locomo_with_report, stats
-    from memeval.data.paths import find_locomo
-    from memeval.errors import InputError
+def _status(args: argparse.Namespace) -> int:
+    """Fetched state only; a stored file that does not check out is shown as such, not raised, so one bad file
+    does not hide the state of the others."""
+    from memeval.benchmarks import load
 
-    path = find_locomo(args.path)
-    try:
-        conversations, report = load_locomo_with_report(path)
-    except InputError as exc:
-        if args.path is None or exc.field != "sample_id":
-            raise
-        raise InputError(exc.source, exc.field, f"{exc.problem} (read as LoCoMo; a LongMemEval file takes "
-                         "--dataset longmemeval)") from None
-    result = stats(conversations)
-    if args.json:
-        print(json.dumps({**result, "quirks": dict(sorted(report.quirks.items()))}, sort_keys=False))
-        return 0
-    print(f"source: {shown(path)} ({report.layout})")
-    for key in ("conversations", "questions", "turns", "sessions"):
-        print(f"{key}: {result[key]}")
-    print("by_category:")
-    for cat, count in result["by_category"].items():
-        print(f"  {cat} {CATEGORY_NAMES[int(cat)]}: {count}")
-    if report.quirks:
-        print("quirks (repaired or reported, not fatal):")
-        for quirk, count in sorted(report.quirks.items()):
-            print(f"  {shown(quirk)}: {count}")
-    return 0
-
-
-def _longmemeval_stats(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.longmemeval.data import load_longmemeval, stats
-    from memeval.errors import InputError
-
-    if not args.path:
-        raise InputError("data stats", "path", "name the LongMemEval file (memeval data fetch longmemeval writes it)")
-    instances, report = load_longmemeval(args.path)
-    result = {**stats(instances), "quirks": dict(sorted(report.quirks.items()))}
-    from memeval.benchmarks.longmemeval.sample import is_synthetic
-
-    if is_synthetic(instances):
-        result["synthetic"] = True
-    if args.json:
-        print(json.dumps(result))
-        return 0
-    from memeval.benchmarks.longmemeval.sample import SYNTHETIC
-
-    print(f"source: {shown(args.path)}" + (f" ({SYNTHETIC})" if is_synthetic(instances) else ""))
-    for key in ("instances", "abstention", "sessions", "sessions_per_question_mean", "turns", "evidence_turns",
-                "evidence_sessions"):
-        value = result[key]
-        print(f"{key}: {value:.1f}" if isinstance(value, float) else f"{key}: {value}")
-    print("by_type:")
-    for qtype, count in result["by_type"].items():
-        print(f"  {shown(qtype)}: {count}")
-    if result["quirks"]:
-        print("quirks (reported, not fatal):")
-        for quirk, count in result["quirks"].items():
-            print(f"  {shown(quirk)}: {count}")
+    for declared in data_sets():
+        if declared.status:
+            load(declared.status)()
     return 0

@@ -18,8 +18,8 @@ from memeval.commands.arguments import (
     share,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
-from memeval.errors import InputError
 from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
+from memeval.natural.source import source_names
 from memeval.output_paths import notices
 
 
@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=f"packages to accept ({TARGET_ACCEPTED})")
     build.add_argument("--seed", type=bounded("--seed"), default=SAMPLE_SEED,
                        help=f"the examination-order seed ({SAMPLE_SEED})")
-    build.add_argument("--source", choices=["locomo", "longmemeval"], default="locomo",
+    build.add_argument("--source", choices=source_names(), default=source_names()[0],
                        help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
     build.add_argument("--scope", choices=["question", "conversation"], default="question",
                        help="question: one package per accepted question (default); conversation: one package per "
@@ -198,54 +198,9 @@ def _bridge(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from memeval.natural.build import build_directory, build_longmemeval_directory
+    from memeval.natural.source import natural_source
 
-    if args.scope == "conversation":
-        from memeval.natural.build import build_conversation_directory
-
-        if args.source != "locomo" or args.with_graph:
-            raise InputError("natural build --scope conversation", "--source/--with-graph",
-                             "conversation-scale packages are built from LoCoMo without the graph")
-        manifest = build_conversation_directory(args.out, args.data, args.cost, union=not args.no_union,
-                                                conversations=args.conversations, restart=args.restart)
-        print(json.dumps({k: manifest[k] for k in ("scope", "source", "sizes", "union_systems", "tombstones")}))
-        return 0
-    if args.conversations != "all":  # the question scope samples Natural-87 across every conversation
-        raise InputError("natural build", "--conversations", "applies to --scope conversation only; the question "
-                         "scope builds LoCoMo-Natural-87 from every conversation (add --scope conversation)")
-    if args.source == "longmemeval":
-        if not args.data:
-            raise InputError("natural build --source longmemeval", "--data", "name the LongMemEval file (memeval "
-                             "data fetch longmemeval writes it)")
-        if args.with_graph:
-            raise InputError("natural build --source longmemeval", "--with-graph", "the memory graph's union "
-                             "packages are built for LoCoMo only")
-        manifest = build_longmemeval_directory(args.out, args.data, args.cost, args.target, args.seed,
-                                               progress=not args.no_progress, restart=args.restart)
-        print(json.dumps({k: manifest[k] for k in ("source", "eligible", "examined", "accepted", "rejected",
-                                                   "rejected_by_reason", "accepted_by_type", "rule_version")}))
-        return 0
-    llm = llm_options(args)
-    client = None
-    if args.with_graph:
-        from memeval.memory.extraction import EXTRACTION_TEMPERATURE
-
-        client = make_llm_client(llm)
-        client.check_roles({"extract": EXTRACTION_TEMPERATURE})
-        if llm.dry_run:
-            from memeval.llm.count import token_counter
-            from memeval.natural.build import graph_requests
-
-            requests = graph_requests(args.data, args.cost, args.target, args.seed)
-            print(json.dumps(client.estimate(requests, expected_output_tokens=400, counter=token_counter(client)).as_dict(),
-                             indent=2))
-            return 0
-    manifest = build_directory(args.out, args.data, args.cost, args.target, args.seed, union=not args.no_union,
-                               graph_client=client, progress=not args.no_progress, restart=args.restart)
-    print(json.dumps({k: manifest[k] for k in ("examined", "accepted", "rejected", "rejected_by_reason",
-                                               "accepted_by_category", "rule_version", "union_systems",
-                                               "union_not_exported")}))
-    return 0
+    return natural_source(args.source).build(args)
 
 
 def _union(args: argparse.Namespace) -> int:

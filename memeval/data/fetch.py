@@ -1,24 +1,67 @@
-"""Download LoCoMo with a checksum; nothing is kept unless the hash matches and the file parses."""
+"""What `memeval data fetch|stats|sample|status` knows of a data set, and the shared ways a fetched file is read and
+verified: a benchmark declares its data sets (`Benchmark.fetches`), the shared ones are declared by the command.
+Nothing is kept unless the SHA-256 matches and the file checks out."""
 
 from __future__ import annotations
 
 import hashlib
-import urllib.parse
-import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.atomic import atomic_open
-from memeval.benchmarks.locomo.data import load_locomo_bytes
 from memeval.errors import InputError
-from memeval.safe_json import load_json_bytes, read_bytes
-from memeval.safe_paths import inside
+from memeval.safe_json import read_bytes
 
-LOCOMO_URL = "https://raw.githubusercontent.com/snap-research/locomo/main/data/locomo10.json"
-# SHA-256 of the public files, by file name.
-KNOWN_SHA256 = {
-    "locomo10.json": "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
-    "locomo10.zip": "5c342973da4b45c12583c9fc7594d6410880f5aba2c491a0db09db262c906fb5",
-}
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One file of a data set as its publisher serves it: where (None: only a local copy is taken), its SHA-256
+    (None: no copy could be pinned here, the user passes --sha256 for one they trust) and, for a data set released
+    in variants, which variant it is."""
+
+    name: str
+    url: str | None
+    sha256: str | None
+    variant: str | None = None
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """Something `memeval data fetch NAME` stores. Hooks are "module:function" strings, loaded only when that
+    data set is asked for, so declaring one costs `memeval --help` nothing:
+    - fetch(args) -> exit code: fetches and checks (`check`: "module:function(bytes, name)" raising InputError is
+      how a fetched file is checked before it is written);
+    - stats(args) / sample(args) -> exit code: `data stats --dataset NAME`, `data sample NAME`;
+    - status() -> None: prints what is stored and whether it checks out (`data status`).
+    `companion`: files beside a benchmark's data (an audit of it), listed after the shared data sets. The `*_help`
+    texts are this data set's clause in the shared command's help."""
+
+    name: str
+    title: str
+    licence: str | None  # None: none is stated where the files are published
+    files: tuple[PinnedFile, ...]
+    fetch: str
+    dest: str
+    check: str | None = None
+    companion: bool = False
+    many_sources: bool = False  # --source repeated (folders or files matched by SHA-256)
+    fetch_help: str | None = None
+    source_help: str | None = None
+    variant_help: str | None = None
+    stats: str | None = None
+    stats_help: str | None = None
+    sample: str | None = None
+    sample_file: str | None = None
+    status: str | None = None
+    status_help: str | None = None
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return tuple(f.variant for f in self.files if f.variant)
+
+    def pinned(self, name: str) -> str | None:
+        """The pinned SHA-256 of the file called `name` (None: not pinned)."""
+        return next((f.sha256 for f in self.files if f.name == name), None)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -40,13 +83,17 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _read_source(source: str, timeout: float, kind: str = "locomo") -> tuple[bytes, str]:
-    """The bytes of a URL or local file, no more than the limit of `kind` (a `.zip` name: the zip limit)."""
+def read_source(source: str, timeout: float, kind: str, fallback: str) -> tuple[bytes, str]:
+    """The bytes of a URL or local file, no more than the input limit of `kind` (memeval.input_files; a `.zip`
+    name: the zip limit), and the file's name (`fallback` for a URL that names none)."""
+    import urllib.parse
+    import urllib.request
+
     from memeval.input_files import read_stream
 
     parsed = urllib.parse.urlparse(source)
     if parsed.scheme in ("http", "https"):
-        name = Path(urllib.parse.unquote(parsed.path)).name or "locomo10.json"
+        name = Path(urllib.parse.unquote(parsed.path)).name or fallback
         try:
             with urllib.request.urlopen(source, timeout=timeout) as response:  # noqa: S310 - user-chosen URL
                 return read_stream(response, source, "zip" if name.endswith(".zip") else kind, "source"), name
@@ -58,71 +105,15 @@ def _read_source(source: str, timeout: float, kind: str = "locomo") -> tuple[byt
     return read_bytes(path, "source", "zip" if path.name.endswith(".zip") else kind), path.name
 
 
-def fetch_locomo(
-    dest: str | Path = "data/locomo",
-    source: str | None = None,
-    sha256: str | None = None,
-    timeout: float = 60.0,
-) -> Path:
-    """Fetch `source` (default: the public locomo10.json) into `dest`, verified by SHA-256."""
-    source = source or LOCOMO_URL
-    data, name = _read_source(source, timeout)
-    expected = (sha256 or KNOWN_SHA256.get(name) or "").lower()
-    if not expected:
-        raise InputError(source, "sha256", f"no known checksum for {name!r}; pass --sha256 HEX")
+def verify(data: bytes, expected: str, source: str | Path) -> None:
+    """Refuse bytes whose SHA-256 is not `expected`, in one line naming both."""
     got = sha256_bytes(data)
     if got != expected:
         raise InputError(source, "sha256", f"checksum mismatch: expected {expected}, got {got}; nothing written")
-    target = inside(dest, name)  # the name comes from the URL: it must stay a name inside --dest
-    load_locomo_bytes(data, name)
-    with atomic_open(target, "wb") as fh:
-        fh.write(data)
-    return target
 
 
-# The cleaned LongMemEval release, pinned to one dataset revision (the pin several public projects use); only S has
-# a known hash, so M and oracle need --sha256 from whoever vouches for their copy.
-LONGMEMEVAL_REPO = "https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned"
-LONGMEMEVAL_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
-LONGMEMEVAL_FILES = {"s": "longmemeval_s_cleaned.json", "m": "longmemeval_m_cleaned.json",
-                     "oracle": "longmemeval_oracle.json"}
-LONGMEMEVAL_SHA256 = {"longmemeval_s_cleaned.json": "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442"}
-
-
-def longmemeval_url(variant: str) -> str:
-    return f"{LONGMEMEVAL_REPO}/resolve/{LONGMEMEVAL_REVISION}/{LONGMEMEVAL_FILES[variant]}"
-
-
-def fetch_longmemeval(variant: str, dest: str | Path = "data/longmemeval", source: str | None = None,
-                      sha256: str | None = None, timeout: float = 300.0) -> Path:
-    """Fetch one LongMemEval variant (default: the pinned revision's URL) into `dest` as its release file name,
-    verified by SHA-256 and parsed before anything is written."""
-    from memeval.benchmarks.longmemeval.data import parse_instance
-
-    if variant not in LONGMEMEVAL_FILES:
-        raise InputError("--variant", variant, f"expected one of {', '.join(LONGMEMEVAL_FILES)}")
-    name = LONGMEMEVAL_FILES[variant]
-    expected = (sha256 or LONGMEMEVAL_SHA256.get(name) or "").lower()
-    if not expected:
-        raise InputError(name, "sha256", "no pinned checksum for this variant; pass --sha256 HEX (of a copy you "
-                         "trust)")
-    data, _ = _read_source(source or longmemeval_url(variant), timeout, "longmemeval")
-    got = sha256_bytes(data)
-    if got != expected:
-        raise InputError(source or longmemeval_url(variant), "sha256",
-                         f"checksum mismatch: expected {expected}, got {got}; nothing written")
-    doc = load_json_bytes(data, source or name, "json")
-    if not isinstance(doc, list) or not doc:
-        raise InputError(source or name, "top level", "expected a list of instances")
-    from collections import Counter
-
-    seen: set[str] = set()
-    for i, row in enumerate(doc):
-        qid = parse_instance(row, f"{name}[{i}]", Counter()).question_id
-        if qid in seen:  # the loader refuses a repeated id: a file it cannot load is not kept
-            raise InputError(source or name, "question_id", f"repeated: {qid}")
-        seen.add(qid)
-    target = Path(dest) / name
+def store(data: bytes, target: Path) -> Path:
+    """Write checked bytes whole (a reader never sees half a file)."""
     with atomic_open(target, "wb") as fh:
         fh.write(data)
     return target
@@ -147,12 +138,9 @@ def fetch_punkt_tables(dest: str | Path = NLTK_DATA_DIR, source: str | None = No
     if not sha256:
         raise InputError("punkt_tab.zip", "sha256", "no pinned checksum is known here; pass --sha256 HEX (of a copy "
                          "you trust, e.g. from nltk_data's index)")
-    data, _ = _read_source(source or PUNKT_TAB_URL, timeout)
-    got = sha256_bytes(data)
-    if got != sha256.lower():
-        raise InputError(source or PUNKT_TAB_URL, "sha256", f"checksum mismatch: expected {sha256.lower()}, got "
-                         f"{got}; nothing written")
-    from memeval.benchmarks.locomo.data import check_zip_members, read_zip_member
+    data, _ = read_source(source or PUNKT_TAB_URL, timeout, "zip", "punkt_tab.zip")
+    verify(data, sha256.lower(), source or PUNKT_TAB_URL)
+    from memeval.zip_members import check_zip_members, read_zip_member
 
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))

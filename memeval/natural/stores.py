@@ -151,11 +151,9 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
     import shutil
 
     from memeval.atomic import write_json_atomic
-    from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.benchmarks.locomo.imports import sha256_file
-    from memeval.data.paths import find_locomo
     from memeval.invocation import invocation, path_text
     from memeval.natural.build import load_packages
+    from memeval.natural.source import sources_in
     from memeval.natural.union import EXPORT_SYSTEMS, union_package
     from memeval.safe_paths import check_id, inside
 
@@ -164,7 +162,12 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
         raise InputError("--system", system, "is a built-in store's name; name the imported system differently")
     packages_dir, out = Path(packages_dir), Path(out)
     bases = load_packages(packages_dir)
-    conversations = load_locomo(find_locomo(data))
+    sources = sources_in(packages_dir)
+    without = [s.name for s in sources if s.conversations is None]
+    if without:
+        raise InputError(packages_dir, "packages", f"{without[0]}'s natural packages take no union (they have no "
+                         "conversation to attribute a store's memories to)")
+    conversations = sources[0].conversations(data)
     stores, report = read_store(store, fmt, conversations)
     by_id = {c.sample_id: c for c in conversations}
     unions = []
@@ -194,7 +197,7 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
             "--out", path_text(out)]
     manifest_path = out / "imported_stores.json"
     recorded = read_imported(manifest_path)
-    entry = {"source": str(store), "format": fmt, "sha256": sha256_file(Path(store)), "union_packages": len(unions),
+    entry = {"source": str(store), "format": fmt, "sha256": _sha256(Path(store)), "union_packages": len(unions),
              "attribution": report.as_dict(), **invocation(line)}
     # A second import under one system replaces that system's union packages whole: its packages a store no
     # longer covers go, so a sweep never scores what the first store wrote beside what the second did. Marked
@@ -214,6 +217,14 @@ def union_from_store(packages_dir: str | Path, store: str | Path, fmt: str, syst
     write_json_atomic(manifest_path, {**recorded, system: {**entry, "complete": True}})
     return {"system": system, "union_packages": len(unions), "attribution": report.as_dict(),
             "replaced": entry.get("replaced"), "removed": len(stale)}
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    from memeval.input_files import read_input
+
+    return hashlib.sha256(read_input(path, "store")).hexdigest()
 
 
 def read_imported(path: Path) -> dict:

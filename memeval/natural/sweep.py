@@ -20,11 +20,9 @@ from memeval.records import SweepRow, union_method
 
 def built_package_files(root: Path) -> list[Path]:
     """The files of `root` (and `root/union`) that only `memeval natural build` writes: its packages, by prefix."""
-    from memeval.benchmarks.longmemeval.natural_source import PACKAGE_PREFIX as LME_PREFIX
-    from memeval.natural.build import PACKAGE_PREFIX
-    from memeval.natural.conversation_scope import PACKAGE_PREFIX as CONVERSATION_PREFIX
+    from memeval.natural.source import package_prefixes
 
-    return [p for prefix in (PACKAGE_PREFIX, CONVERSATION_PREFIX, LME_PREFIX) for folder in (root, root / "union")
+    return [p for prefix in package_prefixes() for folder in (root, root / "union")
             for p in folder.glob(f"{prefix}*.json")]
 
 

@@ -8,6 +8,8 @@ BENCHMARK = Benchmark(
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow")},
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
+    fetches="memeval.benchmarks.locomo.datasets:DATA_SETS",
+    natural_source="memeval.benchmarks.locomo.natural_build:SOURCE",
     judges={"evermemos": "memeval.benchmarks.locomo.evermemos_judge:judge"},
     readers={"claude_official": "memeval.benchmarks.locomo.readers:PaperReader",
              "evermemos_mem0": "memeval.benchmarks.locomo.readers:EverMemOSReader",

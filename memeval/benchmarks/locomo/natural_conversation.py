@@ -2,7 +2,7 @@
 conversation, with every turn as an experience and every question's evidence as units — the size a real exported
 store is audited at (thousands of candidates), rather than one question's ±4-turn slice.
 
-Candidates per turn are those of the question-level packages (natural/construct.py): the dated raw span, the
+Candidates per turn are those of the question-level packages (natural_source.py): the dated raw span, the
 observation fact alone and dated, the best-matching summary sentence. Units: for each question of categories 1–4
 with resolvable evidence, an answer unit per evidence turn (and a time unit for temporal questions), each question
 weighing 1 in all, covered by the same lexical rules. LoCoMo's annotations mark no updates, so no tombstone is

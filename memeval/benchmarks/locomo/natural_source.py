@@ -1,4 +1,5 @@
-"""Deterministic construction of LoCoMo natural packages (natural-packages.md §1): one package per question.
+"""Deterministic construction of LoCoMo natural packages (natural-packages.md §1): one package per question
+(`memeval natural build`, the question scope).
 
 Examination order is a seeded shuffle (seed 87) of the eligible questions; every examined question is either
 accepted (a package) or rejected with a reason, and Natural-87 is the first 87 accepted.
@@ -8,14 +9,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from memeval.benchmarks.locomo.categories import QA_CATEGORIES
 from memeval.conversations import QA, Conversation, Session, Turn
-from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
-from memeval.memaudit.solvers import solve_exact
+from memeval.memaudit.package import Candidate, Experience, Package, Query
 from memeval.memory.render import turn_text
 from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
+from memeval.natural.examine import WINDOW, Examined, accept, evidence_units, examine_until
 from memeval.natural.rules import (
     COST_RULES,
     RULE_VERSION,
@@ -27,21 +27,7 @@ from memeval.natural.rules import (
 )
 from memeval.records import PackageId
 
-WINDOW = 4
-ACCEPT_BUDGET = 100.0
 SOURCE_LABEL = "LoCoMo-Natural-87, rule-adjudicated"
-
-
-@dataclass(frozen=True)
-class Examined:
-    sample_id: str
-    accepted: bool
-    reason: str | None
-    package: Package | None = None
-
-    def as_row(self) -> dict:
-        return {"sample_id": self.sample_id, "accepted": self.accepted, "reason": self.reason,
-                "package_id": self.package.package_id if self.package else None}
 
 
 def eligible_questions(conversations: Sequence[Conversation]) -> list[tuple[Conversation, QA]]:
@@ -70,19 +56,6 @@ def support_slice(conversation: Conversation, evidence_ids: Sequence[str], windo
             keep.add((session.index, p))
     sessions = {s.index: s for s in conversation.sessions}
     return [sessions[s].turns[p] for s, p in sorted(keep)]
-
-
-def evidence_units(evidence: Sequence[str], temporal: bool) -> list[Unit]:
-    """A question's units: an answer unit per evidence turn sharing weight 1 (half of it for temporal questions,
-    whose other half goes to a time unit per turn)."""
-    units: list[Unit] = []
-    for turn_id in evidence:
-        share = 1.0 / len(evidence)
-        units.append(Unit(f"answer:{turn_id}", share * (0.5 if temporal else 1.0), "fact",
-                          f"the answer-bearing content of {turn_id}"))
-        if temporal:
-            units.append(Unit(f"time:{turn_id}", share * 0.5, "temporal", f"when {turn_id} was said"))
-    return units
 
 
 def package_id_for(sample_id: str) -> str:
@@ -161,38 +134,6 @@ def examine(conversation: Conversation, qa: QA, cost_rule: str = "words") -> Exa
     if len(gold & evidence_tokens) < 0.5 * len(gold):
         return Examined(qa.sample_id, False, "evidence_turns_hold_under_half_of_answer")
     return accept(qa.sample_id, build_package(conversation, qa, cost_rule))
-
-
-def accept(sample_id: str, package: Package) -> Examined:
-    """The last acceptance checks, shared by every source: a non-raw candidate covers something, and OPT at the
-    acceptance budget is certified and positive."""
-    kinds = {c.id: c.kind for c in package.candidates}
-    if not any(kinds[cid] != "raw" and value > 0 for cid, _, value in package.coverage):
-        return Examined(sample_id, False, "no_non_raw_candidate_covers_anything")
-    opt = solve_exact(package.compiled, ACCEPT_BUDGET, 1, None, "auto")
-    if not opt.certified:
-        return Examined(sample_id, False, f"opt_not_certified_at_B{ACCEPT_BUDGET:g}")
-    if opt.value <= 0:
-        return Examined(sample_id, False, f"opt_zero_at_B{ACCEPT_BUDGET:g}")
-    return Examined(sample_id, True, None, package)
-
-
-def examine_until(order, examine_one, target: int, label: str = "natural packages",
-                  progress: bool = False) -> list[Examined]:
-    """Examine `order` until `target` are accepted (or it runs out); every examined item is kept."""
-    from memeval.progress import progress_bar
-
-    examined, accepted = [], 0
-    with progress_bar(target, label, "pkg", progress) as bar:
-        for item in order:
-            if accepted >= target:
-                break
-            result = examine_one(item)
-            examined.append(result)
-            accepted += result.accepted
-            if result.accepted:
-                bar.update(1)
-    return examined
 
 
 def build_natural(conversations: Sequence[Conversation], target: int = TARGET_ACCEPTED, seed: int = SAMPLE_SEED,

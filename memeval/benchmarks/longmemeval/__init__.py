@@ -6,6 +6,8 @@ BENCHMARK = Benchmark(
     name="longmemeval",
     command="memeval.benchmarks.longmemeval.command",
     tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow")},
+    fetches="memeval.benchmarks.longmemeval.datasets:DATA_SETS",
+    natural_source="memeval.benchmarks.longmemeval.natural_source:SOURCE",
     judges={"longmemeval": "memeval.benchmarks.longmemeval.judge:LongMemEvalJudge"},
     publication="memeval.benchmarks.longmemeval.publication:PUBLICATION",
 )

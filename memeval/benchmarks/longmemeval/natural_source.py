@@ -10,15 +10,25 @@ LoCoMo's packages (natural/rules.py), so a sentence covers an answer unit to the
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import random
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from memeval.benchmarks.longmemeval.data import LMEInstance, LMESession
+from memeval.data.fetch import data_hashes
+from memeval.errors import InputError
+from memeval.invocation import flag_args, invocation, path_text
 from memeval.memaudit.package import Candidate, Experience, Package, Query
-from memeval.natural.construct import WINDOW, Examined, accept, evidence_units, examine_until
+from memeval.natural.build import dump, one_writer, provenance, settle_output, write_build
+from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
+from memeval.natural.examine import WINDOW, Examined, accept, evidence_units, examine_until
 from memeval.natural.rules import COST_RULES, RULE_VERSION, content_tokens, lexical_support, summary_sentences
+from memeval.natural.source import NaturalSource
+from memeval.rundir import MANIFEST
 
 SOURCE_LABEL = "LongMemEval-Natural, rule-adjudicated"
 PACKAGE_PREFIX = "longmemeval-natural-"
@@ -127,3 +137,67 @@ def build_lme_natural(instances: Sequence[LMEInstance], target: int, seed: int, 
     """Examine in seeded order until `target` are accepted (or the eligible pool runs out)."""
     return examine_until(examination_order(instances, seed), lambda i: examine(i, cost_rule), target,
                          "natural packages (LongMemEval)", progress)
+
+
+@one_writer
+def build_longmemeval_directory(out: str | Path, data: str, cost_rule: str = "words", target: int = TARGET_ACCEPTED,
+                                seed: int = SAMPLE_SEED, progress: bool = False) -> dict:
+    """`natural build --source longmemeval`: the same files as LoCoMo's build (packages, rejected.jsonl,
+    examined.jsonl, manifest.json), no union packages (LongMemEval has no annotated stores to export)."""
+    from memeval.benchmarks.longmemeval.data import load_longmemeval
+
+    instances, _ = load_longmemeval(data)
+    identity = settle_output(out, {"source": SOURCE_LABEL, "scope": "question", "cost_rule": cost_rule,
+                                   "target": target, "seed": seed, "rule_version": RULE_VERSION,
+                                   "data_sha256": data_hashes(data)})
+    examined = build_lme_natural(instances, target, seed, cost_rule, progress)
+    accepted = [e for e in examined if e.accepted]
+    rejected = [e for e in examined if not e.accepted]
+    line = ["memeval", "natural", "build", "--source", "longmemeval", *flag_args(
+        {"data": data, "cost": cost_rule, "target": target, "seed": seed},
+        {"data": None, "cost": "words", "target": TARGET_ACCEPTED, "seed": SAMPLE_SEED},
+        {"data": "--data", "cost": "--cost", "target": "--target", "seed": "--seed"}, paths=("data",)),
+        "--out", path_text(out)]
+    manifest = {
+        **invocation(line), "command": "natural build", "source": SOURCE_LABEL, "examined": len(examined),
+        "eligible": len(eligible(instances)), "accepted": len(accepted), "rejected": len(rejected),
+        "rejected_by_reason": dict(sorted(Counter(e.reason for e in rejected).items())),
+        "accepted_by_type": dict(sorted(Counter(e.package.meta["question_type"] for e in accepted).items())),
+        "target": target, "seed": seed, "window": WINDOW, "cost_rule": cost_rule, "rule_version": RULE_VERSION,
+        "data_sha256": data_hashes(data), **provenance(),
+        "packages": [e.package.package_id for e in accepted], "union_systems": [],
+        "union_not_exported": {"all": "LongMemEval has no annotated observations or summaries to export; score "
+                                      "your own store with `memeval natural union --store`"},
+        "identity": identity,
+        "complete": True,  # written last, after every package file
+    }
+    files = {f"{e.package.package_id}.json": e.package.to_json() for e in accepted}
+    files["rejected.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in rejected)
+    files["examined.jsonl"] = "".join(json.dumps(e.as_row(), sort_keys=True) + "\n" for e in examined)
+    files[MANIFEST] = dump(manifest)
+    write_build(out, files, (PACKAGE_PREFIX,), union=False)
+    return manifest
+
+
+def build_command(args: argparse.Namespace) -> int:
+    """`memeval natural build --source longmemeval`: the question scope only, from the file --data names."""
+    if args.scope == "conversation":
+        raise InputError("natural build --scope conversation", "--source/--with-graph",
+                         "conversation-scale packages are built from LoCoMo without the graph")
+    if args.conversations != "all":
+        raise InputError("natural build", "--conversations", "applies to --scope conversation only; the question "
+                         "scope builds LoCoMo-Natural-87 from every conversation (add --scope conversation)")
+    if not args.data:
+        raise InputError("natural build --source longmemeval", "--data", "name the LongMemEval file (memeval "
+                         "data fetch longmemeval writes it)")
+    if args.with_graph:
+        raise InputError("natural build --source longmemeval", "--with-graph", "the memory graph's union "
+                         "packages are built for LoCoMo only")
+    manifest = build_longmemeval_directory(args.out, args.data, args.cost, args.target, args.seed,
+                                           progress=not args.no_progress, restart=args.restart)
+    print(json.dumps({k: manifest[k] for k in ("source", "eligible", "examined", "accepted", "rejected",
+                                               "rejected_by_reason", "accepted_by_type", "rule_version")}))
+    return 0
+
+
+SOURCE = NaturalSource("longmemeval", (PACKAGE_PREFIX,), build_command)
