@@ -24,9 +24,6 @@ from memeval.benchmarks.locomo.baselines import (
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.reports.markdown import markdown_table, md_text, with_notes
-from memeval.reports.markdown import (
-    md_markup as md_markup,  # re-exported until locomo_plus/report.py imports it there
-)
 from memeval.scoring.aggregate import F1, Value, by_category, judge_by_category, overall_mean, precomputed
 
 Rows = Sequence[AnswerRow]
