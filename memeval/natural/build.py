@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from pathlib import Path
 
 from memeval.atomic import write_text_atomic
-from memeval.engine.directory import provenance as provenance  # the manifest's code and packages, re-exported
+from memeval.manifest import git_sha, package_versions
 from memeval.safe_paths import check_package_id, inside
 
 
@@ -21,16 +22,34 @@ def dump(obj) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def provenance() -> dict:
+    """The code and packages a build ran with (manifest fields)."""
+    return {"git_sha": git_sha(), "package_versions": package_versions()}
+
+
 def one_writer(build):
     """A build holds its directory's lock from before `--restart` moves anything until its last file is written,
-    as a run does (`engine.directory.run_directory`): a second build, or a `--restart` while this one computes, is
-    refused in one line, never moved or interleaved with it; a refused build leaves nothing."""
+    as a run does: a second build, or a `--restart` while this one computes, is refused in one line, never moved
+    or interleaved with it."""
     @functools.wraps(build)
     def locked(out, *args, restart: bool = False, **kwargs):
-        from memeval.engine.directory import run_directory
+        from memeval.rundir import DirectoryLock, move_aside
 
-        with run_directory(out, "memeval natural build", restart=restart) as held:
-            return build(held.path, *args, **kwargs)
+        out = Path(out)
+        made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what the lock's mkdir creates
+        lock = DirectoryLock(out, "memeval natural build")
+        lock.acquire()
+        try:
+            if restart and (moved := move_aside(out, lock)) is not None:
+                print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
+            return build(out, *args, **kwargs)
+        finally:
+            lock.release()
+            for place in made:  # made only to hold the lock: a refused build leaves nothing
+                try:
+                    place.rmdir()
+                except OSError:
+                    break
     return locked
 
 
@@ -52,8 +71,7 @@ def settle_output(out: str | Path, fixed: dict) -> dict:
     """A build directory holds one build: the same settings rebuild it (byte for byte), other settings are refused
     in one line before anything is computed (`--restart` has moved the old build aside by then: `one_writer`).
     Returns the identity recorded in the manifest."""
-    from memeval.engine.directory import settle
-    from memeval.rundir import Identity, read_manifest
+    from memeval.rundir import Identity, check, read_manifest
 
     identity = Identity("natural build", fixed=fixed)
     out = Path(out)
@@ -62,7 +80,7 @@ def settle_output(out: str | Path, fixed: dict) -> dict:
     if previous and "identity" not in previous:  # built before identities were recorded
         legacy = Identity("natural build", fixed={k: previous[k] for k in ("cost_rule", "target", "seed",
                                                                           "rule_version") if k in previous})
-    settle(out, identity, legacy)
+    check(out, identity, legacy)
     return identity.as_dict()
 
 
