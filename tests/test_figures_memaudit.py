@@ -194,15 +194,11 @@ def test_a_table_prints_an_estimate_at_the_precision_of_its_interval(estimate, l
 
 
 def test_tables_use_readable_names_one_formatter_and_explain_the_adversarial_column(root):
+    from memeval.benchmarks.graph80.publication import graph_study_table
     from memeval.benchmarks.locomo.categories import ADVERSARIAL
+    from memeval.benchmarks.locomo.publication import locomo_answers, locomo_f1_table
     from memeval.publication.figures_memaudit import graph_intervals
-    from memeval.publication.readers import locomo_answers
-    from memeval.publication.tables import (
-        graph_study_table,
-        interval_cell,
-        locomo_f1_table,
-        natural_stores_table,
-    )
+    from memeval.publication.tables import interval_cell, natural_stores_table
 
     graph = graph_study_table(root)
     assert "±" not in graph.markdown

@@ -96,7 +96,7 @@ def test_tables_report_missing_inputs_and_save_caption_first(tmp_path):
 
 
 def test_a_judged_run_whose_every_call_failed_is_not_published(tmp_path):
-    from memeval.publication.readers import locomo_run_dir
+    from memeval.benchmarks.locomo.publication import locomo_run_dir
 
     def answer(i, error):
         return answer_row(f"conv-26:q{i:04d}", system="rag_turns", prediction="", f1=None if error else 0.5,

@@ -1,14 +1,14 @@
 """Readers of stored results for the publication: every path comes from the artifact index
-(memeval/artifacts.py), and a missing input raises MissingResults naming the notebook that writes it."""
+(memeval/artifacts.py), and a missing input raises MissingResults naming the notebook that writes it. A
+benchmark's own readers (a LoCoMo run, the graph80 study) are in its folder's publication.py."""
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
 
 from memeval.artifacts import ARTIFACTS, stored
-from memeval.records import AnswerRow, JudgmentRow, SweepRow, read_records
+from memeval.records import SweepRow, read_records
 from memeval.rundir import RunDir
 
 
@@ -71,49 +71,3 @@ def natural_raw_rows(root: Path) -> list[SweepRow]:
 
 def natural_qa_run(root: Path) -> Path:
     return artifact("natural_qa_run", root)
-
-
-def graph_study_summary(root: Path) -> dict:
-    return read_json("graph_study", root, "summary.json")
-
-
-def _final_answers(path: Path) -> list[AnswerRow]:
-    """answers.jsonl read once per version of the file (a full run's is tens of MB and every LoCoMo figure and
-    table reads it)."""
-    stat = path.stat()
-    return _final_answers_cached(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=4)
-def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[AnswerRow]:
-    from memeval.records import load_answers
-
-    return load_answers(Path(path))
-
-
-def locomo_run_dir(root: Path) -> Path:
-    """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
-    run whose every call failed — no key and no cache — is no result to publish)."""
-    judged = stored("locomo_run_claude", root)
-    if RunDir(judged).answers.exists() and any(r.final for r in _final_answers(RunDir(judged).answers)):
-        return judged
-    return stored("locomo_run", root)
-
-
-def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
-    """The latest answer row per question of a stored LoCoMo run, by system."""
-    by_system: dict[str, list[AnswerRow]] = {}
-    for row in _final_answers(need_input(RunDir(run).answers, ARTIFACTS["locomo_run"].notebook)):
-        by_system.setdefault(row.system, []).append(row)
-    return by_system
-
-
-def locomo_judgments(run: Path) -> dict[str, dict[str, list[JudgmentRow]]]:
-    """protocol → system → one judgment per question (a run may hold graded and binary judgments side by
-    side: they are never pooled)."""
-    from memeval.records import load_judgments
-
-    out: dict[str, dict[str, list[JudgmentRow]]] = {}
-    for row in load_judgments(RunDir(run).judgments):
-        out.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
-    return out

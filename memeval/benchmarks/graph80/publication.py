@@ -14,9 +14,13 @@ from memeval.jsonl import read_rows
 from memeval.publication.contribution import Contribution
 from memeval.publication.figures_memaudit import GRAPH_TYPES, graph_intervals, graph_study
 from memeval.publication.headline import commit_of, recorded
-from memeval.publication.readers import artifact, graph_study_summary
+from memeval.publication.readers import artifact, read_json
 from memeval.publication.tables import PublishedTable, interval_cell
 from memeval.reports.markdown import markdown_table
+
+
+def graph_study_summary(root: Path) -> dict:
+    return read_json("graph_study", root, "summary.json")
 
 
 def graph_study_table(root: Path) -> PublishedTable:

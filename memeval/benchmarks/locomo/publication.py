@@ -6,19 +6,63 @@ names `PUBLICATION`; `memeval publish`, notebook 07 and the headline read it thr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 
-from memeval.artifacts import stored
+from memeval.artifacts import ARTIFACTS, stored
 from memeval.benchmarks.locomo import report
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, LOCOMO_CATEGORIES, QA_CATEGORIES
 from memeval.publication import figures
 from memeval.publication.contribution import Contribution
 from memeval.publication.headline import commit_of, recorded
-from memeval.publication.readers import answer_model, locomo_answers, locomo_judgments, locomo_run_dir
+from memeval.publication.readers import answer_model, need_input
 from memeval.publication.tables import PublishedTable, llm_note, reader_of
-from memeval.records import AnswerRow
+from memeval.records import AnswerRow, JudgmentRow
 from memeval.reports.markdown import Markdown
 from memeval.rundir import RunDir
+
+
+def _final_answers(path: Path) -> list[AnswerRow]:
+    """answers.jsonl read once per version of the file (a full run's is tens of MB and every LoCoMo figure and
+    table reads it)."""
+    stat = path.stat()
+    return _final_answers_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _final_answers_cached(path: str, mtime_ns: int, size: int) -> list[AnswerRow]:
+    from memeval.records import load_answers
+
+    return load_answers(Path(path))
+
+
+def locomo_run_dir(root: Path) -> Path:
+    """The judged (Claude-reader) run of notebook 02 when it holds any answer, else the offline run (a judged
+    run whose every call failed — no key and no cache — is no result to publish)."""
+    judged = stored("locomo_run_claude", root)
+    if RunDir(judged).answers.exists() and any(r.final for r in _final_answers(RunDir(judged).answers)):
+        return judged
+    return stored("locomo_run", root)
+
+
+def locomo_answers(run: Path) -> dict[str, list[AnswerRow]]:
+    """The latest answer row per question of a stored LoCoMo run, by system."""
+    by_system: dict[str, list[AnswerRow]] = {}
+    for row in _final_answers(need_input(RunDir(run).answers, ARTIFACTS["locomo_run"].notebook)):
+        by_system.setdefault(row.system, []).append(row)
+    return by_system
+
+
+def locomo_judgments(run: Path) -> dict[str, dict[str, list[JudgmentRow]]]:
+    """protocol → system → one judgment per question (a run may hold graded and binary judgments side by
+    side: they are never pooled)."""
+    from memeval.records import load_judgments
+
+    out: dict[str, dict[str, list[JudgmentRow]]] = {}
+    for row in load_judgments(RunDir(run).judgments):
+        out.setdefault(row.protocol, {}).setdefault(row.system, []).append(row)
+    return out
+
 
 ORIGINAL_KEY = (" On LoCoMo's original answer key (what papers compare; the LoCoMo audit finds 99 of its 1,540 "
                 "non-adversarial answers wrong: `memeval results --key corrected` and `memeval locomo trust` give "
