@@ -22,8 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES
-from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded
+from memeval.answer_keys import answer_keys, without_keys
 from memeval.errors import InputError
 from memeval.rundir import RunDir
 from memeval.safe_text import shown
@@ -70,6 +69,16 @@ def _load_manifest(run: Path) -> dict:
         raise InputError(path, "command", f"{kind!r}: the viewer reads `locomo run` and `locomo import` directories "
                          "only (their answers.jsonl holds the answers)")
     return manifest
+
+
+VIEWED_KIND = "locomo run"  # the kind whose answers.jsonl the page reads (a `locomo import` holds the same rows)
+
+
+def _benchmark():
+    """(AnswerKeys or None, CategorySet) of the benchmark whose runs the page shows, from the registry."""
+    from memeval.engine.registry import categories
+
+    return answer_keys(VIEWED_KIND), categories(VIEWED_KIND)
 
 
 def _data_path(manifest: dict) -> Path | None:
@@ -289,16 +298,9 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
               ambiguous: str = "include", reasoning: bool = False) -> dict:
     """Everything the page shows, as plain JSON-ready data (the tables described in the module docstring); each
     answer's and judgment's model calls are read from the response cache in `cache_dir` (default: this machine's,
-    MEMEVAL_CACHE_DIR). Scores are under the answer `key` (memeval/benchmarks/locomo/keyed.py); a question the fetched LoCoMo
-    audit names is flagged with its error type and the audit's answer, and with the audit's reasoning only when
-    `reasoning` is asked for (`_audit_flags`)."""
-    from memeval.benchmarks.locomo.keyed import (
-        key_evidence,
-        keyed_answers,
-        keyed_judgments,
-        unjudged_changes,
-        unjudged_notes,
-    )
+    MEMEVAL_CACHE_DIR). Scores are under the answer `key` (memeval.answer_keys, from the run's benchmark); a
+    question the key's source (LoCoMo's fetched audit) names is flagged with its error type and the audit's answer,
+    and with the audit's reasoning only when `reasoning` is asked for (`Keyed.flags`)."""
     from memeval.records import load_answers, load_judgments
     from memeval.reports.judge_leniency import judge_identities, leniency_line
 
@@ -313,24 +315,28 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
     systems: list[dict] = []
     protocols: list[dict] = []
     header: list[dict] = []
+    page_categories: dict[str, str] = {}
     columns: dict[str, list] = {name: [] for name in ("q", "s", "pred", "f1", "tok", "ms", "rec", "mem", "err", "j",
                                                       "prompt", "scores", "calls")}
     for r, (run, label) in enumerate(zip(paths, labels, strict=True)):
         if not RunDir(run).answers.is_file():
             raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
         manifest = _load_manifest(run)
+        hooks, categories = _benchmark()
         answers = load_answers(RunDir(run).answers)
         judgments = load_judgments(RunDir(run).judgments, None) if RunDir(run).judgments.is_file() else []
         data_path = _data_path(manifest)
         texts, locomo_questions = _loaded_data(data_path, data_cache)
-        answer_key, audit = _answer_key(data_path, key_mode, ambiguous, data_cache, notes)
+        answer_key = hooks.for_data(data_path, key_mode, ambiguous, data_cache) if hooks is not None else \
+            without_keys(run, key_mode)
+        notes += [n for n in answer_key.notes() if n not in notes]
         golds = {a.sample_id: a.gold for a in answers}
-        unjudged = unjudged_changes(judgments, answer_key, golds)  # no J on this key: "–", said in a note
-        notes += [f"{label}: {n}" if len(paths) > 1 else n for n in unjudged_notes(unjudged)]
+        unjudged = answer_key.unjudged(judgments, golds)  # no J on this key: "–", said in a note
+        notes += [f"{label}: {n}" if len(paths) > 1 else n for n in answer_key.unjudged_notes(unjudged)]
         stored = judgments  # a judge with no J on this key keeps its column and model: "–"
-        judgments = keyed_judgments(judgments, answer_key, golds)
-        answers = keyed_answers(answers, answer_key, key_evidence(answer_key, audit))
-        flags = _audit_flags(audit, reasoning)
+        judgments = answer_key.judgments(judgments, golds)
+        answers = answer_key.answers(answers)
+        flags = answer_key.flags(reasoning)
         if data_path is None:
             notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
                          "adversarial questions lack the answer their premise invites")
@@ -341,8 +347,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             protocol_index[name] = len(protocols)
             entry = {"run": r, "name": name, **judge_info.get(name, {}),
                      "leniency": leniency_line(identities.get(name))}
-            if is_recorded(name):  # an imported file's own labels: memeval sent no request for them
-                entry["status"] = f"{RECORDED}: the imported file's own labels, no request sent"
+            if hooks is not None and hooks.is_recorded(name):  # an imported file's own labels: no request sent
+                entry["status"] = f"{hooks.recorded_label}: the imported file's own labels, no request sent"
             if not entry.get("model"):  # a manifest that does not name the judge: the models its rows name
                 entry["model"] = ", ".join(sorted({j.judge_model for j in stored
                                                    if j.protocol == name and j.judge_model})) or None
@@ -368,7 +374,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                 tables.question_rows.append({
                     "id": a.sample_id, "conv": c, "cat": a.category, "text": a.question,
                     "gold": None if a.gold is None else str(a.gold),
-                    "trap": qa.adversarial_answer if qa is not None and a.category == ADVERSARIAL else None,
+                    "trap": qa.adversarial_answer if qa is not None and categories.is_apart(a.category) else None,
                     "ev": [tables.turn(c, i, texts, a.conversation_id) for i in a.evidence_ids],
                     "audit": flags(a.sample_id)})
             columns["q"].append(tables.questions[key])
@@ -386,7 +392,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             columns["calls"].append(calls.refer(a.request_keys))
         counted = [j for j in judgments if (j.system, j.protocol) not in unjudged]  # questions keep theirs
         header.append(_run_header(run, label, manifest, answers, counted, system_index, protocol_index,
-                                  len({a.sample_id for a in answers})))
+                                  len({a.sample_id for a in answers}), categories.headline))
+        page_categories.update({str(c): n for c, n in categories.names.items()})
     for optional in ("prompt", "scores"):
         if all(v is None for v in columns[optional]):
             del columns[optional]
@@ -394,7 +401,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
     return {
         "runs": header, "systems": systems, "protocols": protocols, "notes": notes,
         "exchanges": calls.table(cache_dir, notes),
-        "categories": {str(c): n for c, n in CATEGORY_NAMES.items()},
+        "categories": page_categories,
         "conversations": list(tables.conversations),
         "turns": {"conv": [c for c, _ in tables.turns], "id": [i for _, i in tables.turns], "text": tables.turn_text},
         "items": items, "sets": [list(key) for key in tables.sets],
@@ -405,21 +412,22 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
 
 
 def _run_header(run: Path, label: str, manifest: dict, answers: list, judgments: list, system_index: dict,
-                protocol_index: dict, questions: int) -> dict:
-    """One run's header: what produced it and the headline scores (F1 ×100 and J over categories 1–4)."""
+                protocol_index: dict, questions: int, headline: tuple[int, ...]) -> dict:
+    """One run's header: what produced it and the headline scores (F1 ×100 and J over the `headline` categories,
+    LoCoMo's 1–4)."""
     from memeval.invocation import recorded_commands
     from memeval.rundir import status
 
     scores = []
     for name in system_index:
-        scored = [a for a in answers if a.system == name and a.category in QA_CATEGORIES
+        scored = [a for a in answers if a.system == name and a.category in headline
                   and _number(a.f1) is not None]
         entry = {"system": system_index[name],
                  "f1": _interval([100 * a.f1 for a in scored], [a.conversation_id for a in scored]),
                  "errors": sum(1 for a in answers if a.system == name and a.error is not None), "j": {}}
         for protocol, p in protocol_index.items():
             means = [j for j in judgments if j.system == name and j.protocol == protocol
-                     and j.category in QA_CATEGORIES and _number(j.mean) is not None]
+                     and j.category in headline and _number(j.mean) is not None]
             entry["j"][str(p)] = _interval([j.mean for j in means], [j.conversation_id for j in means])
         scores.append(entry)
     commands = recorded_commands(run)
@@ -471,44 +479,6 @@ def render(data: dict) -> str:
     return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
 
 
-def _answer_key(data_path: Path | None, mode: str, ambiguous: str, cache: dict, notes: list[str]):
-    """(AnswerKey, Audit or None) on the run's data, made once per data path; what the page says of its key (the
-    key, the ceilings or how to check the key) goes into `notes` once."""
-    from memeval.benchmarks.locomo.audit.key import AnswerKey
-    from memeval.benchmarks.locomo.audit.store import audit_path
-    from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.benchmarks.locomo.keyed import key_notes, resolve_key
-
-    if mode == "original" and ambiguous == "include" and (audit_path("errors") is None or data_path is None):
-        found = (AnswerKey("original", "include", None), None, None)
-    else:
-        if data_path is None:
-            raise InputError("--key", mode, "the run's LoCoMo data was not found, so its questions cannot be matched "
-                             "to the audit's (give the data where the run's manifest says it was)")
-        slot = ("key", data_path.resolve())
-        if slot not in cache:
-            conversations = load_locomo(data_path)
-            cache[slot] = (*resolve_key(mode, ambiguous, conversations), conversations)
-        found = cache[slot]
-    notes += [n for n in key_notes(*found) if n not in notes]
-    return found[0], found[1]
-
-
-def _audit_flags(audit, reasoning: bool):
-    """sample id → the page's flag of a question the audit names: [error type, the audit's answer, the published
-    gold, its reasoning or None]. The reasoning is the audit's prose (CC BY-NC 4.0): read from the user's fetched
-    copy when the page is written, and put in the page only when asked for (`memeval view --audit-reasoning`),
-    since a page may be shared or kept where a repository is committed (docs/layout.md)."""
-    def flag(sample_id: str) -> list | None:
-        entry = audit.entries.get(sample_id) if audit is not None else None
-        if entry is None:
-            return None
-        return [entry.error_type, entry.correct_answer, entry.golden_answer,
-                audit.reasoning(sample_id) if reasoning else None]
-
-    return flag
-
-
 def refuse_tracked_page(output: Path) -> None:
     """A page holding the audit's reasoning is never written where this repository would commit it: inside the
     checkout, only to a git-ignored place (reports/, runs/, data/)."""
@@ -534,7 +504,7 @@ def refuse_tracked_page(output: Path) -> None:
 def write_viewer(runs: RunPaths, output: str | Path | None = None, cache_dir: str | Path | None = None,
                  key: str = "original", ambiguous: str = "include", reasoning: bool = False) -> Path:
     """The page for one run (default RUN/view.html) or several (`output` required: no run owns the page), scored
-    under the answer `key`; `reasoning`: the audit's reasoning in each flag (see `_audit_flags`)."""
+    under the answer `key`; `reasoning`: the audit's reasoning in each flag (see `Keyed.flags`)."""
     from memeval.atomic import write_text_atomic
 
     paths = _run_paths(runs)

@@ -241,16 +241,18 @@ def finish(closing_line: str | None) -> int:
 
 
 def add_fail_fast(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--fail-fast", action="store_true",
-                        help="stop at the first plug-in failure (its own ingest or search raising) with one line "
-                             "naming the system, the question and the exception; without it the failure is "
-                             "recorded in that question's answer row (retried on a rerun) and the run goes on")
+    add_setting(parser, FAIL_FAST)
 
 
 def add_answer_key(parser: argparse.ArgumentParser) -> None:
-    """--key and --ambiguous: the LoCoMo answer key a command scores and tables against (memeval/benchmarks/locomo/keyed.py)."""
-    from memeval.benchmarks.locomo.keyed import AMBIGUOUS_FLAG_HELP, KEY_FLAG_HELP
+    """--key and --ambiguous: the answer key a command scores and tables against, as the benchmarks that offer
+    answer keys declare them (memeval.answer_keys); a run of a benchmark without them takes `original` only."""
+    from memeval.answer_keys import ORIGINAL_MODE, offered
 
-    parser.add_argument("--key", choices=("original", "corrected", "excluded"), default="original",
-                        help=KEY_FLAG_HELP)
-    parser.add_argument("--ambiguous", choices=("include", "drop"), default="include", help=AMBIGUOUS_FLAG_HELP)
+    keys = offered()
+    modes = tuple(dict.fromkeys([ORIGINAL_MODE, *(m for k in keys for m in k.modes)]))
+    ambiguous = tuple(dict.fromkeys(m for k in keys for m in k.ambiguous_modes)) or ("include",)
+    parser.add_argument("--key", choices=modes, default=ORIGINAL_MODE,
+                        help="; ".join(k.key_help for k in keys) or "the answer key scored against: original")
+    parser.add_argument("--ambiguous", choices=ambiguous, default=ambiguous[0],
+                        help="; ".join(k.ambiguous_help for k in keys) or "no benchmark has ambiguous questions")

@@ -6,12 +6,22 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from memeval.benchmarks.locomo.categories import ADVERSARIAL, CATEGORY_NAMES, QA_CATEGORIES, category_label
 from memeval.commands.arguments import command
 from memeval.errors import InputError
 from memeval.safe_text import shown
+
+SCORED_KIND = "locomo run"  # the rows scored are answers as that kind records them (scoring.f1's modes score them)
+
+
+@cache
+def _categories():
+    """The CategorySet of the scored rows, from the benchmark that declares the kind."""
+    from memeval.engine.registry import categories
+
+    return categories(SCORED_KIND)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,17 +89,17 @@ def score_rows(path: Path, mode: str, by: str = "category") -> tuple[list[Scored
 
 
 def _row_problem(row: dict, by: str) -> str | None:
-    category = row.get("category")
+    category, categories = row.get("category"), _categories()
     if "category" not in row:
         return "category: missing"
-    if not isinstance(category, int) or isinstance(category, bool) or category not in CATEGORY_NAMES:
-        return f"category: expected 1-5, got {category!r}"
+    if not isinstance(category, int) or isinstance(category, bool) or category not in categories:
+        return f"category: expected {min(categories.ids)}-{max(categories.ids)}, got {category!r}"
     if "prediction" not in row:
         return "prediction: missing"
     if not isinstance(row["prediction"], str):
         return f"prediction: expected string, got {type(row['prediction']).__name__}"
     answer = row.get("answer", row.get("gold"))
-    if answer is None and category != ADVERSARIAL:
+    if answer is None and not categories.is_apart(category):
         return "answer: missing (or gold)"
     if answer is not None and (isinstance(answer, bool) or not isinstance(answer, (str, int, float))):
         return f"answer: expected text, got {type(answer).__name__}"
@@ -101,16 +111,18 @@ def _row_problem(row: dict, by: str) -> str | None:
 def _summary(rows: list[ScoredRow]) -> dict:
     from memeval.scoring.aggregate import by_category, overall_mean
 
+    categories = _categories()
     stats = by_category(rows)
-    qa = [r for r in rows if r.category in QA_CATEGORIES]
+    qa = [r for r in rows if r.category in categories.headline]
 
     def mean(selected: list[ScoredRow]) -> float | None:
         value = overall_mean(selected)
         return None if value != value else value
 
-    return {"by_category": {str(c): {"name": CATEGORY_NAMES[c], "mean_f1": s.mean, "count": s.count,
+    return {"by_category": {str(c): {"name": categories.name(c), "mean_f1": s.mean, "count": s.count,
                                      "min_f1": s.min, "max_f1": s.max} for c, s in stats.items()},
-            "overall_1_4": mean(qa), "overall_1_5": mean(rows) if ADVERSARIAL in stats else None,
+            "overall_1_4": mean(qa),
+            "overall_1_5": mean(rows) if any(c in stats for c in categories.apart) else None,
             "scored": sum(s.count for s in stats.values())}
 
 
@@ -122,6 +134,7 @@ def _score(args: argparse.Namespace) -> int:
     from memeval.reports.tables import markdown_table
     from memeval.scoring.aggregate import overall_mean
 
+    categories = _categories()
     scored, bad = score_rows(Path(args.predictions), args.mode, args.by)
     if bad and not scored:  # nothing to score is bad input (exit 2): one error line, naming the first bad row
         raise InputError(args.predictions, "predictions", f"none of its {len(bad):,} rows could be scored (first: "
@@ -141,24 +154,27 @@ def _score(args: argparse.Namespace) -> int:
             doc["by_system"] = {name: _summary(rows) for name, rows in groups.items()}
         print(json.dumps(doc))
         return 0
-    unscored = " (category 5 is not scored in this mode)" if args.mode == "mem0" else ""
-    print(f"F1 mode: {args.mode}; values ×100{unscored}; overall (1–4) averages questions of categories 1–4, "
-          "overall (1–5) every question (as the LoCoMo paper's overall row)")
+    headline, every = f"overall ({categories.headline_span})", f"overall ({categories.all_span})"
+    apart = ", ".join(str(c) for c in categories.apart)
+    unscored = f" (category {apart} is not scored in this mode)" if args.mode == "mem0" else ""
+    print(f"F1 mode: {args.mode}; values ×100{unscored}; {headline} averages questions of categories "
+          f"{categories.headline_span}, {every} every question (as the LoCoMo paper's overall row)")
     if args.by == "system":
-        headers = ["system", *[category_label(c) for c in CATEGORY_NAMES], "overall (1–4)", "overall (1–5)", "n"]
+        headers = ["system", *[categories.label(c) for c in categories], headline, every, "n"]
         body = []
         for name, rows in groups.items():
             summary = _summary(rows)
-            cells = [summary["by_category"].get(str(c)) for c in CATEGORY_NAMES]
+            cells = [summary["by_category"].get(str(c)) for c in categories]
             body.append([name, *[_x100(c["mean_f1"]) if c else "–" for c in cells], _x100(summary["overall_1_4"]),
                          _x100(summary["overall_1_5"]), summary["scored"]])
         print(markdown_table(headers, body))
     else:
-        rows = [[category_label(int(c)), _x100(s["mean_f1"]), s["count"], _x100(s["min_f1"]), _x100(s["max_f1"])]
+        rows = [[categories.label(int(c)), _x100(s["mean_f1"]), s["count"], _x100(s["min_f1"]), _x100(s["max_f1"])]
                 for c, s in overall["by_category"].items()]
-        rows.append(["overall (1–4)", _x100(overall["overall_1_4"]),
-                     sum(s["count"] for c, s in overall["by_category"].items() if int(c) in QA_CATEGORIES), "", ""])
-        rows.append(["overall (1–5)", _x100(overall["overall_1_5"]), overall["scored"], "", ""])
+        rows.append([headline, _x100(overall["overall_1_4"]),
+                     sum(s["count"] for c, s in overall["by_category"].items() if int(c) in categories.headline),
+                     "", ""])
+        rows.append([every, _x100(overall["overall_1_5"]), overall["scored"], "", ""])
         print(markdown_table(["category", "mean F1 ×100", "count", "min", "max"], rows))
     if bad:
         print(f"{len(bad)} bad row(s) skipped; see stderr")

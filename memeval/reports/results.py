@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, QA_CATEGORIES
+from memeval.answer_keys import ORIGINAL, answer_keys, without_keys
 from memeval.errors import InputError
 from memeval.invocation import directory_status, load_manifest, recorded_commands
 from memeval.records import ResultRow, ResultsCell, ResultsDifference, ResultsDocument, ResultsRun
@@ -143,8 +143,9 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
     from memeval.scoring.power import words
 
     stat = path.stat()
+    headline = _categories().headline
     rows = [r for r in latest(read_light_records(path, AnswerRow), lambda r: r.key).values() if r.final]
-    pairs = {(r.prediction, str(r.gold)): r.gold for r in rows if r.category in QA_CATEGORIES
+    pairs = {(r.prediction, str(r.gold)): r.gold for r in rows if r.category in headline
              and r.prediction is not None}
     scores = {}
     with ProgressBar(len(pairs), f"BLEU-1 of {path.parent.name} (once: cached)", "answer", progress) as bar:
@@ -156,7 +157,7 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
         b1_mode=bleu1_mode() if pairs else "", b1_tables=tables, system=[r.system for r in rows],
         sample_id=[r.sample_id for r in rows], conversation_id=[r.conversation_id for r in rows],
         category=[r.category for r in rows], f1=[r.f1 for r in rows], evidence_recall=[r.evidence_recall for r in rows],
-        b1=[scores.get((r.prediction, str(r.gold))) if r.category in QA_CATEGORIES else None for r in rows],
+        b1=[scores.get((r.prediction, str(r.gold))) if r.category in headline else None for r in rows],
         words=[None if r.prediction is None else words(r.prediction) for r in rows])
     _keep(entry, path, "answers")
     return entry
@@ -257,24 +258,37 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
     return interval.estimate, interval.low, interval.high, unit
 
 
+def _categories(kind: str = "locomo run"):
+    """The CategorySet of the runs tabled here, from the benchmark that declares their kind."""
+    from memeval.engine.registry import categories
+
+    return categories(kind)
+
+
 def _group(category: int) -> str:
-    return f"{CATEGORY_NAMES[category]} ({category})"
+    return _categories().label(category)
 
 
-def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list, list, list, list]:
-    """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval/benchmarks/locomo/keyed.py): only the
-    questions the audit names are rescored, from the answers file read whole (their memories included)."""
+def _references(column: Column) -> set[str]:
+    """The systems of a run that are reference answer sets of its benchmark's answer keys (none without keys)."""
+    hooks = answer_keys(column.kind)
+    return hooks.reference_systems(column.manifest) if hooks is not None else set()
+
+
+def _keyed_columns(run: Path, answers: AnswerColumns, key) -> tuple[list, list, list, list]:
+    """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval.answer_keys.Keyed): only the
+    questions the key names are rescored, from the answers file read whole (their memories included)."""
     kept, f1, b1, recall = [True] * len(answers.f1), list(answers.f1), list(answers.b1), \
         list(answers.evidence_recall)
-    if key is None or key.mode == "original":
+    if key.mode == "original":
         return kept, f1, b1, recall
-    from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers
     from memeval.records import AnswerRow, latest, read_records
     from memeval.scoring.f1 import bleu1
 
     rows = [r for r in latest(read_records(RunDir(run).answers, AnswerRow), lambda r: r.key).values()
             if r.final and key.affected(r.sample_id) is not None]
-    keyed = {r.key: r for r in keyed_answers(rows, key, key_evidence(key, audit))}
+    keyed = {r.key: r for r in key.answers(rows)}
+    headline = _categories().headline
     position = {k: i for i, k in enumerate(zip(answers.system, answers.sample_id, strict=True))}
     for row in rows:
         i = position.get(row.key)
@@ -285,27 +299,28 @@ def _keyed_columns(run: Path, answers: AnswerColumns, key, audit) -> tuple[list,
             kept[i] = False
             continue
         f1[i], recall[i] = new.f1, new.evidence_recall
-        if str(new.gold) != str(row.gold) and row.category in QA_CATEGORIES:
+        if str(new.gold) != str(row.gold) and row.category in headline:
             b1[i] = bleu1(new.prediction or "", new.gold)
     return kept, f1, b1, recall
 
 
-def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audit=None,
+def _locomo_samples(run: Path, by_category: bool, progress: bool, key=ORIGINAL,
                     unjudged: dict | None = None) -> tuple[dict, str, dict]:
-    """(system, group, metric) → the scored questions of that cell under the answer `key` (default: the
-    original), and the B1 mode; then the cells only the power and length tables show: answer length in words,
-    and J per category when `by_category`. `unjudged` is filled with the (system, protocol) that have no J under
-    the corrected key (memeval.benchmarks.locomo.keyed.unjudged_changes): their J cells are left out."""
+    """(system, group, metric) → the scored questions of that cell under the answer `key` (memeval.answer_keys:
+    default the original), and the B1 mode; then the cells only the power and length tables show: answer length
+    in words, and J per category when `by_category`. `unjudged` is filled with the (system, protocol) that have no
+    J under the corrected key (`Keyed.unjudged`): their J cells are left out."""
     answers = answer_columns(RunDir(run).answers, progress)
     out: dict[tuple[str, str, str], list[Scored]] = {}
     extra: dict[tuple[str, str, str], list[Scored]] = {}
-    kept, f1s, b1s, recalls = _keyed_columns(run, answers, key, audit)
+    kept, f1s, b1s, recalls = _keyed_columns(run, answers, key)
+    headline = _categories().headline
     columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, f1s,
                   b1s, recalls, answers.words, kept, strict=True)
     for system, sample, conversation, category, f1, b1, recall, length, keep in columns:
         if not keep:
             continue
-        if length is not None and category in QA_CATEGORIES:
+        if length is not None and category in headline:
             extra.setdefault((system, OVERALL, WORDS_METRIC), []).append(Scored(sample, conversation, length))
             if by_category:
                 extra.setdefault((system, _group(category), WORDS_METRIC), []).append(
@@ -313,23 +328,21 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=None, audi
         for metric, value, scale in ((F1_METRIC, f1, 100), (B1_METRIC, b1, 100), (RECALL_METRIC, recall, 100)):
             if value is None:
                 continue
-            if category in QA_CATEGORIES:
+            if category in headline:
                 out.setdefault((system, OVERALL, metric), []).append(Scored(sample, conversation, scale * value))
             if by_category and metric == F1_METRIC:
                 group = _group(category)
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
-        from memeval.benchmarks.locomo.keyed import keyed_judgments, unjudged_changes
-
         cells = [_Judged(*cell) for cell in zip(judged.system, judged.protocol, judged.sample_id,
                                                   judged.conversation_id, judged.category, judged.mean,
                                                   judged.answer_key, strict=True)]
-        missing = unjudged_changes(cells, key)
+        missing = key.unjudged(cells)
         if unjudged is not None:
             unjudged.update(missing)
-        for system, protocol, sample, conversation, category, mean, _ in keyed_judgments(cells, key):
-            if category in QA_CATEGORIES and (system, protocol) not in missing:
+        for system, protocol, sample, conversation, category, mean, _ in key.judgments(cells):
+            if category in headline and (system, protocol) not in missing:
                 out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
                     Scored(sample, conversation, mean))
                 if by_category:
@@ -345,7 +358,7 @@ def _order(key: tuple[str, str, str], systems: list[str]) -> tuple:
     system, group, metric = key
     rank = (0 if metric == F1_METRIC and group == OVERALL else 1 if metric == F1_METRIC else
             2 if metric == B1_METRIC else 4 if metric == RECALL_METRIC else 3)
-    category = next((c for c, name in CATEGORY_NAMES.items() if group.startswith(name)), 0)
+    category = _categories().by_name(group) or 0
     return systems.index(system), rank, category, metric
 
 
@@ -410,17 +423,17 @@ def _unparsed(column: Column) -> tuple[set[tuple[str, str]], list[str]]:
 def _spread_notes(column: Column) -> list[str]:
     """Per judge of this run that gave every judged question (categories 1–4, all systems) the same score, the
     note saying so beside their F1 (memeval.reports.judge_spread)."""
-    from memeval.benchmarks.locomo.published.detailed import is_recorded
     from memeval.reports.judge_leniency import judge_identities
     from memeval.reports.judge_spread import constant_judge_note
 
+    hooks = answer_keys(column.kind)
     identities = judge_identities(column.manifest)
     f1 = {(system, s.sample_id): s.value for (system, group, metric), scored in column.samples.items()
           if group == OVERALL and metric == F1_METRIC for s in scored}
     judged: dict[str, list[tuple[float, float | None]]] = {}
     for (system, group, metric), scored in column.samples.items():
         protocol = _protocol(metric)
-        if group == OVERALL and protocol and not is_recorded(protocol):
+        if group == OVERALL and protocol and not (hooks is not None and hooks.is_recorded(protocol)):
             judged.setdefault(protocol, []).extend((s.value, f1.get((system, s.sample_id))) for s in scored)
     notes = []
     for protocol, pairs in judged.items():
@@ -444,12 +457,11 @@ def _system_pairs(column: Column) -> list[ResultRow]:
     from itertools import combinations
     from operator import attrgetter
 
-    from memeval.benchmarks.locomo.published.reference import reference_systems
     from memeval.scoring.aggregate import paired_difference
     from memeval.scoring.power import paired_rows
 
     cells = {**column.samples, **column.extra}
-    references = reference_systems(column.manifest)
+    references = _references(column)
     systems = [s for s in dict.fromkeys(k[0] for k in cells) if s not in references]
     out = []
     for group, metric in _power_keys(column):
@@ -579,36 +591,12 @@ def shown_command(command: str | None) -> str | None:
     return command.replace(os.getcwd().rstrip(os.sep) + os.sep, "")
 
 
-def _run_key(manifest: dict, mode: str, ambiguous: str, keys: dict) -> tuple:
-    """(AnswerKey, Audit or None, the LoCoMo conversations) for the data a run read (its manifest's path, else the
-    data memeval finds), made once per data path."""
-    from memeval.benchmarks.locomo.audit.key import AnswerKey
-    from memeval.benchmarks.locomo.audit.store import audit_path
-    from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.benchmarks.locomo.keyed import resolve_key
-    from memeval.data.paths import find_locomo
-
-    if mode == "original" and ambiguous == "include" and audit_path("errors") is None:
-        return AnswerKey("original", "include", None), None, None  # nothing to check the key against
-    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
-    recorded = data.get("path") if isinstance(data.get("path"), str) else None
-    try:
-        path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
-    except InputError:
-        if mode == "original" and ambiguous == "include":  # no data to check the key on: say it is unchecked
-            return AnswerKey("original", "include", None), None, None
-        raise
-    if path.resolve() not in keys:
-        conversations = load_locomo(path)
-        keys[path.resolve()] = (*resolve_key(mode, ambiguous, conversations), conversations)
-    return keys[path.resolve()]
-
-
 def compare(directories: Iterable[str | Path], by_category: bool = False, progress: bool = False,
             key: str = "original", ambiguous: str = "include") -> Comparison:
     """Every cell of the given run and sweep directories (each must hold a manifest.json), and the paired
     difference of each later LoCoMo run from the first on the questions they share; LoCoMo runs scored against
-    the answer `key` (memeval/benchmarks/locomo/keyed.py; `ambiguous`: the audit's AMBIGUOUS questions kept or dropped)."""
+    the answer `key` (memeval.answer_keys, from the run's benchmark; `ambiguous`: its audit's AMBIGUOUS questions
+    kept or dropped; a benchmark without answer keys takes the original key only)."""
     columns: list[Column] = []
     given: dict[Path, str] = {}
     for d in directories:  # one column per directory, however it is spelled
@@ -634,14 +622,13 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     key_notes: list[str] = []
     for column in columns:
         if column.kind == "locomo run":
-            from memeval.benchmarks.locomo.keyed import key_notes as notes_of
-
-            answer_key, audit, conversations = _run_key(column.manifest, key, ambiguous, keys)
-            key_notes += [n for n in notes_of(answer_key, audit, conversations) if n not in key_notes]
+            hooks = answer_keys(column.kind)
+            keyed = hooks.for_run(column.manifest, key, ambiguous, keys) if hooks is not None else \
+                without_keys(column.directory, key)
+            key_notes += [n for n in keyed.notes() if n not in key_notes]
             column.samples, column.b1_mode, column.extra = _locomo_samples(Path(column.directory), by_category,
-                                                                           progress, answer_key, audit,
-                                                                           column.unjudged)
-            _recorded(column, answer_key, column.unjudged)
+                                                                           progress, keyed, column.unjudged)
+            _recorded(column, keyed, column.unjudged)
             for system, protocol in column.unjudged:
                 column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
             column.unparsed, unparsed_notes = _unparsed(column)
@@ -665,22 +652,11 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
 
 def _recorded(column: Column, key, unjudged: dict | None = None) -> None:
     """An imported file's recorded judgments: the majority vote as a cell beside their J (the per-run mean), and a
-    note with the population std over runs (memeval/benchmarks/locomo/published/recorded.py). A judge with no J under the corrected
-    key (`unjudged`) gets one note saying why, and neither figure."""
-    from memeval.benchmarks.locomo.keyed import unjudged_notes
-    from memeval.benchmarks.locomo.published.recorded import (
-        load_recorded,
-        majority_cells,
-        recorded_notes,
-        under_key,
-    )
-
-    unjudged = unjudged or {}
-    rows = [r for r in under_key(load_recorded(RunDir(column.directory).judgments), key)
-            if (r.system, r.protocol) not in unjudged]
-    column.samples.update({cell: [Scored(*vote) for vote in votes]
-                           for cell, votes in majority_cells(rows, OVERALL).items()})
-    column.notes = recorded_notes(rows, key) + unjudged_notes(unjudged)
+    note with the population std over runs (`Keyed.recorded`). A judge with no J under the corrected key
+    (`unjudged`) gets one note saying why, and neither figure."""
+    cells, notes = key.recorded(RunDir(column.directory).judgments, OVERALL, unjudged or {})
+    column.samples.update({cell: [Scored(*vote) for vote in votes] for cell, votes in cells.items()})
+    column.notes = notes
 
 
 def _share(a: Column, b: Column) -> bool:
@@ -719,7 +695,7 @@ def number(value: float | None, places: int, signed: bool = False) -> str:
     return f"{value:+.{places}f}" if signed and value != 0 else f"{value:.{places}f}"
 
 
-NOT_ON_KEY = "not judged on this key"  # a J row with no value under the corrected key (keyed.unjudged_changes)
+NOT_ON_KEY = "not judged on this key"  # a J row with no value under the corrected key (Keyed.unjudged)
 NO_JUDGMENT = "no parseable judgment"  # a J row of a judge that ran and left no usable judgment
 UNITS = {"conversations": "conversation", "questions": "question", "packages": "package"}
 
@@ -766,9 +742,7 @@ def wide_tables(comparison: Comparison) -> list[WideTable]:
         pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs]
         scope = "metric (categories 1–4" + (" unless named)" if comparison.by_category else ")")
         headers = ["system", scope, *[c.header for c in runs], *[name for name, _ in pairs]]
-        from memeval.benchmarks.locomo.published.reference import reference_systems
-
-        references = set().union(*(reference_systems(c.manifest) for c in runs))
+        references = set().union(*(_references(c) for c in runs))
         body = []
         for system, group, metric in keys:
             label = _metric_label(group, metric)
@@ -819,9 +793,7 @@ def power_table(comparison: Comparison) -> WideTable:
         body += [[f"{r.system} − {r.minus_system}", _metric_label(r.group, r.metric), c.name, cell(r), r.n,
                   _mde(r), r.verdict] for r in within]
         if not within and not any(c is later or c is earlier for later, earlier in comparison.pairs):
-            from memeval.benchmarks.locomo.published.reference import reference_systems
-
-            references = reference_systems(c.manifest)
+            references = _references(c)
             alone = [r for r in comparison.rows if r.kind == "locomo run" and r.directory == c.directory
                      and _is_power_metric(r.metric) and r.system not in references]
             body += [[f"{r.system} (alone)", _metric_label(r.group, r.metric), c.name, cell(r), r.n, _mde(r),
@@ -850,13 +822,11 @@ def power_table(comparison: Comparison) -> WideTable:
 
 def _reference_notes(runs: Sequence[Column]) -> list[str]:
     """One line per run holding the audit's reference answer sets: named, scored above, never paired."""
-    from memeval.benchmarks.locomo.published.reference import reference_note, reference_systems
-
     notes = []
     for c in runs:
-        names = reference_systems(c.manifest) & {k[0] for k in c.samples}
+        names = _references(c) & {k[0] for k in c.samples}
         if names:
-            notes.append(reference_note(names) + (f" ({c.name})" if len(runs) > 1 else ""))
+            notes.append(answer_keys(c.kind).reference_note(names) + (f" ({c.name})" if len(runs) > 1 else ""))
     return notes
 
 

@@ -10,6 +10,7 @@ BENCHMARK = Benchmark(
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
     fetches="memeval.benchmarks.locomo.datasets:DATA_SETS",
     natural_source="memeval.benchmarks.locomo.natural_build:SOURCE",
+    answer_keys="memeval.benchmarks.locomo.answer_keys:ANSWER_KEYS",
     judges={"evermemos": "memeval.benchmarks.locomo.evermemos_judge:judge"},
     readers={"claude_official": "memeval.benchmarks.locomo.readers:PaperReader",
              "evermemos_mem0": "memeval.benchmarks.locomo.readers:EverMemOSReader",

@@ -13,15 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
+from memeval.benchmarks.locomo.answer_keys import AMBIGUOUS_FLAG_HELP as AMBIGUOUS_FLAG_HELP
+from memeval.benchmarks.locomo.answer_keys import KEY_FLAG_HELP as KEY_FLAG_HELP
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.scoring.f1 import score_f1
 
-KEY_FLAG_HELP = ("the answer key scored against: original (default: the published gold, what papers compare), "
-                 "corrected (the LoCoMo audit's correct answers and citations) or excluded (the audited questions "
-                 "left out); corrected and excluded need `memeval data fetch locomo-audit`")
-AMBIGUOUS_FLAG_HELP = ("under --key corrected or excluded, the audit's AMBIGUOUS questions: include (default) or "
-                       "drop them from every table")
 NOT_CHECKED = ("Answer key: not checked against the LoCoMo audit, so no table here says how far its gold answers "
                "can be trusted; `memeval data fetch locomo-audit` fetches it (then every LoCoMo table shows the "
                "ceiling of a perfect system and `--key corrected|excluded` is available).")
