@@ -1,6 +1,7 @@
 """One engine for every benchmark. A benchmark is a `Task` (its samples, how a unit of them is answered, its
 judges, its report); `run_task` owns everything else once: the checked client, the run directory's identity,
-claim and lock, resume, the answer and judge stages, counts, what is missing, the report and the manifest.
+claim and lock (`run_directory`: sweeps, imports and natural builds hold their directories through it too), resume,
+the answer and judge stages, counts, what is missing, the report and the manifest.
 
 A new benchmark is one module: subclass `Task`, give it a `Judge` (or use a registered one), call `run_task`.
 `docs/layout.md` shows a complete one in under 60 lines (a test runs it). Names load lazily, so a judge module
@@ -10,7 +11,8 @@ can import `Judge` without pulling in the engine's run loop.
 from importlib import import_module
 
 _WHERE = {"Judge": "judge", "Task": "task", "Unit": "task", "ModelSettings": "roles", "RunOutcome": "run",
-          "RunSettings": "run", "run_task": "run", "JudgeCounts": "judging", "AnswerCounts": "run"}
+          "RunSettings": "run", "run_task": "run", "JudgeCounts": "judging", "AnswerCounts": "run",
+          "Directory": "directory", "run_directory": "directory"}
 __all__ = sorted(_WHERE)
 
 

@@ -16,17 +16,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from memeval.atomic import write_json_atomic, write_text_atomic
+from memeval.atomic import write_text_atomic
+from memeval.engine.directory import Directory, run_directory
 from memeval.engine.judging import JudgeCounts, judge_stage
 from memeval.engine.roles import ModelSettings
 from memeval.engine.task import Task
 from memeval.jsonl import JsonlWriter
 from memeval.llm.fit import does_not_fit, fit_advice
 from memeval.llm.manifest import llm_manifest
-from memeval.manifest import base_manifest
 from memeval.progress import call_status, progress_bar
 from memeval.records import latest, read_records, write_records
-from memeval.rundir import DirectoryLock, RunDir, claim, incomplete_line, read_manifest
+from memeval.rundir import RunDir, incomplete_line, read_manifest
 
 PLUGIN_ERROR = "plugin: "  # how a row's error starts when a plug-in's own ingest or search raised
 
@@ -86,17 +86,14 @@ def run_task(task: Task, settings: RunSettings, models: ModelSettings = ModelSet
     if task.judgment_record is not None:
         read_records(rundir.judgments, task.judgment_record)
     command = task.command_line()
-    lock = DirectoryLock(rundir.path, shlex.join(command))
-    claimed = claim(rundir.path, task.identity(client),
-                    base_manifest(command=task.kind, command_line=command, config=task.public_config()),
-                    restart=settings.restart, legacy=task.legacy_identity(read_manifest(rundir.path)), lock=lock)
-    try:
-        return _run_claimed(task, settings, client, rundir, claimed)
-    finally:
-        lock.release()
+    with run_directory(rundir.path, shlex.join(command), task.identity(client), kind=task.kind,
+                       command_line=command, config=task.public_config(), restart=settings.restart,
+                       legacy=task.legacy_identity(read_manifest(rundir.path))) as held:
+        return _run_claimed(task, settings, client, rundir, held)
 
 
-def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, claimed) -> RunOutcome:
+def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, held: Directory) -> RunOutcome:
+    claimed = held.claim
     notes = [*claimed.notes(), *task.notes(client)]
     units = task.units()
     final = {r.key for r in latest(read_records(rundir.answers, task.answer_record), _key).values()
@@ -148,13 +145,11 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, clai
                [c.model_dump() for c in judge_counts] or None, "notes": notes, "llm": llm, "missing": missing}
     command = task.command_line()
     invocation = {"config": task.public_config(), "command_line": shlex.join(command), **summary}
-    write_json_atomic(rundir.manifest, base_manifest(
-        command=task.kind, command_line=command, config=task.public_config(),
-        **task.manifest_fields(answers, judgments, claimed, client),
-        llm=llm_manifest(client, task.role_temperatures()),
-        rows={"answers": len(answers), "judgments": len(judgments)},
-        invocations=[*(claimed.previous or {}).get("invocations", []), invocation],
-        identity=claimed.identity.as_dict(), complete=not missing, missing=missing))
+    held.finish(missing, command_line=command, config=task.public_config(),
+                **task.manifest_fields(answers, judgments, claimed, client),
+                llm=llm_manifest(client, task.role_temperatures()),
+                rows={"answers": len(answers), "judgments": len(judgments)},
+                invocations=[*(claimed.previous or {}).get("invocations", []), invocation])
     return outcome
 
 

@@ -18,10 +18,10 @@ from typing import Protocol
 import numpy as np
 
 from memeval.atomic import write_json_atomic
+from memeval.engine.directory import Directory, run_directory
 from memeval.errors import InputError
 from memeval.invocation import flag_args, path_text
 from memeval.jsonl import JsonlWriter, encode_row
-from memeval.manifest import base_manifest
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
 from memeval.memaudit.milp import MilpModel, solver_versions, time_limit_s
 from memeval.memaudit.objective import invalidation_covered
@@ -495,26 +495,21 @@ def run_sweep(config: SweepConfig, out_dir: str | Path, progress: bool = True,
         read_records(out / "raw_results.jsonl", SweepRow)  # a corrupt file is refused before the directory is claimed
     client = connect_scheduler(config)  # an unreachable scheduler is refused before the directory is claimed
     try:
-        from memeval.rundir import DirectoryLock, claim
-
-        lock = DirectoryLock(out, shlex.join(config.command_line(out)))
-        identity = sweep_identity(config, {p.package_id: p.sha256 for p in planned})
-        claimed = claim(out, identity, base_manifest(command="memaudit sweep", command_line=config.command_line(out),
-                                                     config=asdict(config)),
-                        restart=restart or other_configuration == "restart", legacy=_legacy_identity(out), lock=lock)
-        try:
-            return _sweep_claimed(config, out, planned, scorer, progress, claimed, client)
-        finally:
-            lock.release()
+        with run_directory(out, shlex.join(config.command_line(out)),
+                           sweep_identity(config, {p.package_id: p.sha256 for p in planned}),
+                           kind="memaudit sweep", command_line=config.command_line(out), config=asdict(config),
+                           restart=restart or other_configuration == "restart", legacy=_legacy_identity(out)) as held:
+            return _sweep_claimed(config, out, planned, scorer, progress, held, client)
     finally:
         if client is not None:
             client.close()
 
 
 def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage], scorer: PackageScorer,
-                   progress: bool, claimed, client=None) -> SweepSummary:
+                   progress: bool, held: Directory, client=None) -> SweepSummary:
     from joblib import Parallel, delayed
 
+    claimed = held.claim
     raw_path = out / "raw_results.jsonl"
     start = time.perf_counter()
     current = {p.package_id: p.sha256 for p in planned if p.sha256 is not None}
@@ -597,22 +592,9 @@ def _sweep_claimed(config: SweepConfig, out: Path, planned: list[PlannedPackage]
         missing=missing,
     )
     write_json_atomic(out / "summary.json", summary.as_dict())
-    write_json_atomic(
-        RunDir(out).manifest,
-        base_manifest(
-            command="memaudit sweep",
-            command_line=config.command_line(out),
-            config=asdict(config),
-            generator=GENERATOR_VERSION if config.kind == "small" else None,
-            solver_versions=solver_versions(),
-            wall_time_s=elapsed,
-            rows_written=written,
-            rows_total=len(selected),
-            identity=claimed.identity.as_dict(),
-            complete=not missing,
-            missing=missing,
-        ),
-    )
+    held.finish(missing, generator=GENERATOR_VERSION if config.kind == "small" else None,
+                solver_versions=solver_versions(), wall_time_s=elapsed, rows_written=written,
+                rows_total=len(selected))
     return summary
 
 

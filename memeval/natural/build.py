@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 import json
-import sys
 from pathlib import Path
 
 from memeval.atomic import write_text_atomic
-from memeval.manifest import git_sha, package_versions
+from memeval.engine.directory import provenance as provenance  # the manifest's code and packages, re-exported
 from memeval.safe_paths import check_package_id, inside
 
 
@@ -22,34 +21,16 @@ def dump(obj) -> str:
     return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def provenance() -> dict:
-    """The code and packages a build ran with (manifest fields)."""
-    return {"git_sha": git_sha(), "package_versions": package_versions()}
-
-
 def one_writer(build):
     """A build holds its directory's lock from before `--restart` moves anything until its last file is written,
-    as a run does: a second build, or a `--restart` while this one computes, is refused in one line, never moved
-    or interleaved with it."""
+    as a run does (`engine.directory.run_directory`): a second build, or a `--restart` while this one computes, is
+    refused in one line, never moved or interleaved with it; a refused build leaves nothing."""
     @functools.wraps(build)
     def locked(out, *args, restart: bool = False, **kwargs):
-        from memeval.rundir import DirectoryLock, move_aside
+        from memeval.engine.directory import run_directory
 
-        out = Path(out)
-        made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what the lock's mkdir creates
-        lock = DirectoryLock(out, "memeval natural build")
-        lock.acquire()
-        try:
-            if restart and (moved := move_aside(out, lock)) is not None:
-                print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
-            return build(out, *args, **kwargs)
-        finally:
-            lock.release()
-            for place in made:  # made only to hold the lock: a refused build leaves nothing
-                try:
-                    place.rmdir()
-                except OSError:
-                    break
+        with run_directory(out, "memeval natural build", restart=restart) as held:
+            return build(held.path, *args, **kwargs)
     return locked
 
 
@@ -71,7 +52,8 @@ def settle_output(out: str | Path, fixed: dict) -> dict:
     """A build directory holds one build: the same settings rebuild it (byte for byte), other settings are refused
     in one line before anything is computed (`--restart` has moved the old build aside by then: `one_writer`).
     Returns the identity recorded in the manifest."""
-    from memeval.rundir import Identity, check, read_manifest
+    from memeval.engine.directory import settle
+    from memeval.rundir import Identity, read_manifest
 
     identity = Identity("natural build", fixed=fixed)
     out = Path(out)
@@ -80,7 +62,7 @@ def settle_output(out: str | Path, fixed: dict) -> dict:
     if previous and "identity" not in previous:  # built before identities were recorded
         legacy = Identity("natural build", fixed={k: previous[k] for k in ("cost_rule", "target", "seed",
                                                                           "rule_version") if k in previous})
-    check(out, identity, legacy)
+    settle(out, identity, legacy)
     return identity.as_dict()
 
 

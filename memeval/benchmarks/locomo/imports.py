@@ -41,11 +41,15 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memeval.conversations import QA, Conversation
 from memeval.errors import InputError
 from memeval.records import AnswerRow
 from memeval.rundir import RunDir
+
+if TYPE_CHECKING:
+    from memeval.engine.directory import Directory
 
 FORMATS = ("memeval", "mem0", "jsonl", "evermemos")
 
@@ -429,10 +433,10 @@ def import_answers(source: str | Path, fmt: str, system: str, out: str | Path, d
         extra = {"sha256": detailed.sha256, "metadata": detailed.metadata, "judge": judge, "published": {
             "mean": stats.mean, "std": stats.std, "majority": stats.majority, "run_scores": stats.run_scores,
             "questions": stats.n, "judged": stats.judged}}
-    from memeval.rundir import DirectoryLock
+    from memeval.engine.directory import run_directory
 
-    with DirectoryLock(out, f"memeval locomo import --system {system}"):
-        _write_import(out, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system,
+    with run_directory(out, f"memeval locomo import --system {system}") as held:
+        _write_import(held, rows, source, fmt, system, data, data_path, skip_invalid, report, from_system,
                       recorded, extra, judge_model, judge_prompt)
     return {**report.as_dict(), **({"recorded": {**extra["judge"], "rows": len(recorded), "published": {
         k: extra["published"][k] for k in ("mean", "std", "majority")}}} if extra else {})}
@@ -489,21 +493,19 @@ def recorded_judgments(found: list[tuple[Imported, QA]], system: str, judge: dic
     return sorted(out, key=lambda r: r.sample_id)
 
 
-def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
+def _write_import(held: Directory, rows: list[AnswerRow], source: Path, fmt: str, system: str, data: str | None,
                   data_path: Path, skip_invalid: bool, report: ImportReport, from_system: str | None = None,
                   recorded: list | None = None, extra: dict | None = None, judge_model: str | None = None,
                   judge_prompt: str | None = None) -> None:
     """Append the matched rows (and an EverMemOS file's recorded judgments) and record the import in the manifest
-    (under the directory's lock)."""
-    from memeval.atomic import write_json_atomic
+    (`held`: the run directory, `engine.directory.run_directory`, whose lock is held)."""
     from memeval.data.fetch import data_hashes
     from memeval.jsonl import JsonlWriter
-    from memeval.manifest import base_manifest
     from memeval.records import write_records
-    from memeval.rundir import read_manifest
 
+    out = held.path
     manifest_path = RunDir(out).manifest
-    manifest = read_manifest(out) or base_manifest(
+    manifest = held.previous_manifest() or held.new_manifest(
         command="locomo import", data={"path": str(data_path), "sha256": data_hashes(data_path)})
     for name, kind, shape in (("imported", dict, "an object"), ("invocations", list, "a list")):
         if manifest.get(name) is not None and not isinstance(manifest[name], kind):  # before any row is appended
@@ -533,4 +535,4 @@ def _write_import(out: Path, rows: list[AnswerRow], source: Path, fmt: str, syst
                             "judgments": len(latest(read_records(RunDir(out).judgments, JudgmentRow),
                                                     lambda r: r.key))}
     manifest["invocations"] = [*(manifest.get("invocations") or []), {"command_line": entry["command_line"]}]
-    write_json_atomic(manifest_path, manifest)
+    held.write_manifest(manifest)

@@ -1,0 +1,112 @@
+"""The life of a results directory, one for every command that writes one (a QA run, a MEMAUDIT sweep, a LoCoMo
+import, a natural build): take its lock before anything is read (a live writer is refused in one line),
+`--restart` moves the old contents aside under that lock, the identity is checked ("A here, B asked", a legacy
+manifest's identity too) and, for a claimed run, recorded with `complete: false` before the first row, so a run
+stopped by an error, Ctrl-C or SIGTERM stays incomplete; the work runs; the manifest is written last, with its
+status; the lock is released however the work ended, and directories made only to hold it are removed.
+
+So `--restart`, locks, identities, refusals and exit codes behave the same whatever the command; what differs is
+only the work and the manifest's own fields.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from memeval.atomic import write_json_atomic
+from memeval.manifest import base_manifest, git_sha, package_versions
+from memeval.rundir import Claim, DirectoryLock, Identity, RunDir, check, claim, move_aside, read_manifest
+
+__all__ = ["Directory", "provenance", "run_directory", "settle"]
+
+
+@dataclass
+class Directory:
+    """A directory held by this process: where it is, what the claim found (None when the command records no
+    identity up front) and the manifest fields every write of it shares."""
+
+    path: Path
+    lock: DirectoryLock
+    claim: Claim | None = None
+    kind: str | None = None  # the manifest's `command`
+    command_line: Sequence[str] | None = None
+    config: Mapping | None = None
+
+    @property
+    def files(self) -> RunDir:
+        return RunDir(self.path)
+
+    def previous_manifest(self) -> dict | None:
+        """The manifest the directory held before this run claimed it (read under the lock)."""
+        if self.claim is not None:
+            return self.claim.previous
+        return read_manifest(self.path)
+
+    def new_manifest(self, **fields) -> dict:
+        """A manifest's common head (invocation, time, code, platform, packages) with `fields` after it."""
+        return base_manifest(**fields)
+
+    def finish(self, missing: Mapping, command_line: Sequence[str] | None = None, config: Mapping | None = None,
+               **fields) -> dict:
+        """Write the claimed run's manifest, last: its command, command line and configuration (as claimed unless
+        given), the run's own `fields`, then the identity it holds, `complete` and what is `missing` (empty:
+        complete)."""
+        if self.claim is None:
+            raise ValueError("finish() is for a claimed run; write_manifest() writes any other")
+        doc = base_manifest(command=self.kind, command_line=self.command_line if command_line is None else command_line,
+                            config=self.config if config is None else config, **fields,
+                            identity=self.claim.identity.as_dict(), complete=not missing, missing=missing)
+        return self.write_manifest(doc)
+
+    def write_manifest(self, doc: dict) -> dict:
+        write_json_atomic(self.files.manifest, doc)
+        return doc
+
+
+@contextmanager
+def run_directory(out: str | Path, lock_command: str, identity: Identity | None = None, *, kind: str | None = None,
+                  command_line: Sequence[str] | None = None, config: Mapping | None = None, restart: bool = False,
+                  legacy: Identity | None = None) -> Iterator[Directory]:
+    """Hold `out` for one command (`lock_command`: how the lock file names its owner). With `identity`, the
+    directory is claimed (`rundir.claim`): refused in one line unless it holds the same run or `restart`, then
+    its manifest records the identity and `complete: false` (`kind`, `command_line`, `config`: that manifest's
+    fields, which `Directory.finish` writes again at the end). Without one, the lock and `restart` only: the work
+    checks what the directory holds itself (`settle`) once it knows its identity."""
+    out = Path(out)
+    made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what taking the lock creates
+    lock = DirectoryLock(out, lock_command)
+    try:
+        held = Directory(out, lock, kind=kind, command_line=command_line, config=config)
+        if identity is not None:
+            held.claim = claim(out, identity, base_manifest(command=kind, command_line=command_line, config=config),
+                               restart=restart, legacy=legacy, lock=lock)
+        else:
+            lock.acquire()
+            if restart and (moved := move_aside(out, lock)) is not None:
+                print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
+        yield held
+    finally:
+        lock.release()
+        for place in made:  # made only to hold the lock: a refused or failed command leaves nothing
+            if not place.exists():  # a refused claim removed it already
+                continue
+            try:
+                place.rmdir()
+            except OSError:
+                break
+
+
+def settle(out: str | Path, identity: Identity, legacy: Identity | None = None) -> Claim:
+    """Check a held directory against `identity` once the work knows it (a build hashes its data first): another
+    identity is refused in one line naming each differing field, nothing written."""
+    return check(Path(out), identity, legacy)
+
+
+def provenance() -> dict:
+    """The code and packages a command ran with, for a manifest that carries no timestamp (two identical builds
+    are identical byte for byte)."""
+    return {"git_sha": git_sha(), "package_versions": package_versions()}
