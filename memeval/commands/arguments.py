@@ -241,7 +241,10 @@ def finish(closing_line: str | None) -> int:
 
 
 def add_fail_fast(parser: argparse.ArgumentParser) -> None:
-    add_setting(parser, FAIL_FAST)
+    parser.add_argument("--fail-fast", action="store_true",
+                        help="stop at the first plug-in failure (its own ingest or search raising) with one line "
+                             "naming the system, the question and the exception; without it the failure is "
+                             "recorded in that question's answer row (retried on a rerun) and the run goes on")
 
 
 def add_answer_key(parser: argparse.ArgumentParser) -> None:
