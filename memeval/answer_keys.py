@@ -70,6 +70,10 @@ class AnswerKeys(Protocol):
     def reference_note(self, names: Sequence[str]) -> str:
         """The note naming a run's reference answer sets."""
 
+    def recorded_leniency(self, directory: str | Path | None = None) -> list:
+        """Judge leniency the key's source recorded itself (memeval.scoring.leniency.Leniency; none when the
+        source is not fetched)."""
+
 
 class Original:
     """The published key of a benchmark without answer keys: every row as recorded, nothing to say of it."""

@@ -352,7 +352,8 @@ def test_a_stated_judge_prompt_and_model_find_that_judges_measured_leniency(ques
     """A recorded J carries a measured leniency only when the file's producer states the whole configuration:
     the model (in the file or --judge-model) and the prompt (--judge-prompt); an unstated prompt or another model
     reads "leniency not measured"."""
-    from memeval.scoring.leniency import Leniency, Rate, recorded_identity, register
+    from memeval.benchmarks.locomo.audit.leniency import recorded_identity
+    from memeval.scoring.leniency import Leniency, Rate, register
 
     registrations = tmp_path / "registered"
     monkeypatch.setenv("MEMEVAL_JUDGE_CALIBRATIONS_DIR", str(registrations))

@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from memeval.benchmarks.locomo.audit.leniency import RECORDED_SOURCE, recorded_identity
 from memeval.benchmarks.locomo.audit.store import AUDIT_ENV
-from memeval.scoring.leniency import (
-    NOT_MEASURED,
-    RECORDED_SOURCE,
-    leniency_for,
-    leniency_text,
-    recorded_identity,
-)
+from memeval.scoring.leniency import NOT_MEASURED, leniency_for, leniency_text
 from tests.audit_sample import QUESTIONS, audit_bytes, pin, write_layout, write_locomo
 from tests.fake_openai import TEST_KEY, FakeOpenAI, Rejection, user_text
 from tests.test_protocols import pinned  # noqa: F401  (the fixture: the protocol tests' stand-in files, pinned)

@@ -126,8 +126,13 @@ def _dry_run(args: argparse.Namespace, task, models) -> int:
 
 
 def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
+    from memeval.benchmarks.locomo.audit.leniency import (
+        RECORDED_JUDGE,
+        RECORDED_MODEL,
+        RECORDED_RUNS,
+        recorded_leniency,
+    )
     from memeval.benchmarks.locomo.calibration import identity_line, leniency_table
-    from memeval.scoring.leniency import RECORDED_JUDGE, RECORDED_MODEL, RECORDED_RUNS, recorded_leniency
 
     if args.out:  # nothing to store: every table reads the recorded rates from the fetched audit itself
         raise InputError("--out", args.out, "is not used with --recorded: the audit's recorded rates are read from "

@@ -164,5 +164,10 @@ class LocomoAnswerKeys:
 
         return reference_note(names)
 
+    def recorded_leniency(self, directory: str | Path | None = None) -> list:
+        from memeval.benchmarks.locomo.audit.leniency import recorded_leniency
+
+        return recorded_leniency(directory)
+
 
 ANSWER_KEYS = LocomoAnswerKeys()

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memeval.benchmarks.locomo.audit.leniency import ANSWER_FILES
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.records import JudgmentRow, Record
 from memeval.rundir import Identity
-from memeval.scoring.leniency import ANSWER_FILES, ANSWER_SETS, SET_WORDS, Leniency, Rate
+from memeval.scoring.leniency import ANSWER_SETS, SET_WORDS, Leniency, Rate
 
 CALIBRATION = "calibration.jsonl"
 KIND = "judge calibration"

@@ -464,7 +464,7 @@ def recorded_judge(detailed, judge_model: str | None, judge_prompt: str | None =
     judge = {"protocol": RECORDED_PROTOCOL, "model": model, "model_source": said_by, "prompt": NOT_STATED,
              "runs": detailed.runs, "status": RECORDED}
     if judge_prompt == "evermemos":
-        from memeval.scoring.leniency import recorded_identity
+        from memeval.benchmarks.locomo.audit.leniency import recorded_identity
 
         identity = recorded_identity()  # the framework's judge call: its prompts, temperature 0
         judge["prompt"] = f"EverMemOS prompts.yaml ({identity['prompt_source']}), as stated with --judge-prompt"

@@ -237,6 +237,7 @@ def _ceilings(audit, conversations, answered: set[str]) -> tuple[dict[str, float
 
 
 def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], dict[str, str]]:
+    from memeval.benchmarks.locomo.audit import leniency as audited
     from memeval.scoring import leniency as lenient
 
     rows: list[TrustLeniency] = []
@@ -258,9 +259,9 @@ def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], d
                                       low=r.low if r else None, high=r.high if r else None, n=r.n if r else 0,
                                       source=r.source if r else None))
 
-    recorded = lenient.recorded_leniency(audit_dir) if audit_dir is not None else []
+    recorded = audited.recorded_leniency(audit_dir) if audit_dir is not None else []
     if recorded:
-        add(f"{lenient.RECORDED_MODEL} · EverMemOS prompts (recorded by the audit)", recorded)
+        add(f"{audited.RECORDED_MODEL} · EverMemOS prompts (recorded by the audit)", recorded)
     for system in systems:
         for measure, judge in system.judges.items():
             if measure in lines:
@@ -417,11 +418,11 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
     each imported once into `out`/<system> with its recorded judgments; a file already imported there is kept as
     it is, and a file whose SHA-256 is in `skip` (imported by a run the report already shows) is not imported
     again. Returns the run directories of the files fetched and not skipped (none when the audit is not)."""
+    from memeval.benchmarks.locomo.audit.leniency import RECORDED_MODEL
     from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
     from memeval.benchmarks.locomo.audit.store import audit_path
     from memeval.benchmarks.locomo.imports import import_answers
     from memeval.rundir import read_manifest
-    from memeval.scoring.leniency import RECORDED_MODEL
 
     dirs = []
     for name, system in PUBLISHED.items():
