@@ -14,6 +14,7 @@ class CategorySet:
     names: Mapping[int, str]  # id -> name, in the order tables list them
     headline: tuple[int, ...]  # the ids every headline F1 and J averages over
     apart: tuple[int, ...] = ()  # ids never judged: reported on their own, outside the headline
+    guidance: Mapping[int, str] = field(default_factory=dict)  # what a category-aware judge is told of each id
     _order: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -23,13 +24,16 @@ class CategorySet:
             raise ValueError(f"category ids {unknown} are not named in {dict(names)}")
         if set(self.headline) & set(self.apart):
             raise ValueError("a category cannot be both in the headline and scored apart")
+        if set(self.guidance) - set(names):
+            raise ValueError(f"guidance for unnamed category ids {sorted(set(self.guidance) - set(names))}")
         object.__setattr__(self, "names", names)
+        object.__setattr__(self, "guidance", MappingProxyType(dict(self.guidance)))
         object.__setattr__(self, "headline", tuple(self.headline))
         object.__setattr__(self, "apart", tuple(self.apart))
         object.__setattr__(self, "_order", tuple(names))
 
     def __hash__(self) -> int:
-        return hash((tuple(self.names.items()), self.headline, self.apart))
+        return hash((tuple(self.names.items()), self.headline, self.apart, tuple(self.guidance.items())))
 
     def __contains__(self, category: object) -> bool:
         return category in self.names

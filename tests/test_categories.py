@@ -38,3 +38,44 @@ def test_a_set_is_frozen_and_checked():
         CategorySet(names={1: "a"}, headline=(1, 2))
     with pytest.raises(ValueError, match="both"):
         CategorySet(names={1: "a"}, headline=(1,), apart=(1,))
+
+
+def test_the_graded_judge_reads_names_and_guidance_from_the_set_it_is_given():
+    from memeval.scoring.judge import BinaryJudge, graded_request
+
+    plus = CategorySet(names={**CATEGORY_NAMES, 6: "cognitive"}, headline=(1, 2, 3, 4, 6), apart=(5,),
+                       guidance={**LOCOMO_CATEGORIES.guidance, 6: "Cognitive: the cue implies the answer."})
+    text = graded_request("q?", "g", "p", 6, categories=plus).messages[0][1]
+    assert "Question category: cognitive (6)\nCategory guidance: Cognitive: the cue implies the answer." in text
+    locomo_text = graded_request("q?", "g", "p", 2).messages[0][1]
+    assert "Question category: temporal (2)\nCategory guidance: Temporal:" in locomo_text
+    none_apart = CategorySet(names={1: "a", 5: "b"}, headline=(1, 5))
+
+    class Row:
+        category = 5
+
+    assert not BinaryJudge(1, published=None).accepts(Row())
+    assert BinaryJudge(1, published=None, categories=none_apart).accepts(Row())
+    with pytest.raises(ValueError, match="unnamed"):
+        CategorySet(names={1: "a"}, headline=(1,), guidance={2: "x"})
+
+
+def test_a_benchmark_without_answer_keys_takes_the_original_key_only(tmp_path):
+    from memeval.answer_keys import ORIGINAL, answer_keys, without_keys
+    from memeval.errors import InputError
+
+    assert answer_keys("locomo run") is load(declaration("locomo").answer_keys)
+    assert answer_keys("no such kind") is None
+    assert without_keys(tmp_path, "original") is ORIGINAL
+    with pytest.raises(InputError, match="no answer key but the original"):
+        without_keys(tmp_path, "corrected")
+
+
+def test_natural_reliability_names_categories_from_the_declared_sets():
+    from memeval.reports.natural import reliability_table
+
+    manifest = {"examined": 2, "accepted": 2, "rejected": 0, "rejected_by_reason": {},
+                "accepted_by_category": {"1": 1, "9": 1}}
+    assert list(reliability_table(manifest).index[-2:]) == ["accepted: multi-hop (1)", "accepted: category 9"]
+    other = CategorySet(names={9: "nine"}, headline=(9,))
+    assert list(reliability_table(manifest, [other]).index[-2:]) == ["accepted: category 1", "accepted: nine (9)"]

@@ -16,23 +16,31 @@ PAPER_NATURAL_ESTIMATED_GVT = {30: 0.53, 60: 0.68, 100: 0.83}
 PAPER_SOURCE = "MEMAUDIT paper, LongMemEval Natural-87 (model-adjudicated) — a different source"
 
 
-def reliability_table(manifest: dict) -> pd.DataFrame:
+def reliability_table(manifest: dict, categories: Sequence | None = None) -> pd.DataFrame:
     """How many questions the build examined, accepted and rejected, each rejection reason and what was accepted
-    (by category, named with its id, and by type)."""
+    (by category, named with its id as `categories` name it — default: the CategorySets of the benchmarks that offer
+    natural packages — and by type)."""
+    sets = list(categories) if categories is not None else _natural_categories()
     rows = [("examined", manifest["examined"]), ("accepted", manifest["accepted"]), ("rejected", manifest["rejected"])]
     rows += [(f"rejected: {reason.replace('_', ' ')}", n) for reason, n in manifest["rejected_by_reason"].items()]
-    rows += [(f"accepted: {_category(cat)}", n) for cat, n in manifest.get("accepted_by_category", {}).items()]
+    rows += [(f"accepted: {_category(cat, sets)}", n) for cat, n in manifest.get("accepted_by_category", {}).items()]
     rows += [(f"accepted: {kind}", n) for kind, n in manifest.get("accepted_by_type", {}).items()]
     return pd.DataFrame(rows, columns=["questions", "count"]).set_index("questions")
 
 
-def _category(value: object) -> str:
-    from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, category_label
+def _natural_categories() -> list:
+    """The CategorySets of the benchmarks that declare a natural source (a build manifest's categories are its)."""
+    from memeval.benchmarks import declarations, load
 
+    return [load(b.categories) for b in declarations() if b.natural_source and b.categories]
+
+
+def _category(value: object, sets: Sequence) -> str:
     try:
-        return category_label(int(value)) if int(value) in CATEGORY_NAMES else f"category {value}"
+        found = next((c for c in sets if int(value) in c), None)
     except (TypeError, ValueError):
         return f"category {value}"
+    return found.label(int(value)) if found is not None else f"category {value}"
 
 
 def writer_table(summary: dict, methods: Sequence[str]) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-from memeval.benchmarks.locomo.categories import category_label
+from memeval.categories import CategorySet
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.json_reply import FENCED, reply_json
@@ -52,14 +52,14 @@ BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "re
 MEM0_LABEL_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["label"],
                                 "properties": {"label": {"type": "string"}}}, sort_keys=True)
 
-CATEGORY_GUIDANCE = {
-    1: "Multi-hop: the answer combines several facts; each part of the gold answer counts.",
-    2: "Temporal: the exact date, period or order matters; a wrong date or order is wrong, another format of "
-       "the same date is right.",
-    3: "Open-domain: the gold answer may be an inference from the conversation; judge the substance.",
-    4: "Single-hop: one fact stated in the conversation; it must match.",
-    5: "Adversarial: the conversation does not contain the answer; an answer that says so is correct.",
-}
+DEFAULT_KIND = "locomo run"  # whose CategorySet graded and binary use unless a task gives its own (AnswerRow rows)
+
+
+def default_categories() -> CategorySet:
+    """The categories of the run kind whose answer rows these judges grade by default, from its declaration."""
+    from memeval.engine.registry import categories
+
+    return categories(DEFAULT_KIND)
 
 
 def graded_version() -> str:
@@ -70,9 +70,12 @@ def binary_version() -> str:
     return prompt_hash("judge_binary")
 
 
-def graded_request(question: str, gold: str, prediction: str, category: int, repeat_index: int = 0) -> LLMRequest:
+def graded_request(question: str, gold: str, prediction: str, category: int, repeat_index: int = 0,
+                   categories: CategorySet | None = None) -> LLMRequest:
+    """`categories`: the set naming `category` and its guidance (default: `default_categories()`)."""
+    categories = categories if categories is not None else default_categories()
     user = load_prompt("judge_graded_user").format(
-        category_name=category_label(category), category_guidance=CATEGORY_GUIDANCE[category],
+        category_name=categories.label(category), category_guidance=categories.guidance[category],
         question=question, gold=gold, prediction=prediction,
     )
     return LLMRequest(model=GRADED_MODEL, system=load_prompt("judge_graded_system"), messages=(("user", user),),
@@ -169,8 +172,14 @@ class LocomoJudge(Judge):
 
     batchable = True
 
-    def __init__(self, runs: int):
+    def __init__(self, runs: int, categories: CategorySet | None = None):
         self.runs = runs
+        self._categories = categories
+
+    @property
+    def categories(self) -> CategorySet:
+        """The categories of the rows judged: the task's, else `default_categories()`."""
+        return self._categories if self._categories is not None else default_categories()
 
     def requests(self, answer) -> list[LLMRequest]:
         gold = "" if answer.gold is None else str(answer.gold)
@@ -224,26 +233,28 @@ class GradedJudge(LocomoJudge):
         return graded_version()
 
     def request(self, answer, gold: str, repeat: int) -> LLMRequest:
-        return graded_request(answer.question, gold, answer.prediction, answer.category, repeat)
+        return graded_request(answer.question, gold, answer.prediction, answer.category, repeat, self.categories)
 
 
 class BinaryJudge(LocomoJudge):
-    """The Mem0 paper's CORRECT/WRONG; like that paper, adversarial questions (category 5) are not judged.
+    """The Mem0 paper's CORRECT/WRONG; like that paper, the categories scored apart (LoCoMo's adversarial 5) are
+    not judged.
     `published`: Mem0's fetched prompt (default: whatever `memeval data fetch protocols` stored, else none)."""
 
     name = "binary"
     unusable_reason = "no CORRECT/WRONG label in the reply"
     temperature = BINARY_TEMPERATURE
 
-    def __init__(self, runs: int, published: StoredProtocol | None | bool = True):
-        super().__init__(runs)
+    def __init__(self, runs: int, published: StoredProtocol | None | bool = True,
+                 categories: CategorySet | None = None):
+        super().__init__(runs, categories)
         self.published = protocol_store.load("mem0_judge") if published is True else published or None
 
     def version(self) -> str:
         return self.published.version if self.published else binary_version()
 
     def accepts(self, answer) -> bool:
-        return answer.category != 5
+        return not self.categories.is_apart(answer.category)
 
     @property
     def own_schema(self) -> bool:  # Mem0's published call keeps its own json_object
