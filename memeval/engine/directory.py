@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from memeval import rundir
 from memeval.atomic import write_json_atomic
 from memeval.manifest import base_manifest, git_sha, package_versions
-from memeval.rundir import Claim, DirectoryLock, Identity, RunDir, check, claim, move_aside, read_manifest
+from memeval.rundir import Claim, DirectoryLock, Identity, RunDir, read_manifest
 
 __all__ = ["Directory", "provenance", "run_directory", "settle"]
 
@@ -57,9 +58,9 @@ class Directory:
         complete)."""
         if self.claim is None:
             raise ValueError("finish() is for a claimed run; write_manifest() writes any other")
-        doc = base_manifest(command=self.kind, command_line=self.command_line if command_line is None else command_line,
-                            config=self.config if config is None else config, **fields,
-                            identity=self.claim.identity.as_dict(), complete=not missing, missing=missing)
+        line = self.command_line if command_line is None else command_line
+        doc = base_manifest(command=self.kind, command_line=line, config=self.config if config is None else config,
+                            **fields, identity=self.claim.identity.as_dict(), complete=not missing, missing=missing)
         return self.write_manifest(doc)
 
     def write_manifest(self, doc: dict) -> dict:
@@ -82,11 +83,11 @@ def run_directory(out: str | Path, lock_command: str, identity: Identity | None 
     try:
         held = Directory(out, lock, kind=kind, command_line=command_line, config=config)
         if identity is not None:
-            held.claim = claim(out, identity, base_manifest(command=kind, command_line=command_line, config=config),
-                               restart=restart, legacy=legacy, lock=lock)
+            head = base_manifest(command=kind, command_line=command_line, config=config)
+            held.claim = rundir.claim(out, identity, head, restart=restart, legacy=legacy, lock=lock)
         else:
             lock.acquire()
-            if restart and (moved := move_aside(out, lock)) is not None:
+            if restart and (moved := rundir.move_aside(out, lock)) is not None:
                 print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
         yield held
     finally:
@@ -103,7 +104,7 @@ def run_directory(out: str | Path, lock_command: str, identity: Identity | None 
 def settle(out: str | Path, identity: Identity, legacy: Identity | None = None) -> Claim:
     """Check a held directory against `identity` once the work knows it (a build hashes its data first): another
     identity is refused in one line naming each differing field, nothing written."""
-    return check(Path(out), identity, legacy)
+    return rundir.check(Path(out), identity, legacy)
 
 
 def provenance() -> dict:

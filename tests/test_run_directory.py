@@ -1,0 +1,113 @@
+"""One run loop: a QA run, a MEMAUDIT sweep, a LoCoMo import and a natural build hold their directories through
+`engine.directory.run_directory`, so a live writer, `--restart` and an interrupted run read the same whatever the
+command. Before, the sweep, the import and the build each wrote their own lock, restart and manifest steps."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from memeval import rundir
+from memeval.engine.directory import run_directory
+from memeval.errors import InputError
+from memeval.rundir import Identity
+
+HOLDER = ("import sys; from pathlib import Path; from memeval.rundir import DirectoryLock; "
+          "DirectoryLock(Path(sys.argv[1]), 'memeval holder').acquire(); print('held', flush=True); sys.stdin.read()")
+
+
+def _commands(locomo_dir, conversations, tmp_path) -> dict[str, list]:
+    qa = conversations[0].qa[0]
+    answers = tmp_path / "outside.jsonl"
+    answers.write_text(json.dumps({"sample_id": qa.sample_id, "question": qa.question, "prediction": "x"}) + "\n")
+    return {
+        "locomo run": ["locomo", "run", "--data", locomo_dir, "--conversations", conversations[0].sample_id,
+                       "--questions", "2", "--systems", "no_memory", "--no-progress"],
+        "memaudit sweep": ["memaudit", "sweep", "small", "--distribution", "base", "--n-seeds", "1", "--budgets", "2",
+                           "--methods", "greedy", "--jobs", "1", "--no-progress"],
+        "locomo import": ["locomo", "import", answers, "--format", "jsonl", "--system", "outside", "--data",
+                          locomo_dir],
+        "natural build": ["natural", "build", "--data", locomo_dir, "--target", "2", "--no-union", "--no-progress"],
+    }
+
+
+def test_a_live_writer_refuses_every_command_in_the_same_line(cli, locomo_dir, conversations, tmp_path):
+    seen = {}
+    for name, argv in _commands(locomo_dir, conversations, tmp_path).items():
+        out = tmp_path / name.replace(" ", "_")
+        holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(out)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            result = cli(*argv, "--out", out)
+            assert [p.name for p in out.iterdir()] == [rundir.LOCK_NAME], f"{name} wrote into a held directory"
+        finally:
+            holder.stdin.close()
+            holder.wait(30)
+        assert result.returncode == 2, (name, result.stderr)
+        [line] = result.stderr.strip().splitlines()
+        seen[name] = re.sub(r"\(pid \d+, (.*) since \S+\)", r"(pid P, \1 since T)", line.replace(str(out), "OUT"))
+    assert len(set(seen.values())) == 1, seen
+    assert re.fullmatch(r"memeval: error: OUT: lock: another memeval is writing here \(pid P, 'memeval holder', "
+                        r"since T\); wait for it or use another --out", seen["locomo run"]), seen["locomo run"]
+
+
+@pytest.mark.parametrize("name", ["locomo run", "memaudit sweep", "natural build"])
+def test_restart_moves_the_old_directory_aside_and_says_so_alike(name, cli, locomo_dir, conversations, tmp_path):
+    argv = _commands(locomo_dir, conversations, tmp_path)[name]
+    out = tmp_path / "out"
+    cli(*argv, "--out", out, check=True)
+    before = sorted(p.name for p in out.iterdir())
+    again = cli(*argv, "--restart", "--out", out, check=True)
+    [moved] = [p for p in tmp_path.iterdir() if rundir.REPLACED in p.name]
+    assert f"memeval: note: --restart moved the previous contents of {out} to {moved}" in again.stderr.splitlines()
+    assert sorted(p.name for p in moved.iterdir()) == before
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+    assert not (out / rundir.LOCK_NAME).exists() and not (moved / rundir.LOCK_NAME).exists()
+
+
+def _held(out, identity, **kwargs):
+    return run_directory(out, "memeval test", identity, kind="test run", command_line=["memeval", "test"],
+                         config={"n": identity.fixed["n"]}, **kwargs)
+
+
+def test_an_interrupted_claim_stays_incomplete_and_unlocked(tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt), _held(out, Identity("test run", {"n": 1})):
+        assert (out / rundir.LOCK_NAME).exists()
+        raise KeyboardInterrupt
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and manifest["identity"]["fixed"] == {"n": 1}
+    assert not (out / rundir.LOCK_NAME).exists()
+    assert rundir.status(out, manifest) == "incomplete"
+
+    with _held(out, Identity("test run", {"n": 1})) as held:  # the same run resumes, then finishes
+        written = held.finish({"rows": {"requested": 2, "missing": 1, "packages": 1, "reason": "r"}}, rows=1)
+    assert list(written)[-4:] == ["rows", "identity", "complete", "missing"]
+    assert json.loads((out / "manifest.json").read_text())["complete"] is False
+    with _held(out, Identity("test run", {"n": 1})) as held:
+        held.finish({}, rows=2)
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+
+
+def test_another_identity_is_refused_unless_restart_and_a_refusal_leaves_nothing(tmp_path):
+    out = tmp_path / "run"
+    with _held(out, Identity("test run", {"n": 1})) as held:
+        held.finish({})
+    kept = (out / "manifest.json").read_bytes()
+    with pytest.raises(InputError, match=r"identity: this directory holds a test run with other settings "
+                                         r"\(n: 1 here, 2 asked\); use another --out, or --restart"):
+        with _held(out, Identity("test run", {"n": 2})):
+            pytest.fail("the work ran in a directory holding another identity")
+    assert (out / "manifest.json").read_bytes() == kept and not (out / rundir.LOCK_NAME).exists()
+
+    with _held(out, Identity("test run", {"n": 2}), restart=True) as held:
+        assert held.claim.moved_to is not None and held.claim.moved_to.name.startswith("run" + rundir.REPLACED)
+    assert (held.claim.moved_to / "manifest.json").read_bytes() == kept
+
+    fresh = tmp_path / "a" / "b" / "c"  # nothing of it existed: a failed command leaves none of it behind
+    with pytest.raises(InputError), run_directory(fresh, "memeval test"):
+        raise InputError(fresh, "data", "refused")
+    assert not (tmp_path / "a").exists()
