@@ -26,24 +26,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     import os
+    import shlex
     from pathlib import Path
 
     from memeval.atomic import write_json_atomic
-    from memeval.manifest import base_manifest
+    from memeval.engine.directory import run_directory
     from memeval.notebook_runner import kernel_environment, reproduce
 
     if args.judged:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
                  "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
-    with kernel_environment(locations):
-        results = reproduce(args.notebooks, args.out, args.only, judged=args.judged, progress=not args.no_progress,
-                            quick=args.quick)
-    total = sum(r["seconds"] for r in results)
-    manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
-                                 base_manifest(command="reproduce", command_line=_command_line(args),
-                                               judged=args.judged, quick=args.quick, only=args.only,
-                                               notebooks=results, notebook_seconds=total))
+    with run_directory(args.out, shlex.join(_command_line(args))) as held:  # one writer per --out, as every run
+        with kernel_environment(locations):
+            results = reproduce(args.notebooks, args.out, args.only, judged=args.judged,
+                                progress=not args.no_progress, quick=args.quick)
+        total = sum(r["seconds"] for r in results)
+        manifest = write_json_atomic(Path(args.out) / "reproduce_manifest.json",
+                                     held.new_manifest(command="reproduce", command_line=_command_line(args),
+                                                       judged=args.judged, quick=args.quick, only=args.only,
+                                                       notebooks=results, notebook_seconds=total))
     print(f"{len(results)} notebook(s) executed in {total:.1f} s; reports in {args.out}/ ({manifest.name})")
     headline = Path(args.figures) / "tab_headline.md"
     if headline.exists():
