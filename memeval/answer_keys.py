@@ -70,6 +70,9 @@ class AnswerKeys(Protocol):
     def reference_note(self, names: Sequence[str]) -> str:
         """The note naming a run's reference answer sets."""
 
+    def recorded_table(self, judgments, protocol: str, leniency: str | None = None) -> str:
+        """The report's table of judgments an imported file recorded (system → rows of one recorded protocol)."""
+
     def recorded_leniency(self, directory: str | Path | None = None) -> list:
         """Judge leniency the key's source recorded itself (memeval.scoring.leniency.Leniency; none when the
         source is not fetched)."""

@@ -21,13 +21,24 @@ from memeval.benchmarks.locomo.baselines import (
     RELABELLING_FOOTNOTE,
     f1_baselines,
 )
-from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.reports.markdown import markdown_table, md_text, with_notes
 from memeval.scoring.aggregate import F1, Value, by_category, judge_by_category, overall_mean, precomputed
 
 Rows = Sequence[AnswerRow]
 Judgments = Sequence[JudgmentRow]
+TABLED_KIND = "locomo run"  # the run kind whose answer and judgment rows these tables hold
+
+
+def _categories():
+    """The CategorySet of the rows tabled, from the benchmark that declares their kind."""
+    from memeval.engine.registry import categories
+
+    return categories(TABLED_KIND)
+
+
+def category_label(category: int) -> str:
+    return _categories().label(category)
 
 
 def readable_frame(frame, labels: Mapping[str, str] | None = None, digits: int | Mapping[str, int] = 3):
@@ -114,15 +125,17 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F
     (a micro-average with the official category-5 rule). Modes that do not score category 5 (mem0) have no
     1–5 column. `value`: a row's F1 in `mode` (its stored `f1`, the official scorer's, by default).
     `present_only`: a column only for the categories the questions hold (a note names the absent ones)."""
+    declared = _categories()
+    headline, adversarial = declared.headline, declared.apart[0]
     five = mode != "mem0"
-    categories = (*QA_CATEGORIES, ADVERSARIAL) if five else QA_CATEGORIES
+    categories = (*headline, adversarial) if five else headline
     absent: tuple[int, ...] = ()
     if present_only:
         held = present_categories(systems)
         absent = tuple(c for c in categories if c not in held)
         categories = tuple(c for c in categories if c in held)
-    held_qa = [c for c in categories if c in QA_CATEGORIES]
-    overall_qa = "overall (1–4)" if len(held_qa) == len(QA_CATEGORIES) else \
+    held_qa = [c for c in categories if c in headline]
+    overall_qa = "overall (1–4)" if len(held_qa) == len(headline) else \
         f"overall ({', '.join(map(str, held_qa))})"
     headers = ["System", *[category_label(c) for c in categories], overall_qa,
                *(["overall (1–5)"] if five else []), "n"]
@@ -131,8 +144,8 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F
     for name, rows in systems.items():
         scored = [r for r in rows if r.category in categories and value(r) is not None]
         stats = by_category(scored, value)
-        qa = [r for r in scored if r.category in QA_CATEGORIES]
-        has_five = ADVERSARIAL in stats
+        qa = [r for r in scored if r.category in headline]
+        has_five = adversarial in stats
         body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in categories],
                      _pct(overall_mean(qa, value)) if qa else "–",
                      *([_pct(overall_mean(scored, value)) if has_five else "–"] if five else []),
@@ -159,17 +172,18 @@ def f1_table(systems: Mapping[str, Rows], mode: str = "locomo", value: Value = F
 
 def adversarial_table(systems: Mapping[str, Rows], value: Value = F1) -> str:
     """Category 5 on its own, beside the always-abstain answer (which scores 1 on every item)."""
+    apart = _categories().apart[0]
     body = []
     for name, rows in systems.items():
-        values = [score for r in rows if r.category == 5 and (score := value(r)) is not None]
+        values = [score for r in rows if r.category == apart and (score := value(r)) is not None]
         body.append([name, _pct(float(np.mean(values))) if values else "–", len(values)])
     if systems:
         n = max(
-            len([r for r in rows if r.category == 5]) for rows in systems.values()
+            len([r for r in rows if r.category == apart]) for rows in systems.values()
         )
         body.append(["always abstain ('not mentioned')", _pct(1.0) if n else "–", n])
-    five = {name: [r for r in rows if r.category == 5] for name, rows in systems.items()}
-    return with_notes(markdown_table(["System", category_label(5), "n"], body), [question_set_note(five)])
+    five = {name: [r for r in rows if r.category == apart] for name, rows in systems.items()}
+    return with_notes(markdown_table(["System", category_label(apart), "n"], body), [question_set_note(five)])
 
 
 def runs_per_question(runs: Collection[int]) -> str:
@@ -204,14 +218,15 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
     """B1 ×100 per category 1–4 and overall, as Mem0 reports it (category 5 unscored)."""
     from memeval.scoring.f1 import bleu1, bleu1_mode
 
-    headers = ["System", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+    headline = _categories().headline
+    headers = ["System", *[category_label(c) for c in headline], "overall (1–4)", "n"]
     body = []
     for name, rows in systems.items():
-        scored = [r for r in rows if r.category in QA_CATEGORIES and r.prediction is not None
+        scored = [r for r in rows if r.category in headline and r.prediction is not None
                   and not r.error]  # a failed answer is no prediction: never scored 0
         b1 = precomputed(scored, lambda r: bleu1(r.prediction or "", r.gold))
         stats = by_category(scored, b1)
-        body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in QA_CATEGORIES],
+        body.append([name, *[_pct(stats[c].mean) if c in stats else "–" for c in headline],
                      _pct(overall_mean(scored, b1)) if scored else "–", len(scored)])
     mode = bleu1_mode()
     notes = [f"B1 mode: {mode}. Mem0's harness tokenises with nltk.word_tokenize (English Punkt sentences, then "
@@ -221,7 +236,7 @@ def bleu1_table(systems: Mapping[str, Rows]) -> str:
                 "fetch nltk --source FILE --sha256 HEX` or point NLTK_DATA at them."),
              "The Mem0 paper's own B1 columns are not transcribed here (its table was not reachable when this was "
              "written); compare against the paper directly.",
-             question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
+             question_set_note({name: [r for r in rows if r.category in headline]
                                 for name, rows in systems.items()})]
     return with_notes(markdown_table(headers, body), notes)
 
@@ -235,27 +250,28 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
     (memeval.reports.judge_leniency), said under every judged table ("leniency not measured" when unknown).
     `answers` (system → rows): their F1 beside a judge that gave every question the same score
     (memeval.reports.judge_spread)."""
-    headers = ["System", "judge / protocol", *[category_label(c) for c in QA_CATEGORIES], "overall (1–4)", "n"]
+    headline = _categories().headline
+    headers = ["System", "judge / protocol", *[category_label(c) for c in headline], "overall (1–4)", "n"]
     if judge_model is None:  # the rows say which model judged them
         models = {r.judge_model for rows in judgments.values() for r in rows if r.judge_model}
         judge_model = next(iter(models)) if len(models) == 1 else None
     ours = (f"{judge_model}, {protocol} (ours)" if judge_model else f"{protocol} (ours)") if protocol else "ours"
     body = []
     for name, rows in judgments.items():
-        per_cat, overall = judge_by_category([r for r in rows if r.category in QA_CATEGORIES])
+        per_cat, overall = judge_by_category([r for r in rows if r.category in headline])
         cells = []
-        for c in QA_CATEGORIES:
+        for c in headline:
             s = per_cat.get(c)
             cells.append(f"{s.mean:.2f} ± {s.pooled_std:.2f}" if s and s.count else "–")
         total = f"{overall.mean:.2f} ± {overall.pooled_std:.2f}" if overall.count else "–"
         body.append([name, ours, *cells, total, overall.count])
     for name in systems:
         if name not in judgments:
-            body.append([name, "–", *["not measured"] * len(QA_CATEGORIES), "not measured", 0])
+            body.append([name, "–", *["not measured"] * len(headline), "not measured", 0])
     same_judge = protocol in (None, "binary")  # the paper's rows beside J of its own judge only
     for base in J_BASELINES if same_judge else ():
         body.append([f"{base.system} (published)", "gpt-4o-mini, binary (Mem0 paper)",
-                     *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in QA_CATEGORIES],
+                     *[f"{base.by_category[c]:.2f}" if c in base.by_category else "–" for c in headline],
                      f"{base.overall:.2f}" if base.overall is not None else "–", ""])
     notes = [f"J ({protocol} judge, ours) — {leniency or 'leniency not measured'}." if protocol else None,
              f"Published rows: {MEM0_PAPER}, its J columns: a gpt-4o-mini judge labels each answer CORRECT or "
@@ -265,7 +281,7 @@ def j_table(judgments: Mapping[str, Judgments], protocol: str | None = None, sys
              protocol_note(protocol, judge_model, {r.prompt_version for rows in judgments.values() for r in rows},
                            problem, {len(r.scores) for rows in judgments.values() for r in rows}),
              RELABELLING_FOOTNOTE, LETTA_FOOTNOTE,
-             question_set_note({name: [r for r in rows if r.category in QA_CATEGORIES]
+             question_set_note({name: [r for r in rows if r.category in headline]
                                 for name, rows in judgments.items()})]
     if protocol:
         notes.insert(1, _spread_note(judgments, protocol, judge_model, answers or {}))
@@ -277,11 +293,12 @@ def _spread_note(judgments: Mapping[str, Judgments], protocol: str, judge_model:
     """The note of a judge that gave every judged question (categories 1–4) the same score, with their F1."""
     from memeval.reports.judge_spread import constant_judge_note
 
+    headline = _categories().headline
     f1 = {(name, r.sample_id): None if r.f1 is None else 100 * float(r.f1)
           for name, rows in answers.items() for r in rows}
     return constant_judge_note(protocol, judge_model, [
         (float(j.mean), f1.get((name, j.sample_id))) for name, rows in judgments.items() for j in rows
-        if j.category in QA_CATEGORIES and j.mean is not None])
+        if j.category in headline and j.mean is not None])
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -385,17 +402,18 @@ def full_report(
     """`judgments`: protocol → system → rows; each protocol gets its own J table (never pooled);
     `protocol_problem`: a run setting that departs from the anchors' calls (memeval.protocols.status);
     `leniency`: protocol → its judge configuration's measured leniency sentence."""
-    from memeval.benchmarks.locomo.published.detailed import RECORDED, is_recorded
-    from memeval.benchmarks.locomo.published.recorded import recorded_table
+    from memeval.answer_keys import answer_keys
+
+    hooks = answer_keys(TABLED_KIND)
 
     parts = [f"# {title}", "", "## F1 against published baselines", "", f1_table(systems, mode)]
     parts += ["", "## BLEU-1 (Mem0's B1)", "", bleu1_table(systems)]
     parts += ["", "## Adversarial (category 5)", "", adversarial_table(systems)]
     if judgments:
         for protocol, by_system in judgments.items():
-            if is_recorded(protocol):  # a published file's own labels: never one of this run's judges
-                parts += ["", f"## J recorded in the imported files ({protocol} judge, {RECORDED})", "",
-                          recorded_table(by_system, protocol, (leniency or {}).get(protocol))]
+            if hooks is not None and hooks.is_recorded(protocol):  # a published file's own labels, never ours
+                parts += ["", f"## J recorded in the imported files ({protocol} judge, {hooks.recorded_label})", "",
+                          hooks.recorded_table(by_system, protocol, (leniency or {}).get(protocol))]
                 continue
             parts += ["", f"## J against published baselines ({protocol} judge)", "",
                       j_table(by_system, protocol, list(systems), judge_model, protocol_problem,

@@ -164,6 +164,11 @@ class LocomoAnswerKeys:
 
         return reference_note(names)
 
+    def recorded_table(self, judgments, protocol: str, leniency: str | None = None) -> str:
+        from memeval.benchmarks.locomo.published.recorded import recorded_table
+
+        return recorded_table(judgments, protocol, leniency)
+
     def recorded_leniency(self, directory: str | Path | None = None) -> list:
         from memeval.benchmarks.locomo.audit.leniency import recorded_leniency
 
