@@ -4,8 +4,10 @@ command. Before, the sweep, the import and the build each wrote their own lock, 
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -111,3 +113,28 @@ def test_another_identity_is_refused_unless_restart_and_a_refusal_leaves_nothing
     with pytest.raises(InputError), run_directory(fresh, "memeval test"):
         raise InputError(fresh, "data", "refused")
     assert not (tmp_path / "a").exists()
+
+
+def test_a_sweep_stopped_by_sigterm_ends_as_a_run_does(tmp_path):
+    """As `locomo run` (tests/test_interrupt.py): exit 143, one line, no lock left, the manifest incomplete."""
+    out = tmp_path / "sweep"
+    proc = subprocess.Popen([sys.executable, "-m", "memeval", "memaudit", "sweep", "small", "--distribution", "base",
+                             "--n-seeds", "20000", "--budgets", "2,4,6", "--jobs", "1", "--no-progress", "--out",
+                             str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        rows = out / "raw_results.jsonl"
+        while (not rows.exists() or not rows.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rows.exists() and rows.stat().st_size, "the sweep wrote no row"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["memeval: terminated (SIGTERM)"]
+    assert not (out / rundir.LOCK_NAME).exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and rundir.status(out, manifest) == "incomplete"
