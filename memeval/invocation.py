@@ -148,12 +148,14 @@ def latest_row_counts(directory: Path, kind: str | None) -> tuple[dict[str, int]
     retried, so a run counts its latest row per key and, of those, the answers that still carry an error; other
     files (and a run file that cannot be read) count their lines."""
     from memeval import records
+    from memeval.benchmarks import load
     from memeval.engine.registry import aliases, run_kinds
     from memeval.errors import InputError
 
     run = run_kinds().get(aliases().get(kind, kind)) if isinstance(kind, str) else None
     names = (run.answer_record, run.judgment_record) if run else None
-    records_of = dict(zip((ANSWERS, JUDGMENTS), (getattr(records, n) for n in names), strict=True)) if names else {}
+    records_of = dict(zip((ANSWERS, JUDGMENTS), (load(n) if ":" in n else getattr(records, n) for n in names),
+                          strict=True)) if names else {}
     counts, failed = {}, {}
     for name in ROW_FILES:
         path, label = directory / name, name.split(".")[0]

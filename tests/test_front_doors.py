@@ -110,6 +110,7 @@ _ASSIGNMENT = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 # Commands a doc shows that cannot run inside the test suite, with the reason. An entry that no doc shows any more
 # fails test_not_run_and_slow_tables_are_current, so this table cannot go stale.
 AUDIT_COPY = "reads the reader's copy of the LoCoMo audit (see above)"
+ADDED_BY_THE_READER = "needs the benchmark folder the doc has its reader add (tests/test_adding_a_benchmark.py)"
 SERVER_STARTED = "sends one request per role to the model server the doc starts (llama.cpp, vLLM, Ollama: not here)"
 NOT_RUN = {
     "make test": "runs this test suite, which would run itself",
@@ -142,6 +143,10 @@ NOT_RUN = {
     "memeval locomo-plus fetch": "downloads the benchmark's files from GitHub (tests/test_locomo_plus.py: a local server)",
     "memeval locomo-plus run --systems rag_turns,full_context --questions none --out runs/plus":
         "reads the fetched files (tests/test_locomo_plus.py runs it on files of its own wording)",
+    # docs/layout.md's worked example: a benchmark folder the reader adds, so the command exists only once added;
+    # tests/test_adding_a_benchmark.py writes the doc's files into a copy of the package and runs these there.
+    "memeval trivia run --data trivia.jsonl --out runs/trivia": ADDED_BY_THE_READER,
+    "memeval ls runs": ADDED_BY_THE_READER,
 }
 
 # Docs whose commands take long enough as written (full sweeps, builds, certification) to leave `make test-fast`.

@@ -369,7 +369,8 @@ def test_the_fast_reader_agrees_with_the_records_reader(runs):
 
     for kind, run in run_kinds().items():  # the names `ls` counts with are each task's own records
         task = task_class(kind)
-        assert (run.answer_record, run.judgment_record) == (task.answer_record.__name__, task.judgment_record.__name__)
+        named = tuple(n.rpartition(":")[2] for n in (run.answer_record, run.judgment_record))  # or "module:Class"
+        assert named == (task.answer_record.__name__, task.judgment_record.__name__)
     path = runs / "runs" / "a" / "answers.jsonl"
     whole = read_records(path, AnswerRow)
     assert any(r.retrieved_ids for r in whole) and any(r.recall_curve for r in whole)

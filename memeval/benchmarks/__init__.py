@@ -15,7 +15,8 @@ REGISTERED = ("locomo", "longmemeval", "graph80", "locomo_plus")
 @dataclass(frozen=True)
 class RunKind:
     """A kind of run directory: its Task ("module:Class") and the names of its answer and judgment records in
-    memeval.records (so counting a run's rows does not import the task; tests check them against the task)."""
+    memeval.records (so counting a run's rows does not import the task; tests check them against the task), or
+    "module:Class" for records a benchmark defines itself."""
 
     task: str
     answer_record: str
