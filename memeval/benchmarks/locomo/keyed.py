@@ -13,8 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from memeval.benchmarks.locomo.answer_keys import AMBIGUOUS_FLAG_HELP as AMBIGUOUS_FLAG_HELP
-from memeval.benchmarks.locomo.answer_keys import KEY_FLAG_HELP as KEY_FLAG_HELP
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.scoring.f1 import score_f1
