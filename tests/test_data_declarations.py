@@ -36,7 +36,7 @@ def _choices(parser: argparse.ArgumentParser, *path: str, dest: str) -> list:
 def test_the_builtin_choices_keep_their_spelling_and_order():
     parser = _parser()
     assert _choices(parser, "data", "fetch", dest="dataset") == (
-        ["locomo", "longmemeval", "nltk", "protocols", "locomo-audit"], None)
+        ["locomo", "longmemeval", "locomo-plus", "nltk", "protocols", "locomo-audit"], None)
     assert _choices(parser, "data", "fetch", dest="variant") == (["s", "m", "oracle"], "s")
     assert _choices(parser, "data", "stats", dest="dataset") == (["locomo", "longmemeval"], "locomo")
     assert _choices(parser, "data", "sample", dest="dataset") == (["longmemeval"], None)
@@ -105,7 +105,7 @@ def test_a_registered_benchmark_is_fetched_counted_and_built_with_no_edit_to_the
                                                                                           capsys):
     parser = _parser()
     assert _choices(parser, "data", "fetch", dest="dataset")[0] == [
-        "locomo", "longmemeval", "toy", "nltk", "protocols", "locomo-audit"]
+        "locomo", "longmemeval", "locomo-plus", "toy", "nltk", "protocols", "locomo-audit"]
     assert _choices(parser, "data", "stats", dest="dataset")[0] == ["locomo", "longmemeval", "toy"]
     data_help = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["data"]
     assert "fetch and inspect the LoCoMo, LongMemEval and Toy data" in data_help.format_help()

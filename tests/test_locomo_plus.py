@@ -244,38 +244,83 @@ def test_published_templates_are_read_as_data_never_run(tmp_path):
         read_templates("PROMPT_TEMPLATES = make()", "p.py")
 
 
-def test_fetch_checks_every_file_before_writing_any(tmp_path, monkeypatch):
+@pytest.fixture()
+def mirror(tmp_path):
+    """A local server holding a file at each pinned path (the repository's layout), and its URL."""
     import functools
-    import hashlib
     import http.server
     import threading
 
-    from memeval.benchmarks.locomo_plus import data
-    from memeval.errors import InputError
+    from memeval.benchmarks.locomo_plus.datasets import PATHS
 
     served = tmp_path / "served"
-    for pinned in data.FETCH:
-        (served / pinned.path).parent.mkdir(parents=True, exist_ok=True)
-        (served / pinned.path).write_text(f"content of {pinned.name}")
+    for name, path in PATHS.items():
+        (served / path).parent.mkdir(parents=True, exist_ok=True)
+        (served / path).write_text(f"content of {name}")
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    handler = functools.partial(Quiet, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(served)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        with pytest.raises(InputError, match="nothing written"):
-            data.fetch(tmp_path / "dest", base_url=url)
-        assert not (tmp_path / "dest").exists()
-        pins = tuple(data.Pinned(p.name, p.path, hashlib.sha256(f"content of {p.name}".encode()).hexdigest())
-                     for p in data.FETCH)
-        monkeypatch.setattr(data, "FETCH", pins)
-        written = data.fetch(tmp_path / "dest", base_url=url)
-        assert sorted(p.name for p in written) == ["locomo_plus.json", "prompt.py"]
+        yield served, f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+
+
+def _pins_of_served(monkeypatch, url=None):
+    """The declared files pinned to what the mirror serves (at `url`: the published URLs replaced too)."""
+    import dataclasses
+    import hashlib
+
+    from memeval.benchmarks.locomo_plus import datasets
+
+    files = tuple(dataclasses.replace(f, url=f"{url}/{datasets.PATHS[f.name]}" if url else f.url,
+                                      sha256=hashlib.sha256(f"content of {f.name}".encode()).hexdigest())
+                  for f in datasets.LOCOMO_PLUS.files)
+    monkeypatch.setattr(datasets, "LOCOMO_PLUS", dataclasses.replace(datasets.LOCOMO_PLUS, files=files))
+
+
+def test_data_fetch_checks_every_file_before_writing_any(tmp_path, mirror, cli, monkeypatch):
+    served, url = mirror
+    dest = tmp_path / "dest"
+    refused = cli("data", "fetch", "locomo-plus", "--source", url, "--dest", dest)
+    assert refused.returncode == 2 and "checksum mismatch" in refused.stderr and "nothing written" in refused.stderr
+    assert not dest.exists()
+    assert cli("data", "fetch", "locomo-plus", "--sha256", "0" * 64, "--dest", dest).returncode == 2
+    _pins_of_served(monkeypatch)
+    fetched = cli("data", "fetch", "locomo-plus", "--source", url, "--dest", dest, check=True)
+    assert sorted(p.name for p in dest.iterdir()) == ["locomo_plus.json", "prompt.py"]
+    assert "SHA-256 verified" in fetched.stdout and "no licence file" in fetched.stdout
+    cli("data", "fetch", "locomo-plus", "--source", served, "--dest", tmp_path / "from-folder", check=True)
+    assert (tmp_path / "from-folder" / "prompt.py").read_text() == "content of prompt.py"
+
+
+def test_locomo_plus_fetch_is_the_same_fetch_and_data_status_shows_it(tmp_path, mirror, cli, monkeypatch):
+    _, url = mirror
+    _pins_of_served(monkeypatch, url)
+    monkeypatch.setenv("MEMEVAL_LOCOMO_PLUS_DIR", str(tmp_path / "plus"))
+    status = cli("data", "status", check=True).stdout
+    assert "locomo_plus.json: not fetched" in status and "prompt.py: not fetched" in status
+    fetched = cli("locomo-plus", "fetch", check=True)
+    assert fetched.stdout == cli("data", "fetch", "locomo-plus", check=True).stdout
+    assert "locomo_plus.json: stored, SHA-256 verified" in cli("data", "status", check=True).stdout
+    (tmp_path / "plus" / "prompt.py").write_text("changed")
+    assert "prompt.py: not the pinned file" in cli("data", "status", check=True).stdout
+
+
+def test_the_declaration_names_the_categories_and_the_overall_over_every_judged_row():
+    from memeval.benchmarks import declaration, load
+    from memeval.benchmarks.locomo_plus.prompts import CATEGORY_NAMES
+    from memeval.engine.registry import categories
+
+    declared = categories("locomo-plus run")
+    assert declared is load(declaration("locomo_plus").categories)
+    assert declared.names == {1: "multi-hop", 2: "temporal", 3: "common-sense", 4: "single-hop", 5: "adversarial",
+                              6: "Cognitive"} == CATEGORY_NAMES
+    assert declared.headline == (1, 2, 3, 4, 5, 6) and declared.apart == ()
 
 
 def test_the_llm_reader_replies_to_the_trigger_from_the_memories(files, tmp_path, cli, fake, monkeypatch):

@@ -8,4 +8,6 @@ BENCHMARK = Benchmark(
     command="memeval.benchmarks.locomo_plus.command",
     tasks={"locomo-plus run": RunKind("memeval.benchmarks.locomo_plus.task:LocomoPlusTask", "AnswerRow",
                                       "JudgmentRow")},
+    categories="memeval.benchmarks.locomo_plus.categories:LOCOMO_PLUS_CATEGORIES",
+    fetches="memeval.benchmarks.locomo_plus.datasets:DATA_SETS",
 )

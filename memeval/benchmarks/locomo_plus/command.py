@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--questions none --out runs/plus")
     sub = group.add_subparsers(dest="locomo_plus_command", required=True)
     fetch = command(sub, "fetch", "download LoCoMo-Plus's items and judge prompts at the pinned commit, each checked "
-                    "by SHA-256 (the repository has no licence file: they stay on your machine)",
+                    "by SHA-256 (the repository has no licence file: they stay on your machine); the same as "
+                    "`memeval data fetch locomo-plus`",
                     "memeval locomo-plus fetch --dest data/locomo_plus")
     fetch.add_argument("--dest", default=None, metavar="DIR",
                        help="where to write them (default: $MEMEVAL_LOCOMO_PLUS_DIR, else data/locomo_plus/)")
@@ -79,12 +80,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.locomo_plus.data import LICENCE, fetch
+    """`memeval locomo-plus fetch`: the documented spelling of `memeval data fetch locomo-plus`."""
+    from memeval.benchmarks.locomo_plus.datasets import fetch_command
 
-    for path in fetch(args.dest):
-        print(f"wrote {shown(str(path))}")
-    print(f"note: {LICENCE}")
-    return 0
+    return fetch_command(args)
 
 
 def _run(args: argparse.Namespace) -> int:

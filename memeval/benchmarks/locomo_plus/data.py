@@ -1,7 +1,7 @@
 """LoCoMo-Plus's Cognitive items, where they come from, and how one is stitched into a LoCoMo conversation.
 
 The repository (github.com/xjtuleeyf/Locomo-Plus) has no licence file, so nothing of it is committed here: the
-user fetches its files at the pinned commit (`memeval locomo-plus fetch`), each checked by SHA-256. The stitching
+user fetches its files at the pinned commit (datasets.py: `memeval data fetch locomo-plus`). The stitching
 follows the benchmark's `data/build_conv.py` as its behaviour is described in docs (written from a reading of it,
 not copied): the trigger comes 7 days after the conversation's last session, the cue `time_gap` before that, both
 as new sessions in time order; "A"/"B" become the conversation's two speakers. Here the cue becomes a session the
@@ -10,44 +10,15 @@ memory systems ingest, dated in LoCoMo's own format, and the trigger is what the
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from memeval.benchmarks.locomo_plus.categories import COGNITIVE
 from memeval.conversations import QA, Conversation, Session, Turn
 from memeval.errors import InputError
-
-REPO = "xjtuleeyf/Locomo-Plus"
-COMMIT = "059f4e3d38f7f1f96765e8e2cb7de3097551bffb"
-LICENCE = ("no licence file at the pinned commit (all rights reserved by default): fetched by the user from the "
-           "benchmark's repository, checked by SHA-256, never committed to memeval")
-DATA_ENV = "MEMEVAL_LOCOMO_PLUS_DIR"
-ITEMS_FILE = "locomo_plus.json"
-PROMPTS_FILE = "prompt.py"
-
-
-@dataclass(frozen=True)
-class Pinned:
-    """One file of the benchmark at the pinned commit: the name it is stored under, its path there, its SHA-256."""
-
-    name: str
-    path: str
-    sha256: str
-
-    @property
-    def url(self) -> str:
-        return f"https://raw.githubusercontent.com/{REPO}/{COMMIT}/{self.path}"
-
-
-FETCH = (
-    Pinned(ITEMS_FILE, "data/locomo_plus.json", "af2fc6e5e0e88735e28d8dd1ef474b718861a73beb21779809e3b9e1a4fe3d23"),
-    Pinned(PROMPTS_FILE, "evaluation_framework/task_eval/prompt.py",
-           "e43e3ee7115a30938e727fe0eab16694186c08e3f9619f9d8dd5e603d96fc2b1"),
-)
-PINNED = {p.name: p for p in FETCH}
 
 CHOICES = ("cyclic", "random")  # which LoCoMo conversation an item is stitched into (see `assign`)
 LOCOMO_DATE = "%I:%M %p on %d %B, %Y"
@@ -56,48 +27,6 @@ UNIT_DAYS = {"week": 7, "month": 30, "year": 365}
 COUNT_WORDS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 COUNT_WORDS.update(a=1, an=1)
 _GAP = re.compile(r"\b(\d+|[a-z]+)\b\s*(week|month|year)s?\b")
-COGNITIVE = 6  # the category id Cognitive rows carry beside LoCoMo's 1-5
-
-
-def data_dir(explicit: str | Path | None = None) -> Path:
-    """--data, then MEMEVAL_LOCOMO_PLUS_DIR, then data/locomo_plus/ of the checkout; a file names its directory."""
-    from memeval.data.paths import data_folder
-
-    path = data_folder(explicit, DATA_ENV, "locomo_plus")
-    return path.parent if path.is_file() else path
-
-
-def fetch(dest: str | Path | None = None, base_url: str | None = None, timeout: float = 120.0) -> list[Path]:
-    """Download every pinned file into `dest`; each is checked before anything is written, so a mismatch leaves
-    nothing behind. `base_url` replaces raw.githubusercontent.com/<repo>/<commit> (a mirror, or a test)."""
-    import urllib.request
-
-    from memeval.atomic import atomic_open
-
-    target = data_dir(dest)
-    got: dict[str, bytes] = {}
-    for pinned in FETCH:
-        url = f"{base_url.rstrip('/')}/{pinned.path}" if base_url else pinned.url
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (https or a given mirror)
-                data = response.read()
-        except OSError as exc:
-            raise InputError(url, "fetch", f"could not download: {exc}") from None
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != pinned.sha256:
-            raise InputError(url, "sha256", f"expected {pinned.sha256}, got {digest}; nothing written")
-        got[pinned.name] = data
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, data in got.items():
-        with atomic_open(target / name, "wb") as handle:
-            handle.write(data)
-        written.append(target / name)
-    return written
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)

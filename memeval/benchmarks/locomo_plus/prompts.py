@@ -11,12 +11,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from memeval.benchmarks.locomo_plus.data import COMMIT, PINNED, PROMPTS_FILE, REPO, file_sha256
+from memeval.benchmarks.locomo_plus.categories import LOCOMO_PLUS_CATEGORIES
+from memeval.benchmarks.locomo_plus.datasets import COMMIT, PATHS, PROMPTS_FILE, REPO, pinned
+from memeval.data.fetch import sha256_file
 from memeval.errors import InputError
 
 PARAPHRASED = "paraphrased — not the published protocol"
 # by the category names the benchmark keys its templates with; {gold}, {pred}, {evidence} filled by str.format
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "common-sense", 4: "single-hop", 5: "adversarial", 6: "Cognitive"}
+CATEGORY_NAMES = dict(LOCOMO_PLUS_CATEGORIES.names)
 LABELS = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 
 
@@ -119,11 +121,11 @@ def judge_prompts(directory: Path) -> JudgePrompts:
     path = directory / PROMPTS_FILE
     if not path.is_file():
         return JudgePrompts(dict(PARAPHRASED_JUDGE), PARAPHRASED)
-    pinned = PINNED[PROMPTS_FILE]
-    digest = file_sha256(path)
-    if digest != pinned.sha256:
+    expected = pinned(PROMPTS_FILE).sha256
+    digest = sha256_file(path)
+    if digest != expected:
         raise InputError(path, "sha256", f"not the pinned file ({REPO}@{COMMIT[:12]}:"
-                         f"{pinned.path}, sha256 {pinned.sha256[:16]}…; got {digest[:16]}…); refetch with "
-                         "`memeval locomo-plus fetch` or remove it to judge with the paraphrased prompts")
+                         f"{PATHS[PROMPTS_FILE]}, sha256 {expected[:16]}…; got {digest[:16]}…); refetch with "
+                         "`memeval data fetch locomo-plus` or remove it to judge with the paraphrased prompts")
     templates = read_templates(path.read_text(encoding="utf-8"), str(path))
-    return JudgePrompts(templates, f"{REPO}@{COMMIT[:12]}:{pinned.path}")
+    return JudgePrompts(templates, f"{REPO}@{COMMIT[:12]}:{PATHS[PROMPTS_FILE]}")

@@ -9,11 +9,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memeval.benchmarks.locomo_plus.baselines import BASELINES, BASELINES_NOTE
-from memeval.benchmarks.locomo_plus.data import COGNITIVE, COMMIT, ITEMS_FILE, LICENCE, PINNED, REPO
+from memeval.benchmarks.locomo_plus.categories import COGNITIVE, LOCOMO_PLUS_CATEGORIES
+from memeval.benchmarks.locomo_plus.datasets import COMMIT, ITEMS_FILE, LICENCE, REPO, pinned
 from memeval.benchmarks.locomo_plus.prompts import CATEGORY_NAMES, PARAPHRASED
 from memeval.reports.markdown import markdown_table, md_markup
 
-CATEGORIES = (1, 2, 3, 4, 5, COGNITIVE)
+CATEGORIES = LOCOMO_PLUS_CATEGORIES.ids
 N_BOOT = 2000
 
 
@@ -78,9 +79,9 @@ def stitching_summary(stitched: Sequence) -> dict:
 def setting_notes(task) -> list[str]:
     """What this run is beside the published setting (said before any row is made)."""
     config, notes = task.config, []
-    pinned = task.items_sha256 == PINNED[ITEMS_FILE].sha256
+    from_pin = task.items_sha256 == pinned(ITEMS_FILE).sha256
     notes.append(f"Data: {len(task.stitched)} Cognitive items from "
-                 + (f"{REPO}@{COMMIT[:12]}:data/locomo_plus.json (the pinned file; {LICENCE})" if pinned else
+                 + (f"{REPO}@{COMMIT[:12]}:data/locomo_plus.json (the pinned file; {LICENCE})" if from_pin else
                     f"a locomo_plus.json that is not the pinned file (sha256 {task.items_sha256[:16]}…): not the "
                     "published items")
                  + f"; {sum(len(qs) for _, qs in task.selection)} LoCoMo questions.")

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from memeval.benchmarks.locomo.data import load_locomo
 from memeval.benchmarks.locomo_plus import data as plus
+from memeval.benchmarks.locomo_plus import datasets
 from memeval.benchmarks.locomo_plus.judge import NAME as JUDGE_NAME
 from memeval.benchmarks.locomo_plus.judge import TEMPERATURE as JUDGE_TEMPERATURE
 from memeval.benchmarks.locomo_plus.judge import LocomoPlusJudge
@@ -25,6 +26,7 @@ from memeval.benchmarks.locomo_plus.prompts import (
     judge_prompts,
 )
 from memeval.conversations import Conversation
+from memeval.data.fetch import sha256_file
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.invocation import command_from, flag
@@ -180,12 +182,12 @@ class LocomoPlusTask(Task):
         from memeval.qa.selection import select_conversations, select_questions
 
         config = self.config
-        self.data_dir = plus.data_dir(config.data)
-        items_path = self.data_dir / plus.ITEMS_FILE
+        self.data_dir = datasets.data_dir(config.data)
+        items_path = self.data_dir / datasets.ITEMS_FILE
         if not items_path.is_file():
-            raise InputError(items_path, "data", "no LoCoMo-Plus items here; `memeval locomo-plus fetch` downloads "
+            raise InputError(items_path, "data", "no LoCoMo-Plus items here; `memeval data fetch locomo-plus` downloads "
                              "them (or pass --data DIR)")
-        self.items_sha256 = plus.file_sha256(items_path)
+        self.items_sha256 = sha256_file(items_path)
         self.items = plus.load_items(items_path)
         self.prompts: JudgePrompts = judge_prompts(self.data_dir)
         self.locomo_path = find_locomo(config.locomo)
@@ -236,7 +238,7 @@ class LocomoPlusTask(Task):
                           answer_max_tokens=config.answer_max_tokens,
                           cognitive_max_tokens=config.answer_max_tokens or COGNITIVE_MAX_TOKENS)
         return Identity(self.kind, fixed={
-            "data_sha256": {plus.ITEMS_FILE: self.items_sha256, **data_hashes(self.locomo_path)},
+            "data_sha256": {datasets.ITEMS_FILE: self.items_sha256, **data_hashes(self.locomo_path)},
             "conversations": [c.sample_id for c in self.chosen],
             **questions, "items": str(config.items),
             "choice": {"rule": config.choice, "seed": config.seed if config.choice == "random" else None},
@@ -341,10 +343,10 @@ class LocomoPlusTask(Task):
         from memeval.benchmarks.locomo_plus.report import stitching_summary
 
         return {"systems": [s.as_dict() for s in self.systems],
-                "data": {"items": str(self.data_dir / plus.ITEMS_FILE), "locomo": str(self.locomo_path),
+                "data": {"items": str(self.data_dir / datasets.ITEMS_FILE), "locomo": str(self.locomo_path),
                          "sha256": claimed.identity.fixed["data_sha256"],
-                         "pinned": self.items_sha256 == plus.PINNED[plus.ITEMS_FILE].sha256,
-                         "source": f"{plus.REPO}@{plus.COMMIT}", "licence": plus.LICENCE},
+                         "pinned": self.items_sha256 == datasets.pinned(datasets.ITEMS_FILE).sha256,
+                         "source": f"{datasets.REPO}@{datasets.COMMIT}", "licence": datasets.LICENCE},
                 "judge_prompts": self.prompts.source if self.config.judge != "none" else None,
                 "stitching": stitching_summary(self.stitched)}
 
