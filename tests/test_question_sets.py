@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memeval.benchmarks.locomo.report import f1_interval_table, paired_table, run_report
-from memeval.reports.tables import f1_table, j_table, latency_table
+from memeval.benchmarks.locomo.tables import f1_table, j_table, latency_table
 from memeval.scoring.aggregate import cluster_bootstrap, paired_difference
 from tests.rows import answer, judgment
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.reports.tables import adversarial_table, f1_table, full_report, j_table, latency_table
+from memeval.benchmarks.locomo.tables import adversarial_table, f1_table, full_report, j_table, latency_table
 from tests.rows import answer, judgment
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -41,7 +41,7 @@ def _cache_file(args: argparse.Namespace):
 
 def _list(args: argparse.Namespace) -> int:
     from memeval.llm.cache import ResponseCache
-    from memeval.reports.tables import markdown_table
+    from memeval.reports.markdown import markdown_table
 
     path = _cache_file(args)
     if not path.exists():  # nothing to list, and nothing is created by looking

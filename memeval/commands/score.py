@@ -131,7 +131,7 @@ def _x100(value: float | None) -> str:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from memeval.reports.tables import markdown_table
+    from memeval.reports.markdown import markdown_table
     from memeval.scoring.aggregate import overall_mean
 
     categories = _categories()

@@ -26,7 +26,8 @@ from memeval.publication.readers import (
     stress_summaries,
 )
 from memeval.records import AnswerRow
-from memeval.reports.tables import ci_cell, markdown_table
+from memeval.reports.markdown import markdown_table
+from memeval.reports.tables import ci_cell
 from memeval.rundir import RunDir
 from memeval.scoring.aggregate import Interval
 

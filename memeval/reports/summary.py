@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from memeval.reports.tables import markdown_table
+from memeval.reports.markdown import markdown_table
 
 MAX_ITEMS = 12  # a list or mapping longer than this is summarised by its length
 X100 = "_x100"  # metrics.json keeps F1 on 0–1 under its original keys and ×100 beside them under KEY_x100

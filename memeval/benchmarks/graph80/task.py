@@ -329,7 +329,7 @@ class Graph80Task(Task):
             else self.config.answerer, error=error, path_recall=None, entity_recall=None, context_tokens=0)
 
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
-        from memeval.reports.tables import markdown_table
+        from memeval.reports.markdown import markdown_table
 
         rows = self.rows(answers, judgments)
         body = [[r["system"], r["type"], fmt(r["score_mean"]), fmt(r["score_std"]), fmt(r["path_recall"]), fmt(r["entity_recall"]),

@@ -146,7 +146,7 @@ class CalibrationTask(Task):
         return [r for r in unit.payload if r.key in wanted]
 
     def report(self, answers: list, judgments: list, notes: list[str], client) -> str:
-        from memeval.reports.tables import md_text
+        from memeval.reports.markdown import md_text
 
         self.leniency = measured(self.judge, client, judgments, self.sets, str(self.out))
         head = f"# Judge calibration: `{self.judge.name}`"
@@ -193,7 +193,7 @@ def measured(judge, client, judgments: Sequence[JudgmentRow], sets: Sequence[str
 def leniency_table(rates: Sequence[Leniency], sets: Sequence[str] = ANSWER_SETS) -> str:
     """Answer sets down, overall and the four categories across: accepted % [Wilson 95%] and n; a set asked for
     and not measured says so."""
-    from memeval.reports.tables import markdown_table
+    from memeval.reports.markdown import markdown_table
 
     by_set = {r.answer_set: r for r in rates}
     header = ["answer set", "accepted (all)", *[category_label(c) for c in QA_CATEGORIES]]
@@ -210,7 +210,7 @@ def leniency_table(rates: Sequence[Leniency], sets: Sequence[str] = ANSWER_SETS)
 
 
 def identity_line(rate: Leniency | None) -> str:
-    from memeval.reports.tables import md_text
+    from memeval.reports.markdown import md_text
 
     if rate is None:
         return "No answer was judged: nothing is measured."

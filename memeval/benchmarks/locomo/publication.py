@@ -105,7 +105,7 @@ def adversarial_note(by_system: Mapping[str, list[AnswerRow]]) -> str:
 
 
 def locomo_f1_table(root: Path) -> PublishedTable:
-    from memeval.reports.tables import f1_table
+    from memeval.benchmarks.locomo.tables import f1_table
     from memeval.scoring.aggregate import precomputed
     from memeval.scoring.f1 import score_f1
 
@@ -130,7 +130,7 @@ def locomo_f1_table(root: Path) -> PublishedTable:
 
 def locomo_j_table(root: Path) -> PublishedTable:
     """Written offline too: every published row, and ours as "not measured" until a judge runs."""
-    from memeval.reports.tables import j_table
+    from memeval.benchmarks.locomo.tables import j_table
 
     run = locomo_run_dir(root)
     by_system = locomo_answers(run)

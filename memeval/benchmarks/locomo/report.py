@@ -17,17 +17,10 @@ import numpy as np
 
 from memeval.benchmarks.locomo.baselines import CLAUDE_MEM, PROTOTYPE_BASELINE_F1
 from memeval.benchmarks.locomo.categories import CATEGORY_NAMES, QA_CATEGORIES, category_label
+from memeval.benchmarks.locomo.tables import extremes, full_report
 from memeval.records import AnswerRow
 from memeval.reports.markdown import markdown_table, md_markup
-from memeval.reports.tables import (
-    Judgments,
-    Rows,
-    ci_cell,
-    extremes,
-    full_report,
-    present_categories,
-    question_set_note,
-)
+from memeval.reports.tables import Judgments, Rows, ci_cell, present_categories, question_set_note
 from memeval.scoring.aggregate import F1, Value, bootstrap_mean, cluster_bootstrap, paired_difference
 from memeval.scoring.f1 import score_f1
 

@@ -70,7 +70,7 @@ def longmemeval_report(answers: Sequence[LMEAnswerRow], judgments: dict, notes: 
                        protocol_problem: str | None = None) -> str:
     """Accuracy (by type, task-averaged, overall, abstention) when judged; the benchmark's retrieval numbers;
     evidence_recall@k, context and latency."""
-    from memeval.reports.tables import markdown_table
+    from memeval.reports.markdown import markdown_table
 
     systems = list(dict.fromkeys(a.system for a in answers))
     parts = ["# LongMemEval report", ""] + ([*[f"> {n}" for n in notes], ""] if notes else [])
