@@ -35,7 +35,8 @@ differs between two runs of the same code on the same inputs. Each rule and what
   `metadata.execution` / `metadata.papermill` (papermill's start/end times and durations); each output's text
   (stream, text/plain, text/markdown, text/html) gets the text rules below. Embedded PNGs are kept as bytes.
 - Text, Markdown, CSV, HTML and stdout/stderr also: elapsed phrases ("1.2 s", "12 ms", "3 min", "40 sec") ->
-  <DURATION>, and the run of spaces that pads a column after one; in a Markdown table, the cells under a header
+  <DURATION>; runs of spaces become one and the dashes of a Markdown rule row one (the padding a placeholder of
+  another width, or a dirty "+", shifts in a whole aligned table); in a Markdown table, the cells under a header
   naming a timing ("(ms)", p50, p95, latency, "(s)" or "(s,", elapsed, runtime, "time to") -> <T>, except rows
   of published figures, and the same columns of HTML tables (nbconvert's pages); the line "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." (Jupyter's kernel
   shutdown race, printed by some runs of `reproduce` and not others) is dropped.
@@ -81,7 +82,8 @@ ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]
 COMPACT_UTC = re.compile(r"\b\d{8}T\d{6}Z?\b")
 PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 VERSION_TEXT = re.compile(r"\b(memeval|Python|python) v?\d+\.\d+(\.\d+)?[\w.+-]*")
-PADDED = re.compile(r"(<DURATION>|<T>) {2,}")
+PADDED = re.compile(r" {2,}")
+RULE_ROW = re.compile(r"^\|[-:| ]+\|$", re.M)
 
 
 @dataclass
@@ -443,8 +445,8 @@ class Marks:
     def text(self, value: str) -> str:
         """Text files and stdout: the string rules, elapsed phrases ("1.2 s", "12 ms", "3 min"), the padding a
         column of them leaves, and the timing columns of Markdown tables."""
-        value = PADDED.sub(r"\1 ", DURATION.sub("<DURATION>", self.string(KERNEL_NOISE.sub("", value))))
-        return _timing_columns(value)
+        value = PADDED.sub(" ", DURATION.sub("<DURATION>", self.string(KERNEL_NOISE.sub("", value))))
+        return RULE_ROW.sub(lambda m: re.sub(r"-+", "-", m.group(0)), _timing_columns(value))
 
 
 def _timing_columns(text: str) -> str:
