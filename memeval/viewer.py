@@ -219,15 +219,19 @@ class _Tables:
 
 
 def _loaded_data(path: Path | None, cache: dict) -> tuple[dict, dict]:
-    """(turn texts by (conversation, dia id), LoCoMo questions by sample id) of one data path, read once."""
-    if path is None:
+    """(turn texts by (conversation, dia id), questions by sample id) of one data path, read once by the loader the
+    benchmark of the runs declares (`Benchmark.conversations`; none: no texts, as without data)."""
+    from memeval.benchmarks import load
+    from memeval.engine.registry import benchmark_of
+
+    benchmark = benchmark_of(VIEWED_KIND)
+    if path is None or benchmark is None or benchmark.conversations is None:
         return {}, {}
     key = path.resolve()
     if key not in cache:
-        from memeval.benchmarks.locomo.data import load_locomo
         from memeval.memory.render import turn_text
 
-        conversations = load_locomo(path)
+        conversations = load(benchmark.conversations)(path)
         cache[key] = ({(c.sample_id, t.dia_id): turn_text(t) for c in conversations for s in c.sessions
                        for t in s.turns}, {qa.sample_id: qa for c in conversations for qa in c.qa})
     return cache[key]

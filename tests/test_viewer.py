@@ -111,6 +111,49 @@ def test_page_data_stores_questions_turns_and_memory_lists_once(run, locomo_dir)
     assert read_embedded(write_viewer(run).read_text()) == json.loads(json.dumps(data))
 
 
+LOADED: list[Path] = []
+
+
+def counted_loader(path):
+    """LoCoMo's own loader, counting the data paths it was asked for."""
+    from memeval.benchmarks.locomo.data import load_locomo
+
+    LOADED.append(Path(path))
+    return load_locomo(path)
+
+
+@pytest.fixture
+def declared_loader(monkeypatch):
+    """Sets what LoCoMo's declaration names as its conversations' loader; the real declaration back afterwards."""
+    import dataclasses
+
+    import memeval.benchmarks.locomo as locomo
+    from memeval.benchmarks import declaration
+
+    def declare(target: str | None) -> None:
+        monkeypatch.setattr(locomo, "BENCHMARK", dataclasses.replace(locomo.BENCHMARK, conversations=target))
+        declaration.cache_clear()
+
+    yield declare
+    monkeypatch.undo()
+    declaration.cache_clear()
+
+
+def test_the_page_reads_a_runs_data_through_its_benchmarks_declaration(run, locomo_dir, declared_loader, tmp_path):
+    """The viewer imports no benchmark: the turn texts come from the loader the declaration names, read once per
+    data path; a benchmark that declares none gets a page without texts rather than an error."""
+    texts = page_data(run)["turns"]["text"]
+    again = shutil.copytree(run, tmp_path / "again")
+    LOADED.clear()
+    declared_loader(f"{__name__}:counted_loader")
+    assert set(page_data([run, again])["turns"]["text"]) == set(texts) and all(texts)
+    assert LOADED == [locomo_dir], "one read of the data both runs name"
+    declared_loader(None)
+    data = page_data(run)
+    assert data["turns"]["text"] and not any(data["turns"]["text"])
+    assert len(data["questions"]["id"]) == len({a["sample_id"] for a in _answers(run)})
+
+
 def _report_f1(run: Path) -> dict[str, tuple[float, float, float]]:
     """System → (F1, low, high) ×100 from the run's own report.md (another code path: run_report)."""
     table = (run / "report.md").read_text().split("## F1 with bootstrap confidence intervals")[1]

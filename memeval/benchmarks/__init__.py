@@ -39,6 +39,7 @@ class Benchmark:
     fetches: str | None = None  # "module:attr" of its data sets (a list of memeval.data.fetch.DataSet)
     natural_source: str | None = None  # "module:attr" of its natural packages (memeval.natural.source.NaturalSource)
     publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
+    conversations: str | None = None  # "module:function": a data path -> its memeval.conversations.Conversation list
 
 
 @cache

@@ -17,4 +17,5 @@ BENCHMARK = Benchmark(
              "evermemos_memos": "memeval.benchmarks.locomo.readers:EverMemOSReader",
              "evermemos_cot": "memeval.benchmarks.locomo.readers:EverMemOSReader"},
     publication="memeval.benchmarks.locomo.publication:PUBLICATION",
+    conversations="memeval.benchmarks.locomo.data:load_locomo",
 )
