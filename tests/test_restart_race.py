@@ -93,7 +93,7 @@ def test_a_lock_whose_owner_died_is_taken_over_even_when_its_pid_is_reused(tmp_p
 def test_a_natural_build_being_written_is_never_moved_by_restart(locomo_dir, tmp_path, monkeypatch):
     """`natural build` held no lock: a `--restart` (or a second build) while one was computing moved or
     interleaved with it. Now the build holds its directory's lock from start to last file."""
-    from memeval.natural import build
+    from memeval.benchmarks.locomo import natural_build as build
 
     out = tmp_path / "packages"
     assert main(["natural", "build", "--data", str(locomo_dir), "--target", "2", "--no-union", "--no-progress",
