@@ -718,3 +718,76 @@ def test_trust_notebook_without_the_audit_says_so_and_still_weighs_the_differenc
                     for o in c.get("outputs", []))
     assert "**The LoCoMo audit is not fetched**" in shown and "memeval data fetch locomo-audit" in shown
     assert "Which differences are real" in shown and "rag_turns − full_context" in shown
+
+
+def test_notebooks_are_reports_over_the_api_only():
+    """Issue 43: a notebook is its parameters cell, calls into memeval.api and display. It imports no other memeval
+    module, its first cell after the parameters is `api.notebook(<its name>, globals())` (parameters checked,
+    configuration directory made), and it saves a figure only through that run's `save_figure`."""
+    import re
+
+    for path in sorted(NOTEBOOKS.glob("[0-9]*.ipynb")):
+        cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        code = ["".join(c["source"]) for c in cells]
+        imported = {m for source in code for m in re.findall(r"^\s*(?:from|import)\s+(memeval[\w.]*)", source, re.M)}
+        names = {n for source in code for n in re.findall(r"^\s*from\s+memeval\s+import\s+(\w+)", source, re.M)}
+        assert imported == {"memeval"} and names == {"api"}, (path.name, imported, names)
+        assert "parameters" in cells[0]["metadata"].get("tags", []), path.name
+        assert f'run = api.notebook("{path.stem}", globals())' in code[1], path.name
+        body = "\n".join(code)
+        assert "savefig" not in body and not re.search(r"(?<!run\.)save_figure\(", body), path.name
+
+
+def test_a_notebook_saves_a_figure_once_per_configuration_as_the_publication_saves_it(tmp_path, monkeypatch, capsys):
+    """`Notebook.save_figure`: the PDF and PNG (and the panels' record) that `publication.style.save_figure` writes,
+    byte for byte, in reports/figures/<notebook>/<configuration>/, a directory per configuration; the paths printed
+    relative, the caption shown."""
+    import re
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import IPython.display
+    import matplotlib.pyplot as plt
+
+    from memeval import api
+    from memeval.artifacts import notebook_parameters as defaults
+    from memeval.notebook_config import configuration_for
+    from memeval.publication.style import save_figure
+
+    displayed = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: displayed.append(obj))
+    monkeypatch.setenv("MEMEVAL_ARTIFACTS", str(tmp_path / "reports" / "artifacts"))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [3, 1, 2])
+
+    def contents(paths):  # a PDF's creation time aside
+        return {p.name: re.sub(rb"/CreationDate \(D:\d+[^)]*\)", b"", p.read_bytes()) for p in paths}
+
+    reference = contents(save_figure(fig, "03_budget_sweep", tmp_path / "reference"))
+    saved = {}
+    for seeds in (500, 50):
+        run = api.notebook("03_memaudit_small", {**defaults("03_memaudit_small"), "seeds": seeds})
+        assert run.save_figure(fig, "03_budget_sweep", "a caption") is None  # a cell ending with it shows no repr
+        expected = tmp_path / "reports" / "figures" / "03_memaudit_small" / configuration_for("03_memaudit_small",
+                                                                                            {"seeds": seeds})
+        assert run.figure_dir() == expected
+        saved[seeds] = sorted(expected.iterdir())
+        assert contents(saved[seeds]) == reference
+    plt.close(fig)
+    assert saved[500][0].parent != saved[50][0].parent
+    shown = capsys.readouterr().out
+    assert "figure: figures/03_memaudit_small/paper-" in shown and "03_budget_sweep.png" in shown
+    assert str(tmp_path) not in shown and [d.data for d in displayed] == ["*a caption*"] * 2
+
+
+def test_natural_packages_refuse_a_source_in_one_line_and_build_nothing(tmp_path):
+    from memeval import api
+    from memeval.errors import InputError
+
+    for source, said in (("longmemeval", "data_path: source='longmemeval' needs data_path"),
+                         ("lme", "source: 'lme': expected locomo or longmemeval")):
+        with pytest.raises(InputError, match=said) as refused:
+            api.natural_packages(source, tmp_path / "packages")
+        assert "\n" not in str(refused.value)
+    assert not (tmp_path / "packages").exists()
