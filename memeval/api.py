@@ -294,14 +294,15 @@ def show(obj: Any, digits: int = 3) -> None:
 # Reports: what a notebook shows, by name, imported on first use (see the module docstring's list).
 _REPORTS = {
     "shown_path": "memeval.reports.summary:shown_path", "with_x100": "memeval.reports.summary:with_x100",
-    "readable_frame": "memeval.reports.tables:readable_frame", "f1_table": "memeval.reports.tables:f1_table",
-    "j_table": "memeval.reports.tables:j_table", "latency_table": "memeval.reports.tables:latency_table",
-    "adversarial_table": "memeval.reports.tables:adversarial_table",
-    "EXTREMES_TIES": "memeval.reports.tables:EXTREMES_TIES", "overall_mean": "memeval.scoring.aggregate:overall_mean",
+    "readable_frame": "memeval.reports.tables:readable_frame", "overall_mean": "memeval.scoring.aggregate:overall_mean",
     "incomplete_line": "memeval.rundir:incomplete_line", "read_rows": "memeval.jsonl:read_rows",
     "artifacts_root": "memeval.artifacts:artifacts_root", "figures_dir": "memeval.artifacts:figures_dir",
     "publication_metrics": "memeval.publication.publish:publication_metrics",
     # LoCoMo
+    "f1_table": "memeval.benchmarks.locomo.tables:f1_table", "j_table": "memeval.benchmarks.locomo.tables:j_table",
+    "latency_table": "memeval.benchmarks.locomo.tables:latency_table",
+    "adversarial_table": "memeval.benchmarks.locomo.tables:adversarial_table",
+    "EXTREMES_TIES": "memeval.benchmarks.locomo.tables:EXTREMES_TIES",
     "load_locomo_with_report": "memeval.benchmarks.locomo.data:load_locomo_with_report",
     "locomo_stats": "memeval.benchmarks.locomo.data:stats",
     "CATEGORY_COLUMNS": "memeval.benchmarks.locomo.data_tour:CATEGORY_COLUMNS",
