@@ -9,7 +9,6 @@ from memeval.commands import (
     data,
     doctor,
     inventory,
-    judge,
     memaudit,
     natural,
     publish,
@@ -29,9 +28,10 @@ from memeval.errors import (
 )
 from memeval.llm.errors import APIRejected, BackendNotConfigured, LLMError, ModelRetired
 
-# The shared commands; each benchmark's command comes from its declaration (memeval/benchmarks/), after `score`.
+# The shared commands; each benchmark's command comes from its declaration (memeval/benchmarks/), after `score`,
+# then the further commands the declarations name (`Benchmark.commands`: LoCoMo's `judge`).
 BEFORE_BENCHMARKS = [doctor, data, score]
-AFTER_BENCHMARKS = [judge, memaudit, natural, results, view, publish, reproduce, inventory, serve]
+AFTER_BENCHMARKS = [memaudit, natural, results, view, publish, reproduce, inventory, serve]
 
 
 def command_modules() -> list:
@@ -39,7 +39,9 @@ def command_modules() -> list:
 
     from memeval.benchmarks import declarations
 
-    return [*BEFORE_BENCHMARKS, *(import_module(b.command) for b in declarations()), *AFTER_BENCHMARKS]
+    benchmarks = declarations()
+    return [*BEFORE_BENCHMARKS, *(import_module(b.command) for b in benchmarks),
+            *(import_module(c) for b in benchmarks for c in b.commands), *AFTER_BENCHMARKS]
 
 EXAMPLES = """example:
   memeval locomo run --conversations conv-26 --questions prototype --out runs/prototype

@@ -75,6 +75,33 @@ def test_cli_start_imports_no_heavy_module():
     assert out.strip() == "[]"
 
 
+def _top_level(parser) -> list[str]:
+    import argparse
+
+    return list(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+
+def test_a_command_a_benchmark_contributes_comes_from_its_declaration(monkeypatch):
+    """`memeval judge` is LoCoMo's (Benchmark.commands), registered after every benchmark's own command and before
+    the shared ones that follow them; a declaration without it leaves no `judge` command."""
+    import dataclasses
+
+    import memeval.benchmarks.locomo as locomo
+    from memeval.benchmarks import declaration, declarations
+
+    names = _top_level(build_parser())
+    last_benchmark = max(names.index(b.name.replace("_", "-")) for b in declarations())  # each group by its name
+    assert names[last_benchmark + 1:last_benchmark + 3] == ["judge", "memaudit"]
+    assert build_parser().parse_args(["judge", "calibrate", "--judge", "binary", "--recorded"]).judge == "binary"
+    monkeypatch.setattr(locomo, "BENCHMARK", dataclasses.replace(locomo.BENCHMARK, commands=()))
+    declaration.cache_clear()
+    try:
+        assert "judge" not in _top_level(build_parser())
+    finally:
+        monkeypatch.undo()
+        declaration.cache_clear()
+
+
 def test_aliases_and_grouped_verbs_do_the_same(tmp_path, cli):
     cli("memaudit", "generate", "small", "--seed", "3", "--output", tmp_path / "p.json", check=True)
     grouped = json.loads(cli("memaudit", "solve", tmp_path / "p.json", "--budget", "4", "--json", check=True).stdout)

@@ -40,6 +40,7 @@ class Benchmark:
     natural_source: str | None = None  # "module:attr" of its natural packages (memeval.natural.source.NaturalSource)
     publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
     conversations: str | None = None  # "module:function": a data path -> its memeval.conversations.Conversation list
+    commands: tuple[str, ...] = ()  # further top-level command modules (`register(subparsers)`), after the benchmarks'
 
 
 @cache

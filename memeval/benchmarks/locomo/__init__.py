@@ -5,6 +5,7 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="locomo",
     command="memeval.benchmarks.locomo.command",
+    commands=("memeval.benchmarks.locomo.judge_command",),  # `memeval judge calibrate`: the audit's answer sets
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow")},
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",

@@ -1,5 +1,6 @@
-"""`memeval judge calibrate`: a judge's leniency, measured (memeval/benchmarks/locomo/calibration.py), or the rates the
-audit recorded for the judge the field uses (`--recorded`, offline)."""
+"""`memeval judge calibrate`: a judge's leniency, measured (calibration.py), or the rates the audit recorded for the
+judge the field uses (`--recorded`, offline). LoCoMo's (the audit's answer sets over its questions), so its
+declaration names this module in `Benchmark.commands`."""
 
 from __future__ import annotations
 
