@@ -137,6 +137,7 @@ def run_graph80(config: StudyConfig | None = None, /, client: LLMClient | None =
     from memeval.llm.client import checked_client
 
     config = _configured(StudyConfig, config, fields)
+    config.validate()  # a bad setting is its one line before a client is made
     return run_study(config, checked_client(llm, role_temperatures(config), client, models=dict(models or {})))
 
 

@@ -12,10 +12,11 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import MISSING, field, fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, RunDir
+from memeval.settings import flag  # noqa: F401  (configurations declared before memeval.settings import it here)
 
 _cli_argv: list[str] | None = None
 
@@ -46,18 +47,18 @@ def flag_args(values: dict, defaults: dict, flags: dict[str, str], paths: Iterab
     """`--flag value` for each setting that differs from its default, in the order of `flags`."""
     out: list[str] = []
     paths = set(paths)
-    for name, flag in flags.items():
+    for name, spelling in flags.items():
         value = values.get(name)
         if value == defaults.get(name):
             continue
         if name in paths and value is not None:
-            out += [flag, path_text(value)]
+            out += [spelling, path_text(value)]
         elif isinstance(value, bool):
-            out += [flag] if value else []
+            out += [spelling] if value else []
         elif isinstance(value, (list, tuple)):
-            out += [flag, ",".join(_text(v) for v in value)]
+            out += [spelling, ",".join(_text(v) for v in value)]
         elif value is not None:
-            out += [flag, _text(value)]
+            out += [spelling, _text(value)]
     return out
 
 
@@ -283,25 +284,14 @@ def directory_status(directory: Path, manifest: dict) -> str:
     return status(directory, manifest)
 
 
-def flag(spelling: str, default=MISSING, *, factory=None, path: bool = False, last: bool = False,
-         systems: bool = False, models: tuple[str, ...] = ()):
-    """A configuration field and the CLI flag that sets it: the one declaration both the command line a manifest
-    records (`command_from`) and the check that the CLI accepts it (tests/test_engine.py) are built from.
-    `systems`: a list of system specs (joined by `;` when one holds a comma); `models`: the roles of a
-    role → model id field, each spelled `--ROLE-model`; `last`: written after every other flag (`--out`)."""
-    meta = {"flag": spelling, "path": path, "last": last, "systems": systems, "models": models}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
-
-
 def command_from(config, words: Sequence[str]) -> list[str]:
     """`words` and then a flag for every declared field that differs from its default (a field without a default
-    always), in field order: the command that reruns `config`."""
+    always), in field order: the command that reruns `config` (`--restart`, the progress bars and a dry run are
+    how a command runs, not what it computes, and are left out)."""
     head, tail = list(words), []
     for f in fields(config):
         meta = f.metadata
-        if "flag" not in meta:
+        if "flag" not in meta or not meta["setting"].rerun:
             continue
         value = getattr(config, f.name)
         default = (f.default if f.default is not MISSING else
@@ -324,6 +314,6 @@ def declared_flags(config_class) -> list[str]:
     """The CLI flags a configuration class declares (`--ROLE-model` for its models field)."""
     out = []
     for f in fields(config_class):
-        if "flag" in f.metadata:
+        if "flag" in f.metadata and f.metadata["setting"].rerun:
             out += [f"--{role}-model" for role in f.metadata["models"]] or [f.metadata["flag"]]
     return out

@@ -1,9 +1,11 @@
 """A notebook's parameters checked as the command line checks the same flags, before anything is created.
 
 papermill passes `-p budgets "[2, 6]"` as a string and `-y` as YAML, so a parameter can arrive as the Python value
-the parameters cell holds or as the text a user typed. Each parameter that has a flag is read through that very
-flag's parsing (its argparse `type` and `choices`, found on the `memeval` parser: `seeds` is `memaudit sweep
---n-seeds`, bounds included), and text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
+the parameters cell holds or as the text a user typed. A parameter named as a field of the notebook's run
+configuration (`k` of `LocomoRunConfig`; `llm` and `answer_model` the LLM options) is read by that field's own
+declaration (memeval.settings: type, bounds, choices), the one `memeval.api` checks a configuration with; one of
+another command is read through that flag's parsing on the `memeval` parser (`seeds` is `memaudit sweep
+--n-seeds`, bounds included). Text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
 [2, 6]. A value the flag refuses is one line naming the notebook, the parameter and the flag (`ParameterError`),
 raised before the notebook's configuration directory exists.
 """
@@ -12,26 +14,30 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import json
 import os
 from functools import lru_cache
 
 from memeval.errors import InputError
+from memeval.settings import Setting
 
 SWEEP = "memaudit sweep"
-LOCOMO = {"conversations": ("locomo run", "--conversations"), "questions": ("locomo run", "--questions"),
-          "systems": ("locomo run", "--systems"), "answerer": ("locomo run", "--reader"),
-          "judge": ("locomo run", "--judge"), "judge_runs": ("locomo run", "--judge-runs"),
-          "judge_mode": ("locomo run", "--judge-mode"), "llm": ("locomo run", "--llm"),
-          "answer_model": ("locomo run", "--answer-model"), "judge_model": ("locomo run", "--judge-model"),
-          "extract_model": ("locomo run", "--extract-model"), "k": ("locomo run", "--k")}
 SWEEPS = {"seeds": (SWEEP, "--n-seeds"), "methods": (SWEEP, "--methods"), "certify": (SWEEP, "--certify"),
           "jobs": (SWEEP, "--jobs")}
+LOCOMO_RUN = ("locomo run", "memeval.benchmarks.locomo.config:LocomoRunConfig")
 
-# notebook → parameter → (command, flag) whose parsing it shares
+# notebook → the run whose configuration's fields its same-named parameters are (and `llm`, `ROLE_model`: the LLM
+# options every run takes), checked by those fields' own declarations (memeval.settings)
+RUNS: dict[str, tuple[str, str]] = {
+    "01_prototype_scoring": LOCOMO_RUN,
+    "02_full_run": LOCOMO_RUN,
+    "06_memory_graph_study": ("graph80 run", "memeval.benchmarks.graph80.config:StudyConfig"),
+    "08_longmemeval": ("longmemeval run", "memeval.benchmarks.longmemeval.config:LongMemEvalConfig"),
+    "09_trust": LOCOMO_RUN,
+}
+# notebook → parameter → (command, flag) whose parsing it shares, for the commands without a configuration
 FLAGS: dict[str, dict[str, tuple[str, str]]] = {
-    "01_prototype_scoring": LOCOMO,
-    "02_full_run": LOCOMO,
     "03_memaudit_small": {**SWEEPS, "budgets": (SWEEP, "--budgets")},
     "04_memaudit_validity": {**SWEEPS, "budget": ("memaudit solve", "--budget")},
     "05_memaudit_natural87": {"source": ("natural build", "--source"), "budgets": (SWEEP, "--budgets"),
@@ -40,22 +46,9 @@ FLAGS: dict[str, dict[str, tuple[str, str]]] = {
                               "noise_seeds": ("natural sensitivity", "--noise-seeds"),
                               "conversation_scope": ("natural build", "--conversations"),
                               "conversation_budgets": (SWEEP, "--budgets")},
-    "06_memory_graph_study": {"seed": ("graph80 generate", "--seed"), "systems": ("graph80 run", "--systems"),
-                              "extractor": ("graph80 run", "--extractor"), "answerer": ("graph80 run", "--reader"),
-                              "judge": ("graph80 run", "--judge"), "llm": ("graph80 run", "--llm"),
-                              "extract_model": ("graph80 run", "--extract-model"),
-                              "answer_model": ("graph80 run", "--answer-model"),
-                              "judge_model": ("graph80 run", "--judge-model"),
-                              "repeats": ("graph80 run", "--repeats")},
-    "08_longmemeval": {"systems": ("longmemeval run", "--systems"), "questions": ("longmemeval run", "--questions"),
-                       "k": ("longmemeval run", "--k"), "reader": ("longmemeval run", "--reader"),
-                       "judge": ("longmemeval run", "--judge"), "llm": ("longmemeval run", "--llm"),
-                       "answer_model": ("longmemeval run", "--answer-model"),
-                       "judge_model": ("longmemeval run", "--judge-model"),
-                       "natural_target": ("natural build", "--target"),
-                       "natural_budgets": (SWEEP, "--budgets")},
-    "09_trust": {"conversations": ("locomo run", "--conversations"), "questions": ("locomo run", "--questions"),
-                 "systems": ("locomo run", "--systems"), "ambiguous": ("locomo trust", "--ambiguous")},
+    "06_memory_graph_study": {"seed": ("graph80 generate", "--seed")},
+    "08_longmemeval": {"natural_target": ("natural build", "--target"), "natural_budgets": (SWEEP, "--budgets")},
+    "09_trust": {"ambiguous": ("locomo trust", "--ambiguous")},
 }
 # Values a parameter takes that its flag has no spelling for: "not set" (None) and 0 for "skip this part".
 OFF_VALUES: dict[tuple[str, str], tuple] = {
@@ -80,7 +73,11 @@ class ParameterError(InputError):
 def known_parameters(notebook: str) -> frozenset[str]:
     """The parameters this module checks for `notebook` (every name of its parameters cell, tests/test_notebooks.py
     checks)."""
-    return frozenset(FLAGS.get(notebook, {})) | PATHS | PATH_LISTS | FLAGS_ONLY | frozenset(RECORDS)
+    from memeval.artifacts import notebook_parameters
+
+    settings = frozenset(n for n in notebook_parameters(notebook) if _run_setting(notebook, n)) \
+        if notebook in RUNS else frozenset()
+    return frozenset(FLAGS.get(notebook, {})) | settings | PATHS | PATH_LISTS | FLAGS_ONLY | frozenset(RECORDS)
 
 
 def checked_parameters(notebook: str, values: dict) -> dict:
@@ -115,19 +112,19 @@ def _checked(notebook: str, name: str, value, default):
     if (value is None and default is None) or (value in OFF_VALUES.get((notebook, name), ())
                                                and not isinstance(value, bool)):
         return value
-    command, flag = FLAGS[notebook][name]
-    action = _action(command, flag)
+    command, setting = _reader(notebook, name)
+    flag = setting.spelling
     as_value = _read(value, default) if isinstance(value, str) else value
     if isinstance(as_value, bool) or (isinstance(default, list) and not isinstance(as_value, (list, tuple))):
         raise ParameterError(where, name, f"expected {'a list' if isinstance(default, list) else 'a value'} as "
                              f"`{flag}` of `memeval {command}` takes it, got {_shown(value)}")
     text = _text(as_value)
     try:
-        parsed = action.type(text) if action.type else text
+        parsed = setting.type(text) if setting.type else text
     except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
         raise ParameterError(where, name, f"{exc} (read as `memeval {command} {flag}`)") from None
-    if action.choices is not None and parsed not in action.choices:
-        raise ParameterError(where, name, f"{_shown(value)}: expected one of {', '.join(map(str, action.choices))} "
+    if setting.choices is not None and parsed not in setting.choices:
+        raise ParameterError(where, name, f"{_shown(value)}: expected one of {', '.join(map(str, setting.choices))} "
                              f"(as `memeval {command} {flag}`)")
     if name == "methods":
         _known_writers(where, as_value)
@@ -229,6 +226,33 @@ def _known_systems(where: str, systems) -> None:
         if not known(name):
             raise ParameterError(where, "systems", f"{name!r}: unknown memory system; known: "
                                  f"{', '.join(system_names())} (or a factory as module.path:Factory)")
+
+
+def _reader(notebook: str, name: str) -> tuple[str, Setting]:
+    """The command and the setting a parameter is read as: a run configuration's field, or another command's flag."""
+    if name in FLAGS.get(notebook, {}):
+        command, flag = FLAGS[notebook][name]
+        action = _action(command, flag)
+        return command, Setting(flag, type=action.type, choices=action.choices)
+    setting = _run_setting(notebook, name)
+    if setting is None:
+        raise KeyError(name)
+    return RUNS[notebook][0], setting
+
+
+def _run_setting(notebook: str, name: str) -> Setting | None:
+    from memeval.commands.llm_options import BACKEND, MODELS
+    from memeval.settings import setting_fields
+
+    module, _, attr = RUNS[notebook][1].partition(":")
+    declared = {f.name: f.metadata["setting"] for f in setting_fields(getattr(importlib.import_module(module), attr))
+                if not f.metadata["models"]}
+    role = name.removesuffix("_model")
+    if name == "llm":
+        return next((s for s in declared.values() if s.spelling == BACKEND.spelling), BACKEND)
+    if name.endswith("_model") and role in MODELS.help:
+        return Setting(f"--{role}-model")
+    return declared.get(name)
 
 
 @lru_cache(maxsize=None)

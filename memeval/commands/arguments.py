@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Iterable
+from dataclasses import MISSING, replace
+
+from memeval.settings import Setting, add_setting, split_systems  # noqa: F401  (split_systems: its old home)
 
 
 def command(subparsers: argparse._SubParsersAction, name: str, help_text: str, example: str,
@@ -173,15 +176,36 @@ def names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def split_systems(spec: str) -> list[str]:
-    """`a,b` or, when parameters contain commas, `a:x=1,y=2;b`."""
-    if ";" in spec:
-        return [s.strip() for s in spec.split(";") if s.strip()]
-    return [s.strip() for s in spec.split(",") if s.strip()]
+# The settings several commands share, declared once: a configuration field takes one with `flag(OUT, ...)`
+# (memeval.settings), a command without a configuration with the `add_*` helpers below.
+OUT = Setting("--out", metavar="DIR")
+DATA = Setting("--data")
+SYSTEMS = Setting("--systems")
+RESTART = Setting("--restart", switch=True, rerun=False,
+                  help="move what --out holds aside to DIR.replaced-<UTC time> (never deleted) and start afresh; "
+                       "without it a directory holding another configuration is refused")
+PROGRESS = Setting("--no-progress", negated=True, rerun=False, help="no progress bars")
+K = Setting("--k", 10, type=bounded("--k"), help="memories given to the reader by ranked systems")
+FAIL_FAST = Setting("--fail-fast", switch=True,
+                    help="stop at the first plug-in failure (its own ingest or search raising) with one line naming "
+                         "the system, the question and the exception; without it the failure is recorded in that "
+                         "question's answer row (retried on a rerun) and the run goes on")
+
+
+def systems_help(example: str, builtin: Iterable[str] = ()):
+    """`--systems`' help, given the default as typed; `builtin` lists the names a user can type (the help cannot
+    import the systems themselves)."""
+    listed = f"; built in: {', '.join(builtin)}; a plug-in as module.path:Factory" if builtin else ""
+
+    def text(default: str) -> str:
+        return (f"comma-separated memory systems (default {default}){listed}; parameters as name:key=value (e.g. "
+                f"{example}); separate systems with ';' when a parameter list has commas")
+
+    return text
 
 
 def add_out_dir(parser: argparse.ArgumentParser, help_text: str, required: bool = True, **kwargs) -> None:
-    parser.add_argument("--out", required=required, metavar="DIR", help=help_text, **kwargs)
+    add_setting(parser, replace(OUT, help=help_text), MISSING if required else kwargs.pop("default", None))
 
 
 def add_output_file(parser: argparse.ArgumentParser, help_text: str, required: bool = True) -> None:
@@ -190,13 +214,12 @@ def add_output_file(parser: argparse.ArgumentParser, help_text: str, required: b
 
 
 def add_data(parser: argparse.ArgumentParser, help_text: str, required: bool = False) -> None:
-    parser.add_argument("--data", required=required, help=help_text)
+    add_setting(parser, replace(DATA, help=help_text), MISSING if required else None)
 
 
 def add_progress(parser: argparse.ArgumentParser, old_quiet: bool = False) -> None:
-    flags = ["--no-progress", "--quiet"] if old_quiet else ["--no-progress"]
-    parser.add_argument(*flags, dest="no_progress", action="store_true",
-                        help="no progress bars" + (" (--quiet: older spelling)" if old_quiet else ""))
+    add_setting(parser, replace(PROGRESS, aliases=("--quiet",), help="no progress bars (--quiet: older spelling)")
+                if old_quiet else PROGRESS)
 
 
 def add_budgets(parser: argparse.ArgumentParser, required: bool = True, default: str | None = None) -> None:
@@ -207,12 +230,7 @@ def add_budgets(parser: argparse.ArgumentParser, required: bool = True, default:
 
 
 def add_systems(parser: argparse.ArgumentParser, default: str, example: str, builtin: Iterable[str] = ()) -> None:
-    """`--systems`; `builtin` lists the names a user can type (the help cannot import the systems themselves)."""
-    listed = f"; built in: {', '.join(builtin)}; a plug-in as module.path:Factory" if builtin else ""
-    parser.add_argument("--systems", default=default,
-                        help=f"comma-separated memory systems (default {default}){listed}; parameters as "
-                             f"name:key=value (e.g. {example}); separate systems with ';' when a parameter list has "
-                             "commas")
+    add_setting(parser, replace(SYSTEMS, help=systems_help(example, builtin)), default)
 
 
 def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:
@@ -222,9 +240,7 @@ def add_n_seeds(parser: argparse.ArgumentParser, default: int) -> None:
 
 
 def add_restart(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--restart", action="store_true",
-                        help="move what --out holds aside to DIR.replaced-<UTC time> (never deleted) and start "
-                             "afresh; without it a directory holding another configuration is refused")
+    add_setting(parser, RESTART)
 
 
 def finish(closing_line: str | None) -> int:
@@ -241,10 +257,7 @@ def finish(closing_line: str | None) -> int:
 
 
 def add_fail_fast(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--fail-fast", action="store_true",
-                        help="stop at the first plug-in failure (its own ingest or search raising) with one line "
-                             "naming the system, the question and the exception; without it the failure is "
-                             "recorded in that question's answer row (retried on a rerun) and the run goes on")
+    add_setting(parser, FAIL_FAST)
 
 
 def add_answer_key(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
+from memeval.commands.arguments import bounded, non_negative_finite_float
 from memeval.errors import InputError
 from memeval.llm.prices import PriceTable, load_prices, require_local
 from memeval.llm.profiles import (
@@ -21,6 +22,7 @@ from memeval.llm.profiles import (
     role_defaults,
 )
 from memeval.llm.wire import RESPONSE_FORMATS
+from memeval.settings import Setting, add_config_arguments, add_setting, setting_fields
 
 
 @dataclass
@@ -56,54 +58,63 @@ class LLMOptions:
             check_role_kind(role, table.profile(model, ROLE_FLAGS.get(role, f"--{role}-model")))
 
 
-def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract", EMBED_ROLE)) -> None:
-    known = ", ".join(sorted(PROFILES))
-    for role in roles:
-        if role == EMBED_ROLE:
-            parser.add_argument("--embed-model", default=None,
-                                help=f"embeddings model of the systems that embed (rag_dense), through the same "
-                                     f"cache, budget and rate limits (default {ROLE_DEFAULTS[role]}; known: "
-                                     f"{', '.join(sorted(EMBEDDING_PROFILES))}; under --llm local your server's "
-                                     "model id, sent to its /v1/embeddings)")
-            continue
-        parser.add_argument(f"--{role}-model", default=None,
-                            help=f"{role} model (default {ROLE_DEFAULTS[role]}; known: {known})")
-    parser.add_argument("--sampling", choices=SAMPLING_MODES, default="protocol",
-                        help="protocol: send each protocol's temperature, refusing models that cannot take it; "
-                             "model-default: send no temperature (said in the manifest and captions)")
-    parser.add_argument("--llm", choices=["auto", "anthropic", "openai", "local", "replay"], default="auto",
-                        help="auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else "
-                             "answers only from the cache; anthropic/openai: that provider's key is required, and "
-                             "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
-                             "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp, a gateway such "
-                             "as OpenRouter or Azure), priced $0 unless --prices prices them; "
-                             "replay: the cache only")
-    parser.add_argument("--response-format", choices=RESPONSE_FORMATS, default="json_schema",
-                        help="--llm openai/local: how memeval's own judges and extractors that read JSON ask for it — "
-                             "json_schema: the reply schema, enforced by the server (OpenAI Structured Outputs, "
-                             "llama.cpp's and vLLM's grammars); json_object: any JSON object (JSON mode); none: the "
-                             "prompt alone. Published protocols keep their own (Mem0's judge json_object, "
-                             "LongMemEval's none). Part of the run's identity and of each request's cache key")
-    from memeval.commands.arguments import bounded, non_negative_finite_float
+_KNOWN = ", ".join(sorted(PROFILES))
+MODELS = Setting("--ROLE-model", help={
+    **{role: f"{role} model (default {ROLE_DEFAULTS[role]}; known: {_KNOWN})" for role in ROLE_DEFAULTS},
+    EMBED_ROLE: f"embeddings model of the systems that embed (rag_dense), through the same cache, budget and rate "
+                f"limits (default {ROLE_DEFAULTS[EMBED_ROLE]}; known: {', '.join(sorted(EMBEDDING_PROFILES))}; under "
+                "--llm local your server's model id, sent to its /v1/embeddings)"})
+SAMPLING = Setting("--sampling", "protocol", choices=SAMPLING_MODES,
+                   help="protocol: send each protocol's temperature, refusing models that cannot take it; "
+                        "model-default: send no temperature (said in the manifest and captions)")
+BACKEND = Setting("--llm", "auto", choices=("auto", "anthropic", "openai", "local", "replay"),
+                  help="auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else "
+                       "answers only from the cache; anthropic/openai: that provider's key is required, and "
+                       "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
+                       "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp, a gateway such "
+                       "as OpenRouter or Azure), priced $0 unless --prices prices them; "
+                       "replay: the cache only")
+RESPONSE_FORMAT = Setting(
+    "--response-format", "json_schema", choices=RESPONSE_FORMATS,
+    help="--llm openai/local: how memeval's own judges and extractors that read JSON ask for it — "
+         "json_schema: the reply schema, enforced by the server (OpenAI Structured Outputs, "
+         "llama.cpp's and vLLM's grammars); json_object: any JSON object (JSON mode); none: the "
+         "prompt alone. Published protocols keep their own (Mem0's judge json_object, "
+         "LongMemEval's none). Part of the run's identity and of each request's cache key")
+CONTEXT_TOKENS = Setting(
+    "--context-tokens", None, type=bounded("--context-tokens"), metavar="N",
+    help="--llm local (or openai with your own OPENAI_BASE_URL): the server's context window in "
+         "tokens, for a server that does not report it (llama.cpp's GET /props and vLLM's "
+         "max_model_len are read first); a request whose prompt plus reply cap exceeds it is not "
+         "sent and its row says so (docs/context-needs.md)")
+BUDGET_USD = Setting("--budget-usd", None, type=non_negative_finite_float,
+                     help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
+PRICES = Setting("--prices", None, metavar="FILE",
+                 help="--llm local: a JSON file pricing your server's or gateway's model ids, "
+                      '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '
+                      "(USD per million tokens; cached defaults to input), so --budget-usd and --dry-run "
+                      "count dollars; cloud models keep their own prices")
+MAX_CONCURRENCY = Setting("--max-concurrency", 8, type=bounded("--max-concurrency"),
+                          help="model calls in flight at once (default 8); the provider's rate-limit headers are "
+                               "waited on either way")
+DRY_RUN = Setting("--dry-run", switch=True, rerun=False,
+                  help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
+# after the role models, in the order `--help` lists them
+SETTINGS = (SAMPLING, BACKEND, RESPONSE_FORMAT, CONTEXT_TOKENS, BUDGET_USD, PRICES, MAX_CONCURRENCY, DRY_RUN)
 
-    parser.add_argument("--context-tokens", type=bounded("--context-tokens"), default=None, metavar="N",
-                        help="--llm local (or openai with your own OPENAI_BASE_URL): the server's context window in "
-                             "tokens, for a server that does not report it (llama.cpp's GET /props and vLLM's "
-                             "max_model_len are read first); a request whose prompt plus reply cap exceeds it is not "
-                             "sent and its row says so (docs/context-needs.md)")
 
-    parser.add_argument("--budget-usd", type=non_negative_finite_float, default=None,
-                        help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
-    parser.add_argument("--prices", metavar="FILE", default=None,
-                        help="--llm local: a JSON file pricing your server's or gateway's model ids, "
-                             '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '
-                             "(USD per million tokens; cached defaults to input), so --budget-usd and --dry-run "
-                             "count dollars; cloud models keep their own prices")
-    parser.add_argument("--max-concurrency", type=bounded("--max-concurrency"), default=8,
-                        help="model calls in flight at once (default 8); the provider's rate-limit headers are "
-                             "waited on either way")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
+def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract", EMBED_ROLE),
+                      config_class=None) -> None:
+    """The LLM options; with `config_class`, those it declares as its own fields (their roles and defaults) and
+    the others as declared here."""
+    own = {f.metadata["setting"].spelling: f.name for f in setting_fields(config_class)} if config_class else {}
+    for setting in (MODELS, *SETTINGS):
+        if setting.spelling in own:
+            add_config_arguments(parser, config_class, own[setting.spelling])
+        elif setting is MODELS:
+            add_setting(parser, MODELS, roles=roles)
+        else:
+            add_setting(parser, setting, setting.default)
 
 
 def llm_options(args: argparse.Namespace) -> LLMOptions:

@@ -5,18 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from memeval.commands.arguments import (
-    add_data,
-    add_out_dir,
-    add_progress,
-    add_restart,
-    add_systems,
-    bounded,
-    command,
-    finish,
-    split_systems,
-)
+from memeval.benchmarks.graph80.config import StudyConfig
+from memeval.commands.arguments import add_out_dir, bounded, command, finish, split_systems
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
+from memeval.settings import add_config_arguments, config_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,22 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.set_defaults(handler=_generate)
     run = command(sub, "run", "compare memory systems on graph80",
                   "memeval graph80 run --data graph80 --systems 'memory_graph:hops=1;chunks' --out graph80_run")
-    add_data(run, "a `graph80 generate` directory", required=True)
-    add_systems(run, "memory_graph:hops=0;memory_graph:hops=1;memory_graph:hops=2;chunks", "memory_graph:hops=1")
-    run.add_argument("--extractor", choices=["gold", "llm"], default="gold",
-                     help="gold: the corpus's own triples (default, no LLM); llm: triples extracted by the model")
-    run.add_argument("--reader", "--answerer", dest="answerer", choices=["extractive", "claude"],
-                     default="extractive",
-                     help="who answers from the memories: extractive (no LLM, the default) or claude; "
-                          "--answerer: older spelling, still accepted")
-    run.add_argument("--judge", choices=["none", "three_dim"], default="none",
-                     help="none: gold-answer containment, labelled as such (default); three_dim: the "
-                          "three-dimension LLM judge (entity, relation, no wrong information)")
-    run.add_argument("--repeats", type=bounded("--repeats"), default=3, help="runs of every question per system (default 3)")
-    add_out_dir(run, "study directory (answers.jsonl, judgments.jsonl, rows.jsonl, summary.json, report.md, "
-                         "manifest.json; a rerun resumes, another configuration is refused)")
-    add_restart(run)
-    add_progress(run)
+    add_config_arguments(run, StudyConfig, "data", "systems", "extractor", "answerer", "judge", "repeats", "out",
+                         "restart", "progress")
     add_llm_arguments(run)
     run.set_defaults(handler=_run)
 
@@ -76,12 +54,11 @@ def _check_counts(specs: list[str]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.graph80.task import StudyConfig, planned_requests, role_temperatures, run_study
+    from memeval.benchmarks.graph80.task import planned_requests, role_temperatures, run_study
 
     llm = llm_options(args)
     _check_counts(split_systems(args.systems))
-    config = StudyConfig(args.data, args.out, split_systems(args.systems), args.extractor, args.answerer,
-                         args.judge, args.repeats, progress=not args.no_progress, restart=args.restart)
+    config = config_from(args, StudyConfig)
     roles = role_temperatures(config)
     client = None
     if roles:

@@ -11,13 +11,13 @@ import json
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from memeval.atomic import write_json_atomic, write_text_atomic
+from memeval.benchmarks.graph80.config import StudyConfig
 from memeval.benchmarks.graph80.judge import (  # noqa: F401  (the judge's home; kept importable from here)
     JUDGE_TEMPERATURE,
     parse_three_dim,
@@ -26,7 +26,6 @@ from memeval.benchmarks.graph80.judge import (  # noqa: F401  (the judge's home;
 from memeval.engine.run import RunOutcome, RunSettings, run_task
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.memory.base import MemoryItem, SystemConfig, approx_tokens
 from memeval.memory.entities import base_form
@@ -163,26 +162,6 @@ def containment(prediction: str, answer: str) -> float:
     return 1.0 if base_form(answer) and base_form(answer) in base_form(prediction) else 0.0
 
 
-@dataclass
-class StudyConfig:
-    data: str = flag("--data", path=True)
-    out: str = flag("--out", path=True, last=True)
-    systems: list[str] = flag("--systems", systems=True)
-    extractor: str = flag("--extractor", "gold")
-    answerer: str = flag("--reader", "extractive")
-    judge: str = flag("--judge", "none")  # or three_dim
-    repeats: int = flag("--repeats", 3)
-    progress: bool = True
-    restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
-
-    def public(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k not in ("progress", "restart")}
-
-    def command_line(self) -> list[str]:
-        """This configuration as a `memeval graph80 run` command."""
-        return command_from(self, ["memeval", "graph80", "run"])
-
-
 def role_temperatures(config: StudyConfig) -> dict:
     """The roles this study calls and the temperature each protocol asks for."""
     from memeval.memory.extraction import EXTRACTION_TEMPERATURE
@@ -253,6 +232,7 @@ class Graph80Task(Task):
         self.built: dict[str, Graph80System | LLMError] = {}
 
     def validate(self) -> None:
+        self.config.validate()
         self.configs = [check_system(SystemConfig.parse(s)) for s in self.config.systems]
 
     def prepare(self) -> None:

@@ -6,32 +6,21 @@ import argparse
 import json
 import sys
 
+from memeval.benchmarks.locomo.config import RELEASED_CONVERSATIONS, LocomoRunConfig
 from memeval.commands.arguments import (
-    add_answer_key,
     add_data,
-    add_fail_fast,
     add_out_dir,
-    add_progress,
-    add_restart,
-    add_systems,
-    bounded,
     command,
     finish,
     split_systems,
     system_name,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options
-from memeval.memory.registry import BUILTIN
-from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES
-from memeval.qa.selection import QUESTIONS_HELP
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, config_from
 
-__all__ = ["register", "split_systems"]
-
-# The sample ids of the released locomo10.json, for --help (tests/test_cli.py checks them against the data).
-RELEASED_CONVERSATIONS = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47", "conv-48",
-                          "conv-49", "conv-50")
+__all__ = ["RELEASED_CONVERSATIONS", "register", "split_systems"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,45 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = command(sub, "run", "answer (and optionally judge) LoCoMo questions with memory systems",
                   "memeval locomo run --systems rag_turns,full_context --reader claude --judge graded "
                   "--out runs/claude")
-    add_data(run, "LoCoMo file or directory (default: the documented search order)")
-    run.add_argument("--conversations", default="all",
-                     help="all, one id or a comma-separated list; the released data's ids: "
-                          + ", ".join(RELEASED_CONVERSATIONS))
-    run.add_argument("--questions", default="all", help=QUESTIONS_HELP)
-    run.add_argument("--question-seed", type=bounded("--question-seed"), default=0, metavar="N",
-                     help="the seed of the `N` / `sample:N` sample (default 0; recorded in the run's identity, so "
-                          "another seed is another run)")
-    add_systems(run, "rag_turns", "rag_turns:chunk_tokens=256", builtin=BUILTIN)
-    run.add_argument("--reader", "--answerer", dest="answerer", choices=ANSWERERS, default="extractive",
-                     help="who reads the memories and answers: extractive (no LLM, the default), claude (this "
-                          "project's memory prompt) or claude_official (the LoCoMo paper's setting: its own prompts "
-                          "byte for byte once `memeval data fetch protocols` has fetched them, else paraphrased), "
-                          "evermemos_mem0, evermemos_memos or evermemos_cot (the EverMemOS framework's answer "
-                          "prompts over the retrieved memories, fetched the same way); --answerer: older spelling, "
-                          "still accepted")
-    run.add_argument("--judge", choices=JUDGE_CHOICES, default="none",
-                     help="none (default: F1 only), graded (0-100, 10 runs a question) or binary (Mem0's "
-                          "CORRECT/WRONG judge: its prompt byte for byte once `memeval data fetch protocols` has "
-                          "fetched it, else paraphrased; Mem0's label rule either way) or evermemos (the EverMemOS "
-                          "framework's judge: system and user prompts, 3 runs, JSON label; fetched the same way); "
-                          "needs a key or a cache holding the calls")
-    run.add_argument("--judge-runs", type=bounded("--judge-runs"), default=None,
-                     help="judge runs per question (default: graded 10, binary 1, evermemos 3)")
-    run.add_argument("--judge-mode", choices=["sync", "batch"], default="sync",
-                     help="sync: one request per judgment (default); batch: uncached judgments through the Message "
-                          "Batches API at half price, resumed after a kill")
-    run.add_argument("--k", type=bounded("--k"), default=10, help="memories given to the reader by ranked systems")
-    run.add_argument("--answer-max-tokens", type=bounded("--answer-max-tokens"), default=None, metavar="N",
-                     help="the LLM reader's output cap (default: its protocol's, 64; the paper's 50 with "
-                          "claude_official's fetched prompts). A reply still running at the cap is never an answer: "
-                          "a model with longer answers needs a larger cap (a small base model may never stop: use an "
-                          "instruction-tuned one); part of the run's identity and of every request's cache key")
-    add_answer_key(run)
-    add_llm_arguments(run)
-    add_out_dir(run, "run directory (resumable: rerun to continue; another configuration is refused)")
-    add_restart(run)
-    add_fail_fast(run)
-    add_progress(run)
+    add_config_arguments(run, LocomoRunConfig, "data", "conversations", "questions", "question_seed", "systems",
+                         "answerer", "judge", "judge_runs", "judge_mode", "k", "answer_max_tokens", "key", "ambiguous")
+    add_llm_arguments(run, config_class=LocomoRunConfig)
+    add_config_arguments(run, LocomoRunConfig, "out", "restart", "fail_fast", "progress")
     run.add_argument("--json", action="store_true",
                      help="print a JSON summary instead of the report (with --dry-run: the estimate's raw numbers "
                           "instead of its table)")
@@ -120,20 +74,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from memeval.benchmarks.locomo.task import LocomoRunConfig, estimate_run, run_locomo
+    from memeval.benchmarks.locomo.task import estimate_run, run_locomo
 
     llm = llm_options(args)
-    config = LocomoRunConfig(
-        out=args.out, data=args.data, conversations=args.conversations, questions=args.questions,
-        question_seed=args.question_seed,
-        systems=split_systems(args.systems), answerer=args.answerer, judge=args.judge, judge_runs=args.judge_runs,
-        judge_mode=args.judge_mode, k=args.k, answer_max_tokens=args.answer_max_tokens, llm_backend=llm.backend,
-        budget_usd=llm.budget_usd, max_concurrency=llm.max_concurrency, sampling=llm.sampling, models=llm.models,
-        response_format=llm.response_format,
-        context_tokens=llm.context_tokens,
-        prices=args.prices, progress=not args.no_progress, restart=args.restart, fail_fast=args.fail_fast,
-        key=args.key, ambiguous=args.ambiguous,
-    )
+    config = config_from(args, LocomoRunConfig)
     if llm.dry_run:
         from memeval.commands.estimates import estimate_table
 

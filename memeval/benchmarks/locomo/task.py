@@ -6,13 +6,12 @@ Outputs in the run directory: answers.jsonl, judgments.jsonl, report.md, manifes
 
 from __future__ import annotations
 
-import numbers
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from memeval.benchmarks.locomo import evermemos_reader
+from memeval.benchmarks.locomo.config import LocomoRunConfig, imported_systems
 from memeval.benchmarks.locomo.data import load_locomo
-from memeval.benchmarks.locomo.evermemos_judge import RUNS as EVERMEMOS_RUNS
 from memeval.benchmarks.locomo.report import run_report
 from memeval.data.fetch import data_hashes
 from memeval.data.paths import find_locomo
@@ -20,8 +19,6 @@ from memeval.engine.judge import Judge
 from memeval.engine.roles import ModelSettings
 from memeval.engine.run import RunSettings, run_task
 from memeval.engine.task import Task, Unit
-from memeval.errors import InputError
-from memeval.invocation import command_from, flag
 from memeval.llm.client import LLMClient, make_client
 from memeval.llm.count import ServerCounter, token_counter
 from memeval.llm.manifest import role_identity
@@ -33,11 +30,9 @@ from memeval.memory.registry import (
     build_system,
     factory,
     is_plugin,
-    known,
     needs_embeddings,
     needs_llm,
     parse_system,
-    system_names,
 )
 from memeval.prompts import all_prompt_hashes
 from memeval.qa.answer import ANSWER_TEMPERATURE, EXTRACTIVE_LABEL
@@ -51,9 +46,9 @@ from memeval.qa.answer_pass import (
     reader_cap,
     retrieve,
 )
-from memeval.qa.choices import ANSWERERS, JUDGE_CHOICES, LLM_ANSWERERS
+from memeval.qa.choices import LLM_ANSWERERS
 from memeval.qa.reader_cap import FLAG as CAP_FLAG
-from memeval.qa.reader_cap import check_cap, cut_advice
+from memeval.qa.reader_cap import cut_advice
 from memeval.qa.selection import (
     questions_identity,
     refuse_a_sample_of_a_file_order_run,
@@ -62,7 +57,7 @@ from memeval.qa.selection import (
 )
 from memeval.records import AnswerRow, JudgmentRow, RunResult
 from memeval.rundir import Identity, RunDir
-from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_RUNS, GRADED_TEMPERATURE
+from memeval.scoring.judge import BINARY_TEMPERATURE, GRADED_TEMPERATURE
 from memeval.scoring.judges import JUDGES
 
 PROTOTYPE_NOTE = "prototype only (20 questions, 1 conversation); the full evaluation is notebook 02"
@@ -91,99 +86,6 @@ def no_judge_note(config: LocomoRunConfig, imported: dict | None = None, systems
                             "judgments: no judge was requested.", 1)
         note += f" The J of {', '.join(recorded)} is their imported files' recorded judgments (recorded, not re-run)."
     return note
-
-
-@dataclass
-class LocomoRunConfig:
-    out: str = flag("--out", path=True, last=True)
-    data: str | None = flag("--data", None, path=True)
-    conversations: str = flag("--conversations", "all")
-    questions: str = flag("--questions", "all")
-    question_seed: int = flag("--question-seed", 0)  # which sample `N` / `sample:N` draws
-    systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
-    answerer: str = flag("--reader", "extractive")
-    judge: str = flag("--judge", "none")
-    judge_runs: int | None = flag("--judge-runs", None)
-    judge_mode: str = flag("--judge-mode", "sync")
-    k: int = flag("--k", 10)
-    answer_max_tokens: int | None = flag("--answer-max-tokens", None)  # None: each reader protocol's own cap
-    llm_backend: str = flag("--llm", "auto")
-    budget_usd: float | None = flag("--budget-usd", None)
-    max_concurrency: int = flag("--max-concurrency", 8)
-    sampling: str = flag("--sampling", "protocol")
-    response_format: str = flag("--response-format", "json_schema")
-    context_tokens: int | None = flag("--context-tokens", None)  # the server's window; not part of the identity
-    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))  # role → model
-    prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
-    # the answer key the report scores against (memeval/benchmarks/locomo/keyed.py): no stored answer depends on it, and a
-    # corrected key's judgments are rows of their own, so it is not part of the run's identity either
-    key: str = flag("--key", "original")
-    ambiguous: str = flag("--ambiguous", "include")
-    poll_interval_s: float = 30.0
-    progress: bool = True
-    restart: bool = False  # move a run with another identity (or this one) aside to DIR.replaced-<UTC> first
-    fail_fast: bool = False  # the first plug-in failure stops the run (else it is recorded in the row's `error`)
-
-    def validate(self) -> None:
-        questions_identity(self.questions, self.question_seed)
-        seed = self.question_seed
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise InputError("--question-seed", str(seed), "expected a non-negative integer")
-        if self.answerer not in ANSWERERS:
-            raise InputError("--reader", self.answerer, f"expected one of {', '.join(ANSWERERS)}")
-        if self.judge not in JUDGE_CHOICES:
-            raise InputError("--judge", self.judge, f"expected one of {', '.join(JUDGE_CHOICES)}")
-        if self.judge_mode not in ("sync", "batch"):
-            raise InputError("--judge-mode", self.judge_mode, "expected sync or batch")
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k <= 0:
-            raise InputError("--k", str(self.k), "expected a positive integer")
-        runs = self.judge_runs  # 0 runs would mark every question judged
-        if runs is not None and (isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0):
-            raise InputError("--judge-runs", str(self.judge_runs), "expected a positive integer")
-        check_cap(self.answer_max_tokens, self.answerer in LLM_ANSWERERS)
-        from memeval.benchmarks.locomo.audit.key import AMBIGUOUS_CHOICES, KEY_MODES
-
-        if self.key not in KEY_MODES:
-            raise InputError("--key", str(self.key), "expected " + ", ".join(KEY_MODES))
-        if self.ambiguous not in AMBIGUOUS_CHOICES:
-            raise InputError("--ambiguous", str(self.ambiguous), "expected include or drop")
-        if not self.systems:
-            raise InputError("--systems", "(none)", "name at least one memory system")
-        imported = imported_systems(Path(self.out))
-        for spec in self.systems:
-            if spec in imported:  # answers another harness made, brought in by `memeval locomo import`
-                continue
-            try:
-                config = parse_system(spec)
-            except ValueError as exc:
-                raise InputError("--systems", spec, str(exc)) from None
-            if not known(config.name):
-                raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())} (or name "
-                                 "a factory as module.path:Factory)")
-            build_system(config)  # parameters and their values checked before anything is written
-
-    def command_line(self) -> list[str]:
-        """This configuration as a `memeval locomo run` command."""
-        return command_from(self, ["memeval", "locomo", "run"])
-
-    @property
-    def runs(self) -> int:
-        if self.judge_runs is not None:
-            return self.judge_runs
-        return GRADED_RUNS if self.judge == "graded" else EVERMEMOS_RUNS if self.judge == "evermemos" else 1
-
-
-def imported_systems(out: Path) -> dict[str, dict]:
-    """Systems whose answers were imported into this run directory (name → source file, format, SHA-256)."""
-    import json
-
-    path = RunDir(out).manifest
-    if not path.is_file():
-        return {}
-    try:
-        return json.loads(path.read_text()).get("imported") or {}
-    except json.JSONDecodeError:
-        raise InputError(path, "manifest", "not valid JSON; move the run directory aside") from None
 
 
 def locomo_identity(config: LocomoRunConfig, data_path: Path, selection, systems, imported: dict,

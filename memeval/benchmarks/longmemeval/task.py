@@ -12,11 +12,11 @@ The LLM reader sees its memories sorted by chat date, as the benchmark's reader 
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
+from memeval.benchmarks.longmemeval.config import READERS, LongMemEvalConfig  # noqa: F401  (importable here)
 from memeval.benchmarks.longmemeval.data import LMEInstance, LMESession, load_longmemeval
 from memeval.benchmarks.longmemeval.judge import empty_replies
 from memeval.benchmarks.longmemeval.metrics import (
@@ -30,7 +30,6 @@ from memeval.benchmarks.longmemeval.report import RECALL_KS, longmemeval_report 
 from memeval.conversations import Conversation, Session, Turn
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.invocation import command_from, flag
 from memeval.llm.types import RunEstimate
 from memeval.memory.base import SystemConfig
 from memeval.qa.evidence import recall_curve
@@ -39,10 +38,10 @@ from memeval.qa.reader_cap import capped, check_cap, cut_advice
 from memeval.records import LMEAnswerRow, LMEJudgmentRow, read_records
 from memeval.rundir import RunDir
 from memeval.scoring.judges import JUDGES
+from memeval.settings import check_settings
 
 READER_MAX_TOKENS = 200
 READER_TEMPERATURE = 0.0
-READERS = ("extractive", "llm")
 DEPTH = 50  # evidence_recall@1..DEPTH is stored per question
 OFFLINE_SYSTEMS = ("full_context", "no_memory", "rag_turns")  # observations and summaries are LoCoMo annotations
 # Built-in systems a LongMemEval run refuses, and why (plug-in systems are run as they are).
@@ -198,34 +197,6 @@ def reader_request(instance: LMEInstance, memories: list, published=None):
     return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),), max_tokens=READER_MAX_TOKENS,
                       temperature=READER_TEMPERATURE, template_version=prompt_hash("answer_longmemeval"),
                       role="answer")
-
-
-@dataclass
-class LongMemEvalConfig:
-    data: str = flag("--data", path=True)
-    out: str = flag("--out", path=True, last=True)
-    systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
-    questions: int | None = flag("--questions", None)  # the first N instances; None: all
-    k: int = flag("--k", 10)
-    judge: str = flag("--judge", "none")  # or "longmemeval"
-    llm_backend: str = flag("--llm", "auto")
-    progress: bool = True
-    reader: str = flag("--reader", "extractive")  # or "llm": the answer role's model reads the memories
-    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge"))  # role → model id the user named
-    sampling: str = flag("--sampling", "protocol")
-    response_format: str = flag("--response-format", "json_schema")
-    context_tokens: int | None = flag("--context-tokens", None)  # the server's window; not part of the identity
-    budget_usd: float | None = flag("--budget-usd", None)
-    max_concurrency: int = flag("--max-concurrency", 8)
-    prices: str | None = flag("--prices", None, path=True)  # dollars only: not part of the run's identity
-    dry_run: bool = False
-    restart: bool = False  # move what `out` holds aside to OUT.replaced-<UTC> first
-    fail_fast: bool = flag("--fail-fast", False)  # the first plug-in failure stops the run (else: the row's `error`)
-    answer_max_tokens: int | None = flag("--answer-max-tokens", None)  # None: the reader protocol's own cap
-
-    def command_line(self) -> list[str]:
-        """This configuration as a `memeval longmemeval run` command (recorded in the manifest, shown by `ls`)."""
-        return command_from(self, ["memeval", "longmemeval", "run"])
 
 
 def role_temperatures(config: LongMemEvalConfig) -> dict:
@@ -492,15 +463,7 @@ def validate(config: LongMemEvalConfig) -> None:
     from memeval.memory.base import SystemConfig
     from memeval.memory.registry import build_system
 
-    if config.judge not in ("none", "longmemeval"):
-        raise InputError("--judge", config.judge, "expected none or longmemeval")
-    if config.reader not in READERS:
-        raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
-    n = config.questions  # -1 would run all but the last question
-    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
-        raise InputError("--questions", str(config.questions), "expected a positive integer (the first N questions)")
-    if isinstance(config.k, bool) or not isinstance(config.k, numbers.Integral) or config.k < 1:
-        raise InputError("--k", str(config.k), "expected a positive integer")
+    check_settings(config)
     check_cap(config.answer_max_tokens, config.reader == "llm")
     if not config.systems:
         raise InputError("--systems", "(none)", "name at least one memory system")
