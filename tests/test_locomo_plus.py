@@ -336,3 +336,34 @@ def test_the_llm_reader_replies_to_the_trigger_from_the_memories(files, tmp_path
     assert "Caroline: I volunteered for that project" in prompt and "I finally learned to say no" in prompt
     assert body["max_tokens"] == 200 and body["temperature"] == 0.0
     assert row.prediction.startswith("echo: You are Melanie") and row.request_keys and row.category == 6
+
+
+def test_run_settings_are_declared_once_on_the_configuration():
+    """`locomo-plus run`'s flags come from LocomoPlusConfig's fields (memeval.settings): every field is a flag, the
+    bare command is the configuration's defaults, the rerun command parses back to the same configuration, and a
+    value refused on the command line is refused the same way when a script builds the configuration."""
+    from memeval.benchmarks.locomo_plus.config import LocomoPlusConfig
+    from memeval.cli import build_parser
+    from memeval.errors import InputError
+    from memeval.settings import check_settings, config_from, setting_fields
+    from tests.test_settings import _parser
+
+    accepted = {s for action in _parser(("locomo-plus", "run"))._actions for s in action.option_strings}
+    wanted = set()
+    for f in setting_fields(LocomoPlusConfig):
+        setting, roles = f.metadata["setting"], f.metadata["models"]
+        wanted |= {f"--{role}-model" for role in roles} if roles else {setting.spelling, *setting.aliases}
+    assert wanted and wanted <= accepted and accepted - wanted == {"-h", "--help", "--json", "--dry-run"}
+    parse = build_parser().parse_args
+    assert config_from(parse(["locomo-plus", "run", "--out", "o"]), LocomoPlusConfig) == LocomoPlusConfig(out="o")
+    config = config_from(parse(["locomo-plus", "run", "--out", "o", "--choice", "random", "--seed", "3", "--items",
+                                "2", "--systems", "rag_turns:chunk_tokens=64,k=2;full_context", "--judge",
+                                "locomo_plus", "--judge-model", "m", "--k", "4"]), LocomoPlusConfig)
+    line = config.command_line()
+    assert line[:3] == ["memeval", "locomo-plus", "run"] and "--seed" in line
+    again = config_from(parse(line[1:]), LocomoPlusConfig)
+    assert again == LocomoPlusConfig(**{f.name: getattr(config, f.name) for f in setting_fields(LocomoPlusConfig)
+                                        if f.name not in ("out", "progress", "restart")}, out=again.out)
+    for bad in ({"seed": -1}, {"choice": "sometimes"}, {"k": 0}, {"judge": "graded"}):
+        with pytest.raises(InputError, match=next(iter(bad))):
+            check_settings(LocomoPlusConfig(out="o", **bad))

@@ -12,13 +12,13 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
+from memeval.benchmarks.locomo_plus.config import JUDGE_NAME as NAME
 from memeval.benchmarks.locomo_plus.prompts import LABELS, JudgePrompts
 from memeval.engine.judge import Judge
 from memeval.llm.json_reply import reply_json
 from memeval.llm.types import LLMRequest
 from memeval.records import JudgmentRow
 
-NAME = "locomo_plus"
 TEMPERATURE = 0.0
 MAX_TOKENS = 512  # the benchmark's judge cap
 UNREADABLE = -1.0

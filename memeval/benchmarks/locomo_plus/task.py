@@ -8,14 +8,13 @@ turns as evidence), judgments.jsonl (JudgmentRow, protocol locomo_plus, 100 / 50
 
 from __future__ import annotations
 
-import numbers
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from memeval.benchmarks.locomo.data import load_locomo
 from memeval.benchmarks.locomo_plus import data as plus
 from memeval.benchmarks.locomo_plus import datasets
-from memeval.benchmarks.locomo_plus.judge import NAME as JUDGE_NAME
+from memeval.benchmarks.locomo_plus.config import LocomoPlusConfig
 from memeval.benchmarks.locomo_plus.judge import TEMPERATURE as JUDGE_TEMPERATURE
 from memeval.benchmarks.locomo_plus.judge import LocomoPlusJudge
 from memeval.benchmarks.locomo_plus.prompts import (
@@ -29,53 +28,12 @@ from memeval.conversations import Conversation
 from memeval.data.fetch import sha256_file
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
-from memeval.invocation import command_from, flag
 from memeval.memory.base import SystemConfig
 from memeval.records import AnswerRow, JudgmentRow
 from memeval.rundir import Identity
 
-READERS = ("extractive", "claude")  # claude: the answer role's model, whatever it is (--answer-model)
-JUDGES = ("none", JUDGE_NAME)
 COGNITIVE_MAX_TOKENS = 200  # a reply of a few sentences; --answer-max-tokens overrides it
 STITCHING = "locomo-plus build_conv 059f4e3: trigger 7 days after the last session, cue time_gap before it"
-
-
-@dataclass
-class LocomoPlusConfig:
-    out: str = flag("--out", path=True, last=True)
-    data: str | None = flag("--data", None, path=True)  # the fetched LoCoMo-Plus directory (or its locomo_plus.json)
-    locomo: str | None = flag("--locomo", None, path=True)  # LoCoMo file or directory (default: the search order)
-    conversations: str = flag("--conversations", "all")
-    questions: str = flag("--questions", "all")  # LoCoMo's questions per conversation, or none
-    question_seed: int = flag("--question-seed", 0)
-    items: str = flag("--items", "all")  # Cognitive items: all, none, or the first N
-    choice: str = flag("--choice", "cyclic")
-    seed: int = flag("--seed", 0)  # --choice random's seed
-    systems: list[str] = flag("--systems", factory=lambda: ["rag_turns"], systems=True)
-    reader: str = flag("--reader", "extractive")
-    judge: str = flag("--judge", "none")
-    k: int = flag("--k", 10)
-    answer_max_tokens: int | None = flag("--answer-max-tokens", None)
-    llm_backend: str = flag("--llm", "auto")
-    budget_usd: float | None = flag("--budget-usd", None)
-    max_concurrency: int = flag("--max-concurrency", 8)
-    sampling: str = flag("--sampling", "protocol")
-    response_format: str = flag("--response-format", "json_schema")
-    context_tokens: int | None = flag("--context-tokens", None)
-    models: dict = flag("--ROLE-model", factory=dict, models=("answer", "judge", "extract", "embed"))
-    prices: str | None = flag("--prices", None, path=True)
-    progress: bool = True
-    restart: bool = False
-    fail_fast: bool = False
-
-    def command_line(self) -> list[str]:
-        return command_from(self, ["memeval", "locomo-plus", "run"])
-
-
-def _count(value, flag_name: str, low: int = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise InputError(flag_name, str(value), "expected a non-negative integer" if low == 0 else
-                         "expected a positive integer")
 
 
 def item_count(spec: str) -> int | None:
@@ -94,19 +52,12 @@ def validate(config: LocomoPlusConfig) -> None:
     from memeval.memory.registry import build_system, known, parse_system, system_names
     from memeval.qa.reader_cap import check_cap
     from memeval.qa.selection import question_spec
+    from memeval.settings import check_settings
 
+    check_settings(config)
     if str(config.questions).strip() != "none":
         question_spec(config.questions)
     item_count(config.items)
-    _count(config.question_seed, "--question-seed")
-    _count(config.seed, "--seed")
-    _count(config.k, "--k", 1)
-    if config.choice not in plus.CHOICES:
-        raise InputError("--choice", config.choice, f"expected one of {', '.join(plus.CHOICES)}")
-    if config.reader not in READERS:
-        raise InputError("--reader", config.reader, f"expected one of {', '.join(READERS)}")
-    if config.judge not in JUDGES:
-        raise InputError("--judge", config.judge, f"expected one of {', '.join(JUDGES)}")
     check_cap(config.answer_max_tokens, config.reader != "extractive")
     if not config.systems:
         raise InputError("--systems", "(none)", "name at least one memory system")
