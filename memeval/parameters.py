@@ -25,16 +25,16 @@ from memeval.settings import Setting
 SWEEP = "memaudit sweep"
 SWEEPS = {"seeds": (SWEEP, "--n-seeds"), "methods": (SWEEP, "--methods"), "certify": (SWEEP, "--certify"),
           "jobs": (SWEEP, "--jobs")}
-LOCOMO_RUN = ("locomo run", "memeval.benchmarks.locomo.config:LocomoRunConfig")
 
-# notebook → the run whose configuration's fields its same-named parameters are (and `llm`, `ROLE_model`: the LLM
-# options every run takes), checked by those fields' own declarations (memeval.settings)
-RUNS: dict[str, tuple[str, str]] = {
-    "01_prototype_scoring": LOCOMO_RUN,
-    "02_full_run": LOCOMO_RUN,
-    "06_memory_graph_study": ("graph80 run", "memeval.benchmarks.graph80.config:StudyConfig"),
-    "08_longmemeval": ("longmemeval run", "memeval.benchmarks.longmemeval.config:LongMemEvalConfig"),
-    "09_trust": LOCOMO_RUN,
+# notebook → the run kind whose configuration's fields its same-named parameters are (and `llm`, `ROLE_model`: the
+# LLM options every run takes), checked by those fields' own declarations (memeval.settings); the configuration is
+# the one the kind's benchmark declares (RunKind.config)
+RUNS: dict[str, str] = {
+    "01_prototype_scoring": "locomo run",
+    "02_full_run": "locomo run",
+    "06_memory_graph_study": "graph80 run",
+    "08_longmemeval": "longmemeval run",
+    "09_trust": "locomo run",
 }
 # notebook → parameter → (command, flag) whose parsing it shares, for the commands without a configuration
 FLAGS: dict[str, dict[str, tuple[str, str]]] = {
@@ -237,16 +237,17 @@ def _reader(notebook: str, name: str) -> tuple[str, Setting]:
     setting = _run_setting(notebook, name)
     if setting is None:
         raise KeyError(name)
-    return RUNS[notebook][0], setting
+    return RUNS[notebook], setting
 
 
 def _run_setting(notebook: str, name: str) -> Setting | None:
+    from memeval.benchmarks import load
     from memeval.commands.llm_options import BACKEND, MODELS
+    from memeval.engine.registry import run_kinds
     from memeval.settings import setting_fields
 
-    module, _, attr = RUNS[notebook][1].partition(":")
-    declared = {f.name: f.metadata["setting"] for f in setting_fields(getattr(importlib.import_module(module), attr))
-                if not f.metadata["models"]}
+    config = load(run_kinds()[RUNS[notebook]].config)
+    declared = {f.name: f.metadata["setting"] for f in setting_fields(config) if not f.metadata["models"]}
     role = name.removesuffix("_model")
     if name == "llm":
         return next((s for s in declared.values() if s.spelling == BACKEND.spelling), BACKEND)
@@ -257,10 +258,16 @@ def _run_setting(notebook: str, name: str) -> Setting | None:
 
 @lru_cache(maxsize=None)
 def _action(command: str, flag: str) -> argparse.Action:
-    """The argparse action of `memeval COMMAND FLAG`: the one definition of how the flag is read."""
-    from memeval.cli import build_parser
+    """The argparse action of `memeval COMMAND FLAG`: the one definition of how the flag is read. Only the command
+    groups a notebook parameter can name are built (MEMAUDIT, natural packages, each benchmark's), not the whole
+    `memeval` parser, whose `reproduce` runs notebooks through this module."""
+    from memeval.benchmarks import declarations
+    from memeval.commands import memaudit, natural
 
-    parser = build_parser()
+    parser = argparse.ArgumentParser(prog="memeval", allow_abbrev=False)
+    groups = parser.add_subparsers()
+    for module in (memaudit, natural, *(importlib.import_module(b.command) for b in declarations())):
+        module.register(groups)
     for word in command.split():
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = sub.choices[word]

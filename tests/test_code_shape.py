@@ -14,7 +14,6 @@ TREE = {
     "llm/b.py": "def f():\n    from memeval.llm.a import x\n",
     "llm/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memeval.llm.d import T\n",
     "llm/d.py": "from memeval.llm.c import y\n",
-    "benchmarks/__init__.py": "REGISTERED = ('toy',)\n",
     "benchmarks/toy/__init__.py": "",
     "benchmarks/toy/command.py": "def register(sub):\n    sub.add_argument('--k')\n",
     "reports/__init__.py": "",
@@ -49,3 +48,18 @@ def test_every_count_on_a_tree_where_it_is_known(tmp_path):
     assert result["run_loop_modules"] == {"memeval.sweep": ["DirectoryLock"]}
     assert result["add_argument_calls"] == 2 and result["add_argument_calls_outside_generators"] == 1
     assert result["folder_cycles"] == 0 and result["help"] is None
+
+
+def test_after_the_move_a_name_the_tree_has_is_its_own(tmp_path):
+    """memeval.categories was LoCoMo's before the move and is the shared CategorySet module after it: in a tree
+    with memeval/benchmarks/__init__.py, importing it is no benchmark import; a name gone from such a tree (a
+    leftover old import) is still read under its new one."""
+    files = {"__init__.py": "", "categories.py": "class CategorySet: ...\n",
+             "benchmarks/__init__.py": "REGISTERED = ()\n", "benchmarks/locomo/__init__.py": "",
+             "benchmarks/locomo/categories.py": "from memeval.categories import CategorySet\n",
+             "scoring/__init__.py": "", "scoring/judge.py": "from memeval.categories import CategorySet\n"}
+    for name, text in files.items():
+        path = tmp_path / "memeval" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert main(tmp_path, run_help=False)["benchmark_imports"] == []

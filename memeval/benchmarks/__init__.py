@@ -16,11 +16,12 @@ REGISTERED = ("locomo", "longmemeval", "graph80", "locomo_plus")
 class RunKind:
     """A kind of run directory: its Task ("module:Class") and the names of its answer and judgment records in
     memeval.records (so counting a run's rows does not import the task; tests check them against the task), or
-    "module:Class" for records a benchmark defines itself."""
+    "module:Class" for records a benchmark defines itself), and the configuration its settings are declared on."""
 
     task: str
     answer_record: str
     judgment_record: str
+    config: str | None = None  # "module:Class" of its configuration, light to import (a notebook's run parameters)
 
 
 @dataclass(frozen=True)

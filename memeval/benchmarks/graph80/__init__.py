@@ -5,7 +5,8 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="graph80",
     command="memeval.benchmarks.graph80.command",
-    tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow")},
+    tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow",
+                       config="memeval.benchmarks.graph80.config:StudyConfig")},
     judges={"three_dim": "memeval.benchmarks.graph80.judge:ThreeDimJudge"},
     publication="memeval.benchmarks.graph80.publication:PUBLICATION",
 )

@@ -5,7 +5,8 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="longmemeval",
     command="memeval.benchmarks.longmemeval.command",
-    tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow")},
+    tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow",
+                       config="memeval.benchmarks.longmemeval.config:LongMemEvalConfig")},
     fetches="memeval.benchmarks.longmemeval.datasets:DATA_SETS",
     natural_source="memeval.benchmarks.longmemeval.natural_source:SOURCE",
     judges={"longmemeval": "memeval.benchmarks.longmemeval.judge:LongMemEvalJudge"},
