@@ -22,13 +22,10 @@ def binary(runs: int | None = None):
     return BinaryJudge(1 if runs is None else runs)
 
 
-def label(packages):
-    from memeval.natural.audit import LabelAdjudicator
-
-    return LabelAdjudicator(packages)
-
-
-SHARED: dict[str, Callable] = {"graded": graded, "binary": binary, "label": label}
+# The natural packages' coverage-label judge is named like a declared one ("module:factory", loaded when named), so
+# scoring/ does not depend on natural/, which scores with scoring's stemmer.
+SHARED: dict[str, Callable | str] = {"graded": graded, "binary": binary,
+                                     "label": "memeval.natural.audit:LabelAdjudicator"}
 
 
 def declared() -> dict[str, str]:
@@ -40,9 +37,8 @@ class Judges(Mapping[str, Callable]):
     """Name -> the judge's factory: the shared ones, then the declared ones."""
 
     def __getitem__(self, name: str) -> Callable:
-        if name in SHARED:
-            return SHARED[name]
-        return load(declared()[name])
+        target = SHARED[name] if name in SHARED else declared()[name]
+        return load(target) if isinstance(target, str) else target
 
     def __iter__(self) -> Iterator[str]:
         return iter((*SHARED, *declared()))
