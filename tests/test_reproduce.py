@@ -78,3 +78,15 @@ def test_reproduce_quick_runs_a_notebook_on_small_parameters(tmp_path, capsys):
     # figures/ holds only the publication set; a notebook's own images go beside the reports, per configuration
     assert (out / "figures" / "03_memaudit_small" / config / "03_budget_sweep.png").is_file()
     assert not (tmp_path / "figures").exists() or not list((tmp_path / "figures").glob("03_*"))
+
+
+def test_an_only_prefix_no_notebook_has_is_refused_before_anything_is_made(tmp_path, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    _notebook(notebooks / "01_first.ipynb", "x = 1")
+    out = tmp_path / "reports"
+    assert main(["reproduce", "--notebooks", str(notebooks), "--only", "01", "99", "--out", str(out),
+                 "--figures", str(tmp_path / "figures"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--only" in err[0] and "99" in err[0] and "01_first" in err[0]
+    assert not out.exists()

@@ -24,6 +24,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     rep.set_defaults(handler=_reproduce)
 
 
+def _check_only(notebooks: str, only: list[str] | None) -> None:
+    """A `--only` prefix no notebook has is a typo, refused before the output directory is made (it would run
+    nothing and say so as a success)."""
+    from pathlib import Path
+
+    from memeval.errors import InputError
+
+    names = sorted(p.stem for p in Path(notebooks).glob("[0-9]*.ipynb"))
+    unmatched = [o for o in only or [] if not any(name.startswith(o) for name in names)]
+    if unmatched:
+        raise InputError(" ".join(unmatched), "--only", f"no notebook in {notebooks} starts with it; the notebooks: "
+                         + (", ".join(names) or "none"))
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     import os
     import shlex
@@ -33,6 +47,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from memeval.engine.directory import run_directory
     from memeval.notebook_runner import kernel_environment, reproduce
 
+    _check_only(args.notebooks, args.only)
     if args.judged:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
