@@ -144,3 +144,17 @@ def needs_embeddings(config: SystemConfig) -> bool:
 def parse_system(spec: str) -> SystemConfig:
     """`--systems` entry → SystemConfig (kept as the name the run code calls; `SystemConfig.parse` does the work)."""
     return SystemConfig.parse(spec)
+
+
+def check_system(spec: str) -> SystemConfig:
+    """A `--systems` entry checked before a run starts, as every benchmark's run checks it: it parses, names a
+    known system (or a factory path) and builds with its parameters; one line (InputError) when it does not."""
+    try:
+        config = parse_system(spec)
+    except ValueError as exc:
+        raise InputError("--systems", spec, str(exc)) from None
+    if not known(config.name):
+        raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())} (or name a "
+                         "factory as module.path:Factory)")
+    build_system(config)
+    return config

@@ -97,7 +97,7 @@ class LocomoRunConfig:
     def validate(self) -> None:
         """The settings as their flags read them, then what needs the data's neighbours: the question selection,
         the reader's cap and each system built (parameters and values checked before anything is written)."""
-        from memeval.memory.registry import build_system, known, parse_system, system_names
+        from memeval.memory.registry import check_system
         from memeval.qa.choices import LLM_ANSWERERS
         from memeval.qa.reader_cap import check_cap
         from memeval.qa.selection import questions_identity
@@ -111,14 +111,7 @@ class LocomoRunConfig:
         for spec in self.systems:
             if spec in imported:  # answers another harness made, brought in by `memeval locomo import`
                 continue
-            try:
-                config = parse_system(spec)
-            except ValueError as exc:
-                raise InputError("--systems", spec, str(exc)) from None
-            if not known(config.name):
-                raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())} (or name "
-                                 "a factory as module.path:Factory)")
-            build_system(config)
+            check_system(spec)
 
     def command_line(self) -> list[str]:
         """This configuration as a `memeval locomo run` command."""

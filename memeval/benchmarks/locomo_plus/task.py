@@ -49,7 +49,7 @@ def item_count(spec: str) -> int | None:
 
 
 def validate(config: LocomoPlusConfig) -> None:
-    from memeval.memory.registry import build_system, known, parse_system, system_names
+    from memeval.memory.registry import check_system
     from memeval.qa.reader_cap import check_cap
     from memeval.qa.selection import question_spec
     from memeval.settings import check_settings
@@ -62,14 +62,7 @@ def validate(config: LocomoPlusConfig) -> None:
     if not config.systems:
         raise InputError("--systems", "(none)", "name at least one memory system")
     for spec in config.systems:
-        try:
-            system = parse_system(spec)
-        except ValueError as exc:
-            raise InputError("--systems", spec, str(exc)) from None
-        if not known(system.name):
-            raise InputError("--systems", spec, f"unknown system; known: {', '.join(system_names())} (or name a "
-                             "factory as module.path:Factory)")
-        build_system(system)
+        check_system(spec)
 
 
 def role_temperatures(config: LocomoPlusConfig) -> dict:
