@@ -21,6 +21,12 @@ class ModelSettings:
     response_format: str = "json_schema"  # --response-format: memeval's own JSON requests on OpenAI-compatible servers
     context_tokens: int | None = None  # --context-tokens: a user's server's window when it does not report it
 
+    @classmethod
+    def of(cls, config) -> ModelSettings:
+        """From a run configuration declaring the LLM options every run takes (commands/llm_options.py)."""
+        return cls(config.llm_backend, config.models, config.sampling, config.budget_usd, config.max_concurrency,
+                   config.prices, config.response_format, context_tokens=config.context_tokens)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", MappingProxyType({r: m for r, m in dict(self.models).items() if m}))
 

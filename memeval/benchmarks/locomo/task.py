@@ -188,16 +188,11 @@ def dense_note(systems: list[SystemConfig], client: LLMClient | None) -> str:
             "gpt-4o-mini under Mem0's own prompt — the same grid of sizes, not the same chunks or reader prompt.")
 
 
-def model_settings(config: LocomoRunConfig) -> ModelSettings:
-    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency, config.prices, config.response_format,
-                         context_tokens=config.context_tokens)
-
 
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
     """The run's client, checked before any call: each role's model can honour its protocol's temperature
     (or --sampling model-default was chosen)."""
-    return model_settings(config).client(role_temperatures(config), client)
+    return ModelSettings.of(config).client(role_temperatures(config), client)
 
 
 def judges_of(config: LocomoRunConfig) -> list[Judge]:
@@ -483,7 +478,7 @@ def run_locomo(config: LocomoRunConfig, client: LLMClient | None = None) -> RunR
     missing."""
     task = LocomoTask(config)
     outcome = run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast,
-                                         config.judge_mode, config.poll_interval_s), model_settings(config), client)
+                                         config.judge_mode, config.poll_interval_s), ModelSettings.of(config), client)
     by_system, by_protocol = task.grouped(*task.keyed(outcome.answers, outcome.judgments))
     return RunResult(out=outcome.out, report=outcome.report, answers=by_system, judgments=by_protocol,
                      answer_counts=outcome.answer_counts.model_dump(),

@@ -26,6 +26,7 @@ from memeval.benchmarks.locomo_plus.prompts import (
 )
 from memeval.conversations import Conversation
 from memeval.data.fetch import sha256_file
+from memeval.engine.roles import ModelSettings
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.memory.base import SystemConfig
@@ -82,13 +83,6 @@ def role_temperatures(config: LocomoPlusConfig) -> dict:
         roles["embed"] = None
     return roles
 
-
-def model_settings(config: LocomoPlusConfig):
-    from memeval.engine.roles import ModelSettings
-
-    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency, config.prices, config.response_format,
-                         context_tokens=config.context_tokens)
 
 
 def cognitive_request(stitched: plus.Stitched, memories, cap: int):
@@ -321,7 +315,7 @@ def run_locomo_plus(config: LocomoPlusConfig, client=None):
     from memeval.engine.run import RunSettings, run_task
 
     return run_task(LocomoPlusTask(config), RunSettings(config.out, config.progress, config.restart,
-                                                        config.fail_fast), model_settings(config), client)
+                                                        config.fail_fast), ModelSettings.of(config), client)
 
 
 __all__ = ["LocomoPlusConfig", "LocomoPlusTask", "PARAPHRASED", "run_locomo_plus"]

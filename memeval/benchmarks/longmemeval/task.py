@@ -28,6 +28,7 @@ from memeval.benchmarks.longmemeval.metrics import (
 )
 from memeval.benchmarks.longmemeval.report import RECALL_KS, longmemeval_report  # noqa: F401  (kept importable here)
 from memeval.conversations import Conversation, Session, Turn
+from memeval.engine.roles import ModelSettings
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
 from memeval.llm.types import RunEstimate
@@ -210,13 +211,6 @@ def role_temperatures(config: LongMemEvalConfig) -> dict:
     return roles
 
 
-def model_settings(config: LongMemEvalConfig):
-    from memeval.engine.roles import ModelSettings
-
-    return ModelSettings(config.llm_backend, config.models, config.sampling, config.budget_usd,
-                         config.max_concurrency, config.prices, config.response_format,
-                         context_tokens=config.context_tokens)
-
 
 class LongMemEvalTask(Task):
     """LongMemEval: each question is answered by each system over that question's own haystack."""
@@ -329,11 +323,11 @@ def run_longmemeval(config: LongMemEvalConfig, client=None):
     if config.dry_run:
         task.validate()
         task.prepare()
-        client = model_settings(config).client(task.role_temperatures(), client)
+        client = ModelSettings.of(config).client(task.role_temperatures(), client)
         done = {r.key for r in read_records(RunDir(config.out).answers, LMEAnswerRow)}
         return dry_run(config, task.instances, task.labels, done, client)
     return run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast),
-                    model_settings(config), client)
+                    ModelSettings.of(config), client)
 
 
 def longmemeval_identity(config: LongMemEvalConfig, instances, client):
