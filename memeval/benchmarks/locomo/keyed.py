@@ -11,7 +11,7 @@ grades an affected question again only under a gold that differs, as a judgment 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from memeval.qa.evidence import evidence_recall, recall_curve
 from memeval.records import AnswerRow, JudgmentRow
@@ -37,6 +37,14 @@ def changed_gold(key, sample_id: str, gold) -> tuple[bool, object]:
     return (False, gold) if new is None else (True, new)
 
 
+def _kept(rows: Iterable[AnswerRow], key) -> Iterator[tuple[AnswerRow, object]]:
+    """Each row `key` keeps, with its gold under the key: the one walk answers and judged rows share."""
+    for row in rows:
+        kept, gold = changed_gold(key, row.sample_id, row.gold)
+        if kept:
+            yield row, gold
+
+
 def keyed_answers(rows: Iterable[AnswerRow], key, evidence: Callable[[str], Sequence[str] | None] | None = None
                   ) -> list[AnswerRow]:
     """`rows` under `key` (None or mode original: unchanged). `evidence`: the corrected citations of a question
@@ -44,10 +52,7 @@ def keyed_answers(rows: Iterable[AnswerRow], key, evidence: Callable[[str], Sequ
     if key is None or key.mode == "original":
         return list(rows)
     out: list[AnswerRow] = []
-    for row in rows:
-        kept, gold = changed_gold(key, row.sample_id, row.gold)
-        if not kept:
-            continue
+    for row, gold in _kept(rows, key):
         changes: dict = {}
         if str(gold) != str(row.gold):
             changes.update(gold=gold, answer_key=key.mode,
@@ -79,14 +84,8 @@ def judge_rows(answers: Iterable[AnswerRow], key) -> list[AnswerRow]:
     original-key judgment is reused."""
     if key is None or key.mode == "original":
         return list(answers)
-    out: list[AnswerRow] = []
-    for row in answers:
-        kept, gold = changed_gold(key, row.sample_id, row.gold)
-        if not kept:
-            continue
-        out.append(KeyedAnswer.model_validate({**row.to_row(), "gold": gold, "answer_key": key.mode})
-                   if str(gold) != str(row.gold) else row)
-    return out
+    return [KeyedAnswer.model_validate({**row.to_row(), "gold": gold, "answer_key": key.mode})
+            if str(gold) != str(row.gold) else row for row, gold in _kept(answers, key)]
 
 
 def keyed_judgments(judgments: Iterable[JudgmentRow], key, golds: dict[str, object] | None = None
