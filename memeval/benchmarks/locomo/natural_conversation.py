@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from memeval.benchmarks.locomo.categories import QA_CATEGORIES
+from memeval.benchmarks.locomo.natural_source import eligible_questions
 from memeval.conversations import Conversation
 from memeval.memaudit.package import Candidate, Experience, Package, Query, Unit
 from memeval.memory.render import turn_text
@@ -34,8 +34,8 @@ NO_TOMBSTONES = "LoCoMo's annotations mark no updates, so no tombstone candidate
 
 
 def questions(conversation: Conversation) -> list:
-    return [qa for qa in conversation.qa
-            if qa.category in QA_CATEGORIES and qa.evidence_ids and not qa.unresolved_evidence]
+    """One conversation's questions that carry units: the question scope's eligibility (natural_source.py)."""
+    return [qa for _, qa in eligible_questions([conversation])]
 
 
 def build_conversation_package(conversation: Conversation, cost_rule: str = "words") -> Package:
