@@ -60,6 +60,19 @@ def test_every_declared_hook_resolves_and_every_pin_is_a_sha256():
     assert set(package_prefixes()) == {"locomo-natural-", "locomo-conversation-", "longmemeval-natural-"}
 
 
+@pytest.mark.parametrize(("dataset", "line"), [
+    ("locomo-audit", "the audit's files are pinned (memeval/benchmarks/locomo/audit/sources.py)"),
+    ("protocols", "protocol files are pinned (memeval/protocols/sources.py)"),
+    ("locomo-plus", "LoCoMo-Plus's files are pinned (memeval/benchmarks/locomo_plus/datasets.py)"),
+])
+def test_a_data_set_pinned_file_by_file_refuses_sha256_in_one_line_before_anything_is_made(dataset, line, tmp_path,
+                                                                                            cli):
+    result = cli("data", "fetch", dataset, "--sha256", "abc", "--dest", tmp_path / "d")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"memeval: error: --sha256: abc: {line}; no other checksum is taken\n"
+    assert not (tmp_path / "d").exists()
+
+
 # --- a toy benchmark, added to the registry only --------------------------------------------------------------
 TOY_FILE = "toy.json"
 

@@ -156,12 +156,10 @@ def fetch_nltk(args: argparse.Namespace) -> int:
 
 def fetch_protocols(args: argparse.Namespace) -> int:
     from memeval.commands.arguments import finish
-    from memeval.errors import InputError
+    from memeval.data.fetch import pinned_only
     from memeval.protocols.fetch import fetch_protocols
 
-    if args.sha256:
-        raise InputError("--sha256", args.sha256, "protocol files are pinned (memeval/protocols/sources.py); "
-                         "no other checksum is taken")
+    pinned_only(args.sha256, "protocol files", "memeval/protocols/sources.py")
     results = fetch_protocols(args.source, args.dest)
     for r in results:
         if r.path is not None:

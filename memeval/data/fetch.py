@@ -112,6 +112,13 @@ def verify(data: bytes, expected: str, source: str | Path) -> None:
         raise InputError(source, "sha256", f"checksum mismatch: expected {expected}, got {got}; nothing written")
 
 
+def pinned_only(sha256: str | None, files: str, pins: str) -> None:
+    """Refuse --sha256 for a data set whose every file is pinned: `files` are pinned in `pins` (a module path), and
+    a checksum the user passes could only weaken that."""
+    if sha256:
+        raise InputError("--sha256", sha256, f"{files} are pinned ({pins}); no other checksum is taken")
+
+
 def store(data: bytes, target: Path) -> Path:
     """Write checked bytes whole (a reader never sees half a file)."""
     with atomic_open(target, "wb") as fh:

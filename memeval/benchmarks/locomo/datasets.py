@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES, AUDIT_LICENCE
-from memeval.data.fetch import DataSet, PinnedFile, read_source, store, verify
+from memeval.data.fetch import DataSet, PinnedFile, pinned_only, read_source, store, verify
 from memeval.errors import InputError
 from memeval.safe_text import shown
 
@@ -81,9 +81,7 @@ def fetch_audit_command(args: argparse.Namespace) -> int:
     from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_REPO
     from memeval.benchmarks.locomo.audit.store import audit_dir
 
-    if args.sha256:
-        raise InputError("--sha256", args.sha256, "the audit's files are pinned (memeval/benchmarks/locomo/audit/"
-                         "sources.py); no other checksum is taken")
+    pinned_only(args.sha256, "the audit's files", "memeval/benchmarks/locomo/audit/sources.py")
     result = fetch_audit(args.source, args.dest)
     for file, path, where in result.stored:
         print(f"{file.name}: wrote {shown(path)} (SHA-256 verified; from {shown(where)})")

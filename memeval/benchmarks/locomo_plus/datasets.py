@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memeval.data.fetch import DataSet, PinnedFile, sha256_file, store, verify
+from memeval.data.fetch import DataSet, PinnedFile, pinned_only, sha256_file, store, verify
 from memeval.errors import InputError
 from memeval.safe_text import shown
 
@@ -76,9 +76,7 @@ def fetch(dest: str | Path | None = None, source: str | None = None, timeout: fl
 
 
 def fetch_command(args: argparse.Namespace) -> int:
-    if getattr(args, "sha256", None):
-        raise InputError("--sha256", args.sha256, "LoCoMo-Plus's files are pinned (memeval/benchmarks/locomo_plus/"
-                         "datasets.py); no other checksum is taken")
+    pinned_only(getattr(args, "sha256", None), "LoCoMo-Plus's files", "memeval/benchmarks/locomo_plus/datasets.py")
     for path in fetch(args.dest, getattr(args, "source", None)):
         print(f"wrote {shown(str(path))} (SHA-256 verified)")
     print(f"note: {LICENCE}")
