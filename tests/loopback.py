@@ -1,21 +1,64 @@
 """What every fake service in the tests shares: an HTTP server on 127.0.0.1 in a daemon thread (started and
 stopped by `with`), JSON in and out, a request-id counter, and no noise when a client hangs up first (the
-timeout tests do that on purpose)."""
+timeout tests do that on purpose). With MEMEVAL_FAKE_REQUEST_LOG set, every request any of them receives is
+appended to that JSONL file under the running test's node id (benchmarks/request_bodies.py compares two such logs:
+issue 44's "every request byte-identical before and after")."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+REQUEST_LOG = "MEMEVAL_FAKE_REQUEST_LOG"
+# the request headers a provider's contract depends on; keys are recorded as present or not, never their values
+CONTRACT_HEADERS = ("content-type", "accept", "anthropic-version", "anthropic-beta", "openai-organization",
+                    "openai-project", "x-stainless-retry-count", "x-stainless-timeout", "x-stainless-read-timeout")
+SECRET_HEADERS = ("authorization", "x-api-key")
+_log_lock = threading.Lock()
+
+
+def log_request(handler: BaseHTTPRequestHandler, body: bytes) -> None:
+    """One line of MEMEVAL_FAKE_REQUEST_LOG (when set) for a request a fake received: the test, the fake, method,
+    path, contract headers, whether a key was sent, the body's SHA-256 and the body."""
+    path = os.environ.get(REQUEST_LOG)
+    if not path:
+        return
+    test, _, phase = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" (")
+    headers = {k.lower(): v for k, v in handler.headers.items()}
+    line = {"test": test, "phase": phase.rstrip(")"), "fake": type(handler).__qualname__.split(".")[0],
+            "method": handler.command, "path": handler.path,
+            "headers": {k: headers[k] for k in CONTRACT_HEADERS if k in headers},
+            "keys": {k: k in headers for k in SECRET_HEADERS},
+            "sha256": hashlib.sha256(body).hexdigest(), "body": body.decode("utf-8", "replace")}
+    data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+    with _log_lock:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
 
 class JsonHandler(BaseHTTPRequestHandler):
+    body = b""
+
     def log_message(self, *args):
         pass
 
+    def parse_request(self) -> bool:
+        """The body is read with the request line and headers, so every method is logged once, as received."""
+        if not super().parse_request():
+            return False
+        length = int(self.headers.get("content-length", 0) or 0)
+        self.body = self.rfile.read(length) if length > 0 else b""
+        log_request(self, self.body)
+        return True
+
     def read_json(self) -> dict:
-        length = int(self.headers.get("content-length", 0))
-        return json.loads(self.rfile.read(length) or b"{}")
+        return json.loads(self.body or b"{}")
 
     def send_json(self, payload, status: int = 200, headers: dict | None = None,
                   content_type: str = "application/json") -> None:
