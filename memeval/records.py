@@ -148,7 +148,7 @@ class JudgmentRow(JudgeOutcome):
     judge_model: str | None = None
     request_keys: list[str] | None = None  # each judge run's response-cache key, in run order (the viewer's transcript)
     # the gold it was judged against: "original" (the published key; every row written before keys existed) or
-    # "corrected" (the LoCoMo audit's correct answer, memeval/benchmarks/locomo/audit/key.py), a row of its own beside the original
+    # "corrected" (the LoCoMo audit's correct answer, memeval/benchmarks/locomo/audit_key.py), a row of its own beside the original
     answer_key: str = "original"
 
     def to_row(self) -> dict:

@@ -314,7 +314,7 @@ def test_an_answer_without_retrieved_memories_keeps_its_recall_unmeasured_under_
         run_dir, tmp_path, conversations, monkeypatch):
     """An imported answer carries no memories: its evidence recall was never measured, and corrected citations
     do not make it 0 (which would pull an imported system's recall down by questions it was never scored on)."""
-    from memeval.benchmarks.locomo.audit.key import answer_key
+    from memeval.benchmarks.locomo.audit_key import answer_key
     from memeval.benchmarks.locomo.keyed import keyed_answers
     from memeval.records import load_answers
 

@@ -5,14 +5,14 @@ import json
 
 import pytest
 
-from memeval.benchmarks.locomo.audit.key import (
+from memeval.benchmarks.locomo.audit.store import AUDIT_ENV, audit_path
+from memeval.benchmarks.locomo.audit_key import (
     LOCOMO10_ORDER,
     answer_key,
     audit_sample_id,
     ceilings,
     load_audit,
 )
-from memeval.benchmarks.locomo.audit.store import AUDIT_ENV, audit_path
 from memeval.benchmarks.locomo.data import load_locomo
 from memeval.errors import InputError
 from tests.audit_sample import ERRORS, answer_key_rows, audit_bytes, pin, write_layout, write_locomo

@@ -335,7 +335,7 @@ class _Key:
 
 
 def test_under_another_key_only_questions_whose_gold_stands_keep_their_recorded_judgments():
-    from memeval.benchmarks.locomo.published.recorded import recorded_notes, under_key
+    from memeval.benchmarks.locomo.recorded import recorded_notes, under_key
 
     rows = [JudgmentRow(protocol=RECORDED_PROTOCOL, scores=[100.0, 0.0, 100.0], mean=200 / 3, std=None,
                         run_count=3, warning=None, errors=[], sample_id=f"c:q{i}", conversation_id="c", category=1,
@@ -352,7 +352,7 @@ def test_a_stated_judge_prompt_and_model_find_that_judges_measured_leniency(ques
     """A recorded J carries a measured leniency only when the file's producer states the whole configuration:
     the model (in the file or --judge-model) and the prompt (--judge-prompt); an unstated prompt or another model
     reads "leniency not measured"."""
-    from memeval.benchmarks.locomo.audit.leniency import recorded_identity
+    from memeval.benchmarks.locomo.audit_leniency import recorded_identity
     from memeval.scoring.leniency import Leniency, Rate, register
 
     registrations = tmp_path / "registered"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memeval.benchmarks.locomo.audit.leniency import RECORDED_SOURCE, recorded_identity
 from memeval.benchmarks.locomo.audit.store import AUDIT_ENV
+from memeval.benchmarks.locomo.audit_leniency import RECORDED_SOURCE, recorded_identity
 from memeval.scoring.leniency import NOT_MEASURED, leniency_for, leniency_text
 from tests.audit_sample import QUESTIONS, audit_bytes, pin, write_layout, write_locomo
 from tests.fake_openai import TEST_KEY, FakeOpenAI, Rejection, user_text

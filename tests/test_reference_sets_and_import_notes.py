@@ -114,7 +114,7 @@ def test_importing_into_a_trust_report_folder_is_refused_with_nothing_written(wo
 
 
 def test_the_ceiling_line_says_what_a_j_above_it_means_on_the_original_key_only(world, cli):
-    from memeval.benchmarks.locomo.audit.key import answer_key, load_audit
+    from memeval.benchmarks.locomo.audit_key import answer_key, load_audit
     from memeval.benchmarks.locomo.data import load_locomo
     from memeval.benchmarks.locomo.keyed import key_notes
 

@@ -17,7 +17,7 @@ AMBIGUOUS_FLAG_HELP = ("under --key corrected or excluded, the audit's AMBIGUOUS
 
 @dataclass(frozen=True)
 class LocomoKeyed:
-    """One key (audit.key.AnswerKey) on one copy of the LoCoMo data, with the fetched audit (None: not fetched)."""
+    """One key (audit_key.AnswerKey) on one copy of the LoCoMo data, with the fetched audit (None: not fetched)."""
 
     key: object
     audit: object | None
@@ -57,10 +57,10 @@ class LocomoKeyed:
 
     def recorded(self, judgments: Path, overall: str, unjudged: dict) -> tuple[dict, list[str]]:
         """An imported file's recorded judgments: the majority vote as cells beside their J, and a note with the
-        population std over runs (published/recorded.py); a judge with no J under the corrected key (`unjudged`)
+        population std over runs (recorded.py); a judge with no J under the corrected key (`unjudged`)
         gets one note saying why, and neither figure."""
         from memeval.benchmarks.locomo.keyed import unjudged_notes
-        from memeval.benchmarks.locomo.published.recorded import (
+        from memeval.benchmarks.locomo.recorded import (
             load_recorded,
             majority_cells,
             recorded_notes,
@@ -103,7 +103,7 @@ class LocomoAnswerKeys:
 
     @staticmethod
     def _unchecked() -> LocomoKeyed:
-        from memeval.benchmarks.locomo.audit.key import AnswerKey
+        from memeval.benchmarks.locomo.audit_key import AnswerKey
 
         return LocomoKeyed(AnswerKey("original", "include", None), None, None)
 
@@ -165,12 +165,12 @@ class LocomoAnswerKeys:
         return reference_note(names)
 
     def recorded_table(self, judgments, protocol: str, leniency: str | None = None) -> str:
-        from memeval.benchmarks.locomo.published.recorded import recorded_table
+        from memeval.benchmarks.locomo.recorded import recorded_table
 
         return recorded_table(judgments, protocol, leniency)
 
     def recorded_leniency(self, directory: str | Path | None = None) -> list:
-        from memeval.benchmarks.locomo.audit.leniency import recorded_leniency
+        from memeval.benchmarks.locomo.audit_leniency import recorded_leniency
 
         return recorded_leniency(directory)
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memeval.benchmarks.locomo.audit.leniency import ANSWER_FILES
+from memeval.benchmarks.locomo.audit_leniency import ANSWER_FILES
 from memeval.benchmarks.locomo.categories import ADVERSARIAL, QA_CATEGORIES, category_label
 from memeval.engine.task import Task, Unit
 from memeval.errors import InputError
@@ -54,8 +54,8 @@ def gold_rows(conversations) -> list[CalibrationAnswer]:
 def audit_rows(answer_set: str, conversations, audit_dir: str | Path | None = None) -> list[CalibrationAnswer]:
     """A wrong-answer set from the fetched audit file, each answer matched to its LoCoMo question by the audit id
     and judged against LoCoMo's own question and gold (the original key)."""
-    from memeval.benchmarks.locomo.audit.key import audit_sample_id
     from memeval.benchmarks.locomo.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit_key import audit_sample_id
     from memeval.benchmarks.locomo.published.detailed import read_detailed
 
     name = ANSWER_FILES[answer_set]

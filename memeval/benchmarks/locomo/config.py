@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.benchmarks.locomo.answer_keys import AMBIGUOUS_FLAG_HELP, KEY_FLAG_HELP
-from memeval.benchmarks.locomo.audit.key import AMBIGUOUS_CHOICES, KEY_MODES
+from memeval.benchmarks.locomo.audit_key import AMBIGUOUS_CHOICES, KEY_MODES
 from memeval.commands.arguments import DATA, FAIL_FAST, OUT, PROGRESS, RESTART, SYSTEMS, bounded, systems_help
 from memeval.commands.llm_options import (
     BACKEND,

@@ -179,9 +179,9 @@ def read_source(path: Path, fmt: str, conversations: list[Conversation],
 
 def evermemos_rows(path: Path, skipped: list[str] | None = None):
     """The items of an EverMemOS `detailed_results` file as rows to match, and the file (its metadata and hash).
-    The audit id `locomo_<conversation index>_qa<question index>` names the sample id (memeval/benchmarks/locomo/audit/key.py); an
+    The audit id `locomo_<conversation index>_qa<question index>` names the sample id (memeval/benchmarks/locomo/audit_key.py); an
     id of another form is kept as it is, so matching reports it as naming no question."""
-    from memeval.benchmarks.locomo.audit.key import audit_sample_id
+    from memeval.benchmarks.locomo.audit_key import audit_sample_id
     from memeval.benchmarks.locomo.published.detailed import read_detailed
 
     def refuse(exc: InputError) -> None:
@@ -464,7 +464,7 @@ def recorded_judge(detailed, judge_model: str | None, judge_prompt: str | None =
     judge = {"protocol": RECORDED_PROTOCOL, "model": model, "model_source": said_by, "prompt": NOT_STATED,
              "runs": detailed.runs, "status": RECORDED}
     if judge_prompt == "evermemos":
-        from memeval.benchmarks.locomo.audit.leniency import recorded_identity
+        from memeval.benchmarks.locomo.audit_leniency import recorded_identity
 
         identity = recorded_identity()  # the framework's judge call: its prompts, temperature 0
         judge["prompt"] = f"EverMemOS prompts.yaml ({identity['prompt_source']}), as stated with --judge-prompt"

@@ -127,7 +127,7 @@ def _dry_run(args: argparse.Namespace, task, models) -> int:
 
 
 def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
-    from memeval.benchmarks.locomo.audit.leniency import (
+    from memeval.benchmarks.locomo.audit_leniency import (
         RECORDED_JUDGE,
         RECORDED_MODEL,
         RECORDED_RUNS,

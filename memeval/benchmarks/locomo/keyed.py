@@ -1,4 +1,4 @@
-"""A LoCoMo run's stored rows under a chosen answer key (memeval/benchmarks/locomo/audit/key.py): the original key (what papers
+"""A LoCoMo run's stored rows under a chosen answer key (memeval/benchmarks/locomo/audit_key.py): the original key (what papers
 compare), the LoCoMo audit's corrected key, or the audited questions excluded.
 
 Why here and pure: the answers a system gave do not depend on the key, so no answer is ever rewritten or re-asked.
@@ -159,7 +159,7 @@ def key_notes(key, audit, conversations) -> list[str]:
     lines = [f"Answer key: {key.label}."] if key is not None else []
     if audit is None:
         return lines + [NOT_CHECKED]
-    from memeval.benchmarks.locomo.audit.key import ceilings
+    from memeval.benchmarks.locomo.audit_key import ceilings
 
     found = ceilings(audit, conversations)
     parts = [f"{category_label(c)} {found[c]:.2f}" for c in QA_CATEGORIES if found.get(c) is not None]
@@ -178,7 +178,7 @@ ABOVE_CEILING = ("A J above its ceiling is credit on questions whose gold the au
 def resolve_key(mode: str = "original", ambiguous: str = "include", conversations=None, directory=None):
     """(AnswerKey, Audit or None): the key asked for, and the fetched audit (None when it is not fetched; the
     original key needs none, corrected and excluded refuse in one line naming the fetch command)."""
-    from memeval.benchmarks.locomo.audit.key import answer_key
+    from memeval.benchmarks.locomo.audit_key import answer_key
 
     key = answer_key(mode, ambiguous, directory=directory, conversations=conversations)
     return key, key.audit

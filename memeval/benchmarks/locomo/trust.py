@@ -177,7 +177,7 @@ def _j_values(rows) -> list[tuple[float, str, int]]:
 
 
 def _keys(audit, ambiguous: str, conversations) -> dict:
-    from memeval.benchmarks.locomo.audit.key import answer_key
+    from memeval.benchmarks.locomo.audit_key import answer_key
 
     keys = {"original": None}
     if audit is not None:
@@ -237,7 +237,7 @@ def _ceilings(audit, conversations, answered: set[str]) -> tuple[dict[str, float
 
 
 def _leniency(systems: list[_System], audit_dir) -> tuple[list[TrustLeniency], dict[str, str]]:
-    from memeval.benchmarks.locomo.audit import leniency as audited
+    from memeval.benchmarks.locomo import audit_leniency as audited
     from memeval.scoring import leniency as lenient
 
     rows: list[TrustLeniency] = []
@@ -311,7 +311,7 @@ def _pairs(measures: dict[tuple[str, str], dict[str, list[tuple[str, float, str,
 def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = None, data: str | Path | None = None,
                    ambiguous: str = "include") -> TrustDocument:
     """The trust section's content for `runs` (LoCoMo run or import directories), read from stored rows only."""
-    from memeval.benchmarks.locomo.audit.key import load_audit
+    from memeval.benchmarks.locomo.audit_key import load_audit
 
     paths = [Path(r) for r in runs]
     if not paths:
@@ -324,9 +324,9 @@ def trust_document(runs: Sequence[str | Path], audit_dir: str | Path | None = No
 
 
 def _document(systems: list[_System], conversations, audit, audit_dir, ambiguous: str) -> TrustDocument:
-    from memeval.benchmarks.locomo.audit.key import SOURCE
     from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND
     from memeval.benchmarks.locomo.audit.store import audit_dir as resolved_dir
+    from memeval.benchmarks.locomo.audit_key import SOURCE
     from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers
     from memeval.reports.summary import shown_path
     from memeval.scoring.power import mean_words
@@ -418,9 +418,9 @@ def import_published(out: str | Path, audit_dir: str | Path | None = None, data:
     each imported once into `out`/<system> with its recorded judgments; a file already imported there is kept as
     it is, and a file whose SHA-256 is in `skip` (imported by a run the report already shows) is not imported
     again. Returns the run directories of the files fetched and not skipped (none when the audit is not)."""
-    from memeval.benchmarks.locomo.audit.leniency import RECORDED_MODEL
     from memeval.benchmarks.locomo.audit.sources import AUDIT_FILES
     from memeval.benchmarks.locomo.audit.store import audit_path
+    from memeval.benchmarks.locomo.audit_leniency import RECORDED_MODEL
     from memeval.benchmarks.locomo.imports import import_answers
     from memeval.rundir import read_manifest
 
