@@ -27,6 +27,13 @@ What is counted, and by which rule:
   declarations beside them. `commands/arguments.py`'s shared flags (`--out`, `--data`, ...) count as written.
 - `memeval --help`: a fresh `python -X importtime -m memeval --help` run from the tree; whether it imported numpy
   (or another heavy package) and how many memeval modules.
+- the LLM client's shape (issue 44's "done when"), under `memeval/llm/`: classes over 200 lines and functions
+  (methods and nested ones included) over 60, from `class`/`def` to their last line; import cycles among its
+  modules, function-level and type-only ones listed with their kind; `**kwargs` parameters on the path from the
+  CLI/API to the client: `make_client` / `checked_client` (CLIENT_DOORS) and every memeval function they call,
+  transitively (a call resolved by name: a function of the same module or imported from memeval, `self.m()` a
+  method of the same class, a class called is its `__init__`); and the calls anywhere in memeval that hand a door
+  `**mapping` (settings travelling untyped).
 """
 
 from __future__ import annotations
@@ -95,6 +102,9 @@ MOVES = {
     "memeval.reports.headline": "memeval.publication.headline",
 }
 MODULE_TEXT = re.compile(r"\bmemeval(?:[./][A-Za-z_]\w*)+")
+LLM = "memeval.llm"
+CLIENT_DOORS = ("memeval.llm.client.make_client", "memeval.llm.client.checked_client")
+CLASS_LINES, FUNCTION_LINES = 200, 60
 
 
 @dataclass(frozen=True)
@@ -314,7 +324,112 @@ def main(tree: Path = TREE, run_help: bool = True) -> dict:
         "flag_declarations": flags,
         "help": help_imports(tree) if run_help else None,
         "upward_imports": upward, "modules_naming_run_files": naming,
+        **llm_shape(trees, packages, modules, kinds),
     }
+
+
+def _definitions(trees: dict[str, ast.AST]) -> dict[str, tuple[ast.AST, str, str | None]]:
+    """Every function and class by qualified name (module.Class.method): (node, module, enclosing class)."""
+    found = {}
+
+    def visit(node: ast.AST, prefix: str, module: str, cls: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                found[f"{prefix}.{child.name}"] = (child, module, cls)
+                visit(child, f"{prefix}.{child.name}", module, f"{prefix}.{child.name}")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found[f"{prefix}.{child.name}"] = (child, module, cls)
+                visit(child, f"{prefix}.{child.name}", module, None)
+            else:
+                visit(child, prefix, module, cls)
+
+    for name, tree_ in trees.items():
+        visit(tree_, name, name, None)
+    return found
+
+
+def _bound_names(tree_: ast.AST, name: str, is_package: bool, modules: dict) -> dict[str, str]:
+    """What a module's names stand for: `from memeval.x import f` binds f to memeval.x.f, `import memeval.x as m`
+    binds m to memeval.x (imports inside functions included: they bind when the function runs)."""
+    bound = {}
+    for node in ast.walk(tree_):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name.split(".") if is_package else name.split(".")[:-1]
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            if base.startswith("memeval"):
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("memeval") and alias.asname:
+                    bound[alias.asname] = alias.name
+    return bound
+
+
+def llm_shape(trees: dict[str, ast.AST], packages: set[str], modules: dict, kinds: dict) -> dict:
+    """Issue 44's measures of memeval/llm/ (see the module's docstring)."""
+    defs = _definitions(trees)
+    in_llm = {q: d for q, d in defs.items() if within(d[1], (LLM,))}
+    size = {q: d[0].end_lineno - d[0].lineno + 1 for q, d in in_llm.items()}
+    classes = sorted(((size[q], q) for q, d in in_llm.items() if isinstance(d[0], ast.ClassDef)
+                      and size[q] > CLASS_LINES), reverse=True)
+    functions = sorted(((size[q], q) for q, d in in_llm.items() if not isinstance(d[0], ast.ClassDef)
+                        and size[q] > FUNCTION_LINES), reverse=True)
+    bound = {name: _bound_names(t, name, name in packages, modules) for name, t in trees.items()}
+
+    def resolve(target: str) -> str | None:
+        if target in defs and isinstance(defs[target][0], ast.ClassDef):
+            return f"{target}.__init__" if f"{target}.__init__" in defs else None
+        return target if target in defs else None
+
+    def callees(qualified: str) -> set[str]:
+        node, module, cls = defs[qualified]
+        out = set()
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            f, target = call.func, None
+            if isinstance(f, ast.Name):
+                target = bound[module].get(f.id) or f"{module}.{f.id}"
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                if f.value.id in ("self", "cls") and cls:
+                    target = f"{cls}.{f.attr}"
+                elif f.value.id in bound[module]:
+                    target = f"{bound[module][f.value.id]}.{f.attr}"
+                elif f"{module}.{f.value.id}" in defs:
+                    target = f"{module}.{f.value.id}.{f.attr}"
+            resolved = resolve(target) if target else None
+            if resolved and resolved != qualified:
+                out.add(resolved)
+        return out
+
+    path, todo = set(), [d for d in CLIENT_DOORS if d in defs]
+    while todo:
+        q = todo.pop()
+        if q not in path:
+            path.add(q)
+            todo.extend(callees(q))
+    kwargs = sorted(f"{q}(**{defs[q][0].args.kwarg.arg})" for q in path
+                    if isinstance(defs[q][0], ast.FunctionDef | ast.AsyncFunctionDef) and defs[q][0].args.kwarg)
+    doors = {d.rsplit(".", 1)[1] for d in CLIENT_DOORS} | {"LLMClient"}
+    splats = sorted(f"{module}:{call.lineno} {ast.unparse(call.func)}(**{ast.unparse(k.value)})"
+                    for module, t in trees.items() for call in ast.walk(t) if isinstance(call, ast.Call)
+                    and (getattr(call.func, "id", None) or getattr(call.func, "attr", None)) in doors
+                    for k in call.keywords if k.arg is None)
+    llm_kinds = {e: k for e, k in kinds.items() if within(e[0], (LLM,)) and within(e[1], (LLM,))}
+    graph = nx.DiGraph(list(llm_kinds))
+    loops = [cycle_text(c[c.index(min(c)):] + c[:c.index(min(c))], llm_kinds)
+             for c in islice(nx.simple_cycles(graph), CYCLE_LIMIT)]
+    return {"llm_classes_over_200_lines": len(classes),
+            "llm_classes_over_200": [f"{n} lines {q}" for n, q in classes],
+            "llm_functions_over_60_lines": len(functions),
+            "llm_functions_over_60": [f"{n} lines {q}" for n, q in functions],
+            "llm_client_path_functions": len(path), "llm_client_path": sorted(path),
+            "llm_kwargs_on_client_path": len(kwargs), "llm_kwargs_parameters": kwargs,
+            "llm_kwargs_splats_into_client": len(splats), "llm_kwargs_splats": splats,
+            "llm_import_cycles": len(loops), "llm_import_cycle_list": sorted(loops)}
 
 
 def _minus(a: int | str, b: int | str) -> int | str:
@@ -324,7 +439,9 @@ def _minus(a: int | str, b: int | str) -> int | str:
 HEADLINE = ("modules", "lines", "import_cycles", "modules_in_import_cycles", "type_only_import_cycles",
             "folder_cycles", "folders_in_cycles", "type_only_folder_cycles", "benchmark_imports_in_shared_modules",
             "shared_modules_importing_a_benchmark", "benchmark_strings_in_shared_modules", "run_loops_of_their_own",
-            "add_argument_calls", "add_argument_calls_outside_generators", "flag_declarations")
+            "add_argument_calls", "add_argument_calls_outside_generators", "flag_declarations",
+            "llm_classes_over_200_lines", "llm_functions_over_60_lines", "llm_kwargs_on_client_path",
+            "llm_kwargs_splats_into_client", "llm_import_cycles")
 
 
 def headline(result: dict) -> dict:

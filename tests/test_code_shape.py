@@ -63,3 +63,40 @@ def test_after_the_move_a_name_the_tree_has_is_its_own(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     assert main(tmp_path, run_help=False)["benchmark_imports"] == []
+
+
+def test_the_llm_clients_shape_on_a_tree_where_it_is_known(tmp_path):
+    """Issue 44's measures: a class of 201 lines counts and one of 200 does not, likewise a function of 61 and 60;
+    `**kwargs` counts on the doors and what they call (a method through `self`, a class through its `__init__`, a
+    function imported inside a function), not on a function off the path; a splat into a door counts wherever it
+    is; a type-only cycle among memeval/llm/ modules is listed as such."""
+    body = "    x = 1\n"
+    files = {
+        "__init__.py": "", "llm/__init__.py": "",
+        "llm/client.py": ("def checked_client(backend, **kwargs):\n    return make_client(backend, **kwargs)\n\n\n"
+                          "def make_client(backend, **options):\n    from memeval.llm.helper import build\n"
+                          "    build()\n    return LLMClient(backend, **options)\n\n\n"
+                          "class LLMClient:\n    def __init__(self, backend, **rest):\n        self.route()\n"
+                          "    def route(self, **extra):\n        pass\n" + body * 196),  # class: 201 lines
+        "llm/helper.py": "def build(**made):\n    pass\n\n\ndef unused(**off_path):\n" + body * 60,  # 61 lines
+        "llm/sizes.py": "class Fits:\n" + body * 199 + "def fits():\n" + body * 59,  # 200 and 60 lines
+        "llm/prices.py": "from memeval.llm.profiles import P\n",
+        "llm/profiles.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from memeval.llm.prices import T\n",
+        "api.py": "from memeval.llm.client import checked_client\n\n\ndef run(**settings):\n"
+                  "    return checked_client('auto', **settings)\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "memeval" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    result = main(tmp_path, run_help=False)
+    assert result["llm_classes_over_200"] == ["201 lines memeval.llm.client.LLMClient"]
+    assert result["llm_functions_over_60"] == ["61 lines memeval.llm.helper.unused"]
+    assert result["llm_kwargs_parameters"] == [
+        "memeval.llm.client.LLMClient.__init__(**rest)", "memeval.llm.client.LLMClient.route(**extra)",
+        "memeval.llm.client.checked_client(**kwargs)", "memeval.llm.client.make_client(**options)",
+        "memeval.llm.helper.build(**made)"]
+    assert result["llm_kwargs_splats"] == ["memeval.api:5 checked_client(**settings)",
+                                           "memeval.llm.client:2 make_client(**kwargs)",
+                                           "memeval.llm.client:8 LLMClient(**options)"]
+    assert result["llm_import_cycle_list"] == ["memeval.llm.prices -> memeval.llm.profiles  (type-only)"]
