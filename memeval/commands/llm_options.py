@@ -117,6 +117,14 @@ def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge",
             add_setting(parser, setting, setting.default)
 
 
+def add_run_arguments(parser: argparse.ArgumentParser, config_class, *names: str) -> None:
+    """A QA run's arguments in the order every benchmark's `run --help` reads: its own settings (`names`), the LLM
+    options, then --out, --restart, --fail-fast and --no-progress."""
+    add_config_arguments(parser, config_class, *names)
+    add_llm_arguments(parser, config_class=config_class)
+    add_config_arguments(parser, config_class, "out", "restart", "fail_fast", "progress")
+
+
 def llm_options(args: argparse.Namespace) -> LLMOptions:
     models = {role: getattr(args, f"{role}_model", None) for role in ROLE_DEFAULTS}
     options = LLMOptions(backend=args.llm, sampling=args.sampling,

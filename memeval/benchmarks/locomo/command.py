@@ -15,10 +15,10 @@ from memeval.commands.arguments import (
     split_systems,
     system_name,
 )
-from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 from memeval.safe_text import shown
-from memeval.settings import add_config_arguments, config_from
+from memeval.settings import config_from
 
 __all__ = ["RELEASED_CONVERSATIONS", "register", "split_systems"]
 
@@ -30,10 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = command(sub, "run", "answer (and optionally judge) LoCoMo questions with memory systems",
                   "memeval locomo run --systems rag_turns,full_context --reader claude --judge graded "
                   "--out runs/claude")
-    add_config_arguments(run, LocomoRunConfig, "data", "conversations", "questions", "question_seed", "systems",
-                         "answerer", "judge", "judge_runs", "judge_mode", "k", "answer_max_tokens", "key", "ambiguous")
-    add_llm_arguments(run, config_class=LocomoRunConfig)
-    add_config_arguments(run, LocomoRunConfig, "out", "restart", "fail_fast", "progress")
+    add_run_arguments(run, LocomoRunConfig, "data", "conversations", "questions", "question_seed", "systems",
+                      "answerer", "judge", "judge_runs", "judge_mode", "k", "answer_max_tokens", "key", "ambiguous")
     run.add_argument("--json", action="store_true",
                      help="print a JSON summary instead of the report (with --dry-run: the estimate's raw numbers "
                           "instead of its table)")

@@ -9,9 +9,9 @@ import json
 
 from memeval.benchmarks.locomo_plus.config import LocomoPlusConfig
 from memeval.commands.arguments import command, finish
-from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.safe_text import shown
-from memeval.settings import add_config_arguments, config_from
+from memeval.settings import config_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,10 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "evidence recall offline, J with --judge locomo_plus",
                   "memeval locomo-plus run --systems rag_turns,full_context --reader claude --judge locomo_plus "
                   "--out runs/plus")
-    add_config_arguments(run, LocomoPlusConfig, "data", "locomo", "conversations", "questions", "question_seed",
-                         "items", "choice", "seed", "systems", "reader", "judge", "k", "answer_max_tokens")
-    add_llm_arguments(run, config_class=LocomoPlusConfig)
-    add_config_arguments(run, LocomoPlusConfig, "out", "restart", "fail_fast", "progress")
+    add_run_arguments(run, LocomoPlusConfig, "data", "locomo", "conversations", "questions", "question_seed",
+                      "items", "choice", "seed", "systems", "reader", "judge", "k", "answer_max_tokens")
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
 

@@ -6,9 +6,9 @@ import argparse
 
 from memeval.benchmarks.longmemeval.config import LongMemEvalConfig
 from memeval.commands.arguments import command, finish
-from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.safe_text import shown
-from memeval.settings import add_config_arguments, config_from
+from memeval.settings import config_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,10 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "evidence recall offline, accuracy with --judge longmemeval",
                   "memeval longmemeval run --data data/longmemeval/longmemeval_s_cleaned.json --systems "
                   "rag_turns,full_context --questions 50 --out runs/lme")
-    add_config_arguments(run, LongMemEvalConfig, "data", "systems", "questions", "k", "reader", "judge",
-                         "answer_max_tokens")
-    add_llm_arguments(run, config_class=LongMemEvalConfig)
-    add_config_arguments(run, LongMemEvalConfig, "out", "restart", "fail_fast", "progress")
+    add_run_arguments(run, LongMemEvalConfig, "data", "systems", "questions", "k", "reader", "judge",
+                      "answer_max_tokens")
     run.set_defaults(handler=_run)
 
 
