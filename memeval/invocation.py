@@ -2,20 +2,18 @@
 and always the equivalent `memeval ...` command line built from the resolved configuration at run time.
 
 Tables that cite a command print the recorded line (never one rebuilt later from folder names or summaries),
-and `memeval ls` lists every manifest under a directory with its commit and command.
+and `memeval ls` lists every manifest under a directory with its commit and command (memeval/engine/listing.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, fields
 from pathlib import Path
 
-from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, RunDir
+from memeval.rundir import RunDir
 from memeval.settings import flag  # noqa: F401  (configurations declared before memeval.settings import it here)
 
 _cli_argv: list[str] | None = None
@@ -92,141 +90,15 @@ def recorded_commands(directory: str | Path) -> list[str]:
     path = RunDir(directory).manifest
     if not path.is_file():
         return []
-    return _commands_of(load_manifest(path))
+    return commands_of(load_manifest(path))
 
 
-def _commands_of(manifest: dict) -> list[str]:
+def commands_of(manifest: dict) -> list[str]:
     invocations = manifest.get("invocations")
     lines = [i.get("command_line") for i in invocations if isinstance(i, dict)] \
         if isinstance(invocations, list) else []
     lines = lines or [manifest.get("command_line")]
     return list(dict.fromkeys(line for line in lines if isinstance(line, str) and line))
-
-
-def list_results(roots: Iterable[str | Path], problems: list[str] | None = None) -> list[dict]:
-    """Every results directory (one holding a manifest.json) under `roots`. A manifest that cannot be read is
-    left out of the list and, when `problems` is a list, reported there as "path: why"."""
-    from memeval.errors import InputError
-
-    out = []
-    for root in roots:
-        for path in sorted(Path(root).rglob(MANIFEST)):
-            try:
-                manifest = load_manifest(path)
-            except InputError as exc:
-                if problems is not None:
-                    problems.append(f"{path}: {exc.problem}")
-                continue
-            except OSError as exc:
-                if problems is not None:
-                    problems.append(f"{path}: {exc.strerror or exc}")
-                continue
-            sha = manifest.get("git_sha")
-            sha = sha if isinstance(sha, str) and sha else None
-            commands = _commands_of(manifest)
-            rows, failed = latest_row_counts(path.parent, manifest.get("command"))
-            out.append({"directory": str(path.parent), "kind": manifest.get("command") or "–",
-                        "status": directory_status(path.parent, manifest), "rows": rows, "failed": failed,
-                        "commit": sha[:10] + ("-dirty" if sha.endswith("-dirty") else "") if sha else None,
-                        "created_utc": manifest.get("created_utc"),
-                        "command_line": commands[-1] if commands else None, "commands": commands})
-    return out
-
-
-ROW_FILES = (ANSWERS, JUDGMENTS, "raw_results.jsonl", "rows.jsonl")
-
-
-def _newlines(handle, block: int = 1 << 22) -> int:
-    """Newline-terminated lines, counted a block at a time."""
-    n = 0
-    while chunk := handle.read(block):
-        n += chunk.count(b"\n")
-    return n
-
-
-def latest_row_counts(directory: Path, kind: str | None) -> tuple[dict[str, int], dict[str, int]]:
-    """(rows, failed) per results file. A run's files are append-only and a rerun's row supersedes the one it
-    retried, so a run counts its latest row per key and, of those, the answers that still carry an error; other
-    files (and a run file that cannot be read) count their lines."""
-    from memeval import records
-    from memeval.benchmarks import load
-    from memeval.engine.registry import aliases, run_kinds
-    from memeval.errors import InputError
-
-    run = run_kinds().get(aliases().get(kind, kind)) if isinstance(kind, str) else None
-    names = (run.answer_record, run.judgment_record) if run else None
-    records_of = dict(zip((ANSWERS, JUDGMENTS), (load(n) if ":" in n else getattr(records, n) for n in names),
-                          strict=True)) if names else {}
-    counts, failed = {}, {}
-    for name in ROW_FILES:
-        path, label = directory / name, name.split(".")[0]
-        if not path.is_file():
-            continue
-        if name in records_of:
-            try:
-                counts[label], errors = count_latest(path, records_of[name])
-            except InputError:
-                pass
-            else:
-                if errors:
-                    failed[label] = errors
-                continue
-        with open(path, "rb") as handle:  # newline-terminated lines: a torn last line is not counted
-            counts[label] = _newlines(handle)
-    return counts, failed
-
-
-class _FieldNames:
-    """Stands in for a record to learn which fields its `key` reads."""
-
-    def __init__(self):
-        self.names: list[str] = []
-
-    def __getattr__(self, name: str) -> str:
-        self.names.append(name)
-        return name
-
-
-def key_fields(record: type) -> tuple[str, ...]:
-    probe = _FieldNames()
-    record.key.fget(probe)
-    return tuple(probe.names)
-
-
-_VALUE = re.compile(rb'"(?:[^"\\]|\\.)*"|[^,}\]\s]+')
-
-
-def count_latest(path: Path, record: type) -> tuple[int, int]:
-    """(rows left when a later row of the same key supersedes an earlier one, how many of them carry an error),
-    from each line's key fields and `error` found as JSON tokens in the mapped file, without copying, parsing or
-    validating rows: `ls` over a tree of full runs in a fraction of a second. A line lacking a key field (a blank
-    line, a file that is not what its manifest says) sends the file to `read_light_records`, which skips blank
-    lines and refuses a bad file with one line."""
-    import mmap
-
-    from memeval.records import latest
-
-    fields = [(f'"{name}": '.encode(), len(name) + 4) for name in key_fields(record)]
-    keys: dict[tuple, bool] = {}
-    with open(path, "rb") as handle:
-        if not os.fstat(handle.fileno()).st_size:
-            return 0, 0
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            start, stop = 0, data.rfind(b"\n") + 1  # a torn last line is not a row yet
-            while start < stop:
-                end = data.find(b"\n", start)
-                key = []
-                for prefix, size in fields:  # written with sorted keys, these are near the end of a long row
-                    at = data.rfind(prefix, start, end)
-                    token = _VALUE.match(data, at + size, end) if at >= 0 else None
-                    if token is None:
-                        rows = list(latest(read_light_records(path, record), lambda r: r.key).values())
-                        return len(rows), sum(1 for r in rows if getattr(r, "error", None))
-                    key.append(token.group())
-                at = data.find(b'"error": ', start, end)
-                keys[tuple(key)] = at >= 0 and data[at + 9:at + 10] == b'"'
-                start = end + 1
-    return len(keys), sum(keys.values())
 
 
 # The two large fields of an answer row, never used by `ls` or `results`: every memory id a system returned for a

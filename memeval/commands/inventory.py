@@ -42,8 +42,8 @@ def _ls(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memeval.artifacts import artifacts_root
+    from memeval.engine.listing import list_results
     from memeval.errors import InputError
-    from memeval.invocation import list_results
 
     for root in args.roots:  # a directory named on the command line must exist; the default one may not yet
         if not Path(root).is_dir():
@@ -128,7 +128,7 @@ def _last_written(directory: str) -> float:
     """The newest modification time of the manifest and the row files: when the directory last changed."""
     import os
 
-    from memeval.invocation import ROW_FILES
+    from memeval.engine.listing import ROW_FILES
     from memeval.rundir import MANIFEST
 
     times = []
