@@ -8,6 +8,12 @@ contract as published, independently of memeval's own model table, and rejects w
   (platform.claude.com/docs/en/api/migration-2026-10-21; confirmed by third-party runs against Sonnet 4.6).
 - Claude Opus 4.7 and later reject sampling parameters on any version: 400 "`temperature` is deprecated for
   this model." (github.com/Comfy-Org/ComfyUI/issues/13923); the Sonnet 5 page: non-default values are a 400.
+- Where sampling is taken, `temperature` lies in [0, 1]: 400 "temperature: range: 0..1" (the API's body quoted in
+  anthropics/anthropic-sdk-python#893, whose maintainers say in 2026-08 that values outside 0.0-1.0 are now a 400
+  on current models). Claude Opus 4.1 and later 4.x, Sonnet 4.5 / 4.6 and Haiku 4.5 refuse `temperature` and
+  `top_p` together: 400 "`temperature` and `top_p` cannot both be specified for this model. Please use only one."
+  (comet-ml/opik#3728 names Opus 4.1, Sonnet 4.5, Haiku 4.5; SalesforceAIResearch/MCP-Universe#49 Opus 4.5;
+  iOfficeAI/AionUi#912 Sonnet 4.6), held here for the models whose sampling is "any".
 - An unknown model is a 404 not_found_error; a missing or wrong key a 401 authentication_error
   (platform.claude.com/docs/en/api/errors). Error bodies are {"type": "error", "error": {"type", "message"},
   "request_id"} with a `request-id` header.
@@ -356,6 +362,13 @@ class FakeAnthropic(LoopbackServer):
             raise Rejection(400, "invalid_request_error", f"{sent[0]}: Extra inputs are not permitted")
         if sent and (sampling == "none" or (sampling == "default-only" and body.get("temperature", 1.0) != 1.0)):
             raise Rejection(400, "invalid_request_error", f"`{sent[0]}` is deprecated for this model.")
+        temperature = body.get("temperature")
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                        or not 0 <= temperature <= 1):
+            raise Rejection(400, "invalid_request_error", "temperature: range: 0..1")
+        if sampling == "any" and "temperature" in body and "top_p" in body:
+            raise Rejection(400, "invalid_request_error", "`temperature` and `top_p` cannot both be specified for this "
+                            "model. Please use only one.")
         if not count_tokens and (not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1):
             raise Rejection(400, "invalid_request_error", "max_tokens: Field required")
         if not body.get("messages"):
