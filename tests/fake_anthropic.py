@@ -20,7 +20,10 @@ contract as published, independently of memeval's own model table, and rejects w
 - Body fields are those of the SDK's own signatures (anthropic 2.16, resources/messages/messages.py:
   `Messages.create` and `Messages.count_tokens`; count_tokens has no max_tokens and no sampling parameters);
   anything else is 400 "<field>: Extra inputs are not permitted", the message shape of the migration guide's
-  sampling error. `output_config.format` only on models with structured outputs (structured-outputs docs);
+  sampling error. `model`, `messages` and `max_tokens` are required there (keyword arguments without a default);
+  `max_tokens` 0 is taken ("Set to `0` to populate the prompt cache without generating a response", SDK 2.17
+  types/message_create_params.py): the reply here has no content, stop_reason max_tokens and 0 output tokens (its
+  shape is this fake's own), a negative one is a 400. `output_config.format` only on models with structured outputs (structured-outputs docs);
   `custom_id` must match [A-Za-z0-9_-]{1,64} (Message Batches API reference).
 - Batches: each request ends succeeded, errored, canceled or expired (docs.claude.com/.../retrieving-message-
   batches); a request with invalid input comes back as its own `errored` result carrying the error type
@@ -369,8 +372,10 @@ class FakeAnthropic(LoopbackServer):
         if sampling == "any" and "temperature" in body and "top_p" in body:
             raise Rejection(400, "invalid_request_error", "`temperature` and `top_p` cannot both be specified for this "
                             "model. Please use only one.")
-        if not count_tokens and (not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1):
+        if not count_tokens and not isinstance(body.get("max_tokens"), int):
             raise Rejection(400, "invalid_request_error", "max_tokens: Field required")
+        if not count_tokens and body["max_tokens"] < 0:
+            raise Rejection(400, "invalid_request_error", "max_tokens: Input should be greater than or equal to 0")
         if not body.get("messages"):
             raise Rejection(400, "invalid_request_error", "messages: Field required")
         fmt = (body.get("output_config") or {}).get("format")
@@ -449,6 +454,8 @@ class FakeAnthropic(LoopbackServer):
         total = self._prompt_tokens(body)
         content, output = [{"type": "text", "text": text}], ANSWER_TOKENS
         thought = _thought(body, out)
+        if body["max_tokens"] == 0:  # a cache warm-up: the prompt is read (and cached), nothing is generated
+            content, output, thought, stop = [], 0, 0, "max_tokens"
         if thought:
             # thinking comes first and counts toward max_tokens: what it leaves is the room for the answer
             cap = body["max_tokens"]

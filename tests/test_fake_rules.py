@@ -38,3 +38,14 @@ def test_claude_temperature_and_top_p_together_are_refused(claude, model):
         sdk.messages.create(model=model, max_tokens=5, messages=HELLO, extra_body={"temperature": 0, "top_p": 0.9})
     assert sdk.messages.create(model=model, max_tokens=5, messages=HELLO, extra_body={"top_p": 0.9}).content
 
+
+def test_claude_max_tokens_zero_warms_the_cache_and_a_negative_one_is_refused(claude):
+    import anthropic
+
+    fake, sdk = claude
+    long = [{"role": "user", "content": [{"type": "text", "text": "x" * 9000, "cache_control": {"type": "ephemeral"}}]}]
+    warmed = sdk.messages.create(model="claude-sonnet-4-6", max_tokens=0, messages=long)
+    assert warmed.content == [] and warmed.usage.output_tokens == 0 and warmed.usage.cache_creation_input_tokens > 0
+    assert sdk.messages.create(model="claude-sonnet-4-6", max_tokens=5, messages=long).usage.cache_read_input_tokens
+    with pytest.raises(anthropic.BadRequestError, match="max_tokens"):
+        sdk.messages.create(model="claude-sonnet-4-6", max_tokens=-1, messages=HELLO)
