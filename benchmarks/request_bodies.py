@@ -2,7 +2,7 @@
 issue 44's "every request the suite sends is byte-identical before and after" for a redesign of memeval/llm/.
 
 Usage:
-  python benchmarks/request_bodies.py run --tree DIR --out OUT [PYTEST ARGS...]
+  python benchmarks/request_bodies.py run --tree DIR --out OUT [--subset all|client] [PYTEST ARGS...]
   python benchmarks/request_bodies.py compare A B
 
 `run` runs pytest in the source tree DIR (cwd and PYTHONPATH DIR, this interpreter, under `nice`) with
@@ -40,23 +40,30 @@ FAKES = re.compile(r"fake_anthropic|fake_openai|fake_limits|tests\.loopback|"
 REAL_SERVER = ("tests/test_local_server.py", "tests/test_local_launch.py")
 REAL_SERVER_TESTS = ("tests/test_embeddings.py::test_the_real_servers_embeddings_are_cached_and_replayed",
                      "tests/test_embeddings.py::test_rag_dense_and_mem0_end_to_end_against_the_real_server")
+# `--subset client`: the files that drive the LLM client itself against the fakes (a few minutes; the default
+# selection, every fake-talking file with the notebooks and end-to-end runs, takes over an hour on a loaded machine)
+CLIENT = ("test_llm_client", "test_claude_contract", "test_openai_provider", "test_thinking_models", "test_llm_batch",
+          "test_batch_lifecycle", "test_rate_limits", "test_fit", "test_prices_file", "test_token_estimates",
+          "test_hostile_replies", "test_unusable_replies", "test_unusable_judgments", "test_llm_bounds", "test_routes",
+          "test_embeddings", "test_judge", "test_official_prompt", "test_evermemos_protocol",
+          "test_operational_errors", "test_dry_run_sends_nothing", "test_longmemeval_empty_reply")
 # (name, pattern, replacement): what two runs of one tree send differently, and nothing else
 NORMALISE: list[tuple[str, re.Pattern, str]] = []
 
 
-def default_selection(tree: Path) -> list[str]:
+def default_selection(tree: Path, subset: str = "all") -> list[str]:
     files = sorted(p.relative_to(tree).as_posix() for p in (tree / "tests").glob("test_*.py")
-                   if FAKES.search(p.read_text(encoding="utf-8")))
+                   if FAKES.search(p.read_text(encoding="utf-8")) and (subset == "all" or p.stem in CLIENT))
     kept = [f for f in files if f not in REAL_SERVER]
     return kept + [f"--deselect={t}" for t in REAL_SERVER_TESTS if t.split("::")[0] in kept]
 
 
-def run(tree: Path, out: Path, selection: list[str]) -> int:
+def run(tree: Path, out: Path, selection: list[str], subset: str = "all") -> int:
     tree, out = tree.resolve(), out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     log = out / "requests.jsonl"
     log.unlink(missing_ok=True)
-    selection = selection or default_selection(tree)
+    selection = selection or default_selection(tree, subset)
     env = {**os.environ, "MEMEVAL_FAKE_REQUEST_LOG": str(log), "PYTHONPATH": str(tree)}
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         env.pop(name, None)
@@ -159,12 +166,14 @@ def main(argv=None) -> int:
     run_parser = commands.add_parser("run", help="run pytest in a tree with the fakes logging every request")
     run_parser.add_argument("--tree", type=Path, required=True)
     run_parser.add_argument("--out", type=Path, required=True)
+    run_parser.add_argument("--subset", choices=("all", "client"), default="all",
+                            help="without PYTEST ARGS: every fake-talking test file, or the client's own (CLIENT)")
     compare_parser = commands.add_parser("compare", help="compare two runs' requests, per test")
     compare_parser.add_argument("a", type=Path)
     compare_parser.add_argument("b", type=Path)
     args, rest = parser.parse_known_args(argv)
     if args.command == "run":
-        return run(args.tree, args.out, rest)
+        return run(args.tree, args.out, rest, args.subset)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return compare(args.a, args.b)
