@@ -182,6 +182,7 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
     excluded; `ambiguous`: include or drop the audit's AMBIGUOUS questions; memeval/benchmarks/locomo/keyed.py): F1 and
     evidence recall against the key's gold and citations, one judgment per question and protocol under that key,
     the questions it leaves out left out."""
+    from memeval.answer_keys import answer_keys
     from memeval.engine.registry import run_kinds, task_class
     from memeval.errors import InputError
     from memeval.invocation import load_manifest
@@ -200,10 +201,14 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
                          "(a sweep's rows: memeval.memaudit.sweep.load_sweep_rows)") from None
     answer_rows = list(latest(read_records(rundir.answers, task.answer_record), lambda r: r.key).values())
     judgment_rows = list(latest(read_records(rundir.judgments, task.judgment_record), lambda r: r.key).values())
-    if kind == "locomo run":
-        answer_rows, judgment_rows = _keyed_rows(manifest, answer_rows, judgment_rows, key, ambiguous)
+    hooks = answer_keys(kind)
+    if hooks is not None:
+        answer_rows, judgment_rows = _keyed_rows(hooks, manifest, answer_rows, judgment_rows, key, ambiguous)
     elif key != "original" or ambiguous != "include":
-        raise InputError(rundir.manifest, "command", f"{kind!r}: an answer key applies to LoCoMo runs only")
+        from memeval.engine.registry import title
+
+        offered = ", ".join(title(k) for k in run_kinds() if answer_keys(k) is not None)
+        raise InputError(rundir.manifest, "command", f"{kind!r}: an answer key applies to {offered} runs only")
     answers: dict[str, list] = {}
     for row in answer_rows:
         answers.setdefault(row.system, []).append(row)
@@ -214,21 +219,16 @@ def load_run(directory: str | Path, key: str = "original", ambiguous: str = "inc
     return StoredRun(directory, kind, manifest, answers, judgments)
 
 
-def _keyed_rows(manifest: dict, answers: list, judgments: list, key: str, ambiguous: str) -> tuple[list, list]:
-    """A LoCoMo run's rows under the answer key, its audit matched to the data the manifest names (the data memeval
-    finds when that path is gone)."""
-    from memeval.benchmarks.locomo.data import load_locomo
-    from memeval.benchmarks.locomo.keyed import key_evidence, keyed_answers, keyed_judgments, resolve_key
-    from memeval.data.paths import find_locomo
+def _keyed_rows(hooks, manifest: dict, answers: list, judgments: list, key: str, ambiguous: str
+                ) -> tuple[list, list]:
+    """A run's rows under its benchmark's answer key (`hooks`: memeval.answer_keys.AnswerKeys), the key matched to
+    the data the manifest names (the data memeval finds when that path is gone)."""
+    from memeval.answer_keys import ORIGINAL
 
     if key == "original" and ambiguous == "include":
-        return answers, keyed_judgments(judgments, None)
-    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
-    recorded = data.get("path") if isinstance(data.get("path"), str) else None
-    path = Path(recorded) if recorded and Path(recorded).exists() else find_locomo(None)
-    answer_key, audit = resolve_key(key, ambiguous, load_locomo(path))
-    return (keyed_answers(answers, answer_key, key_evidence(answer_key, audit)),
-            keyed_judgments(judgments, answer_key, {a.sample_id: a.gold for a in answers}))
+        return answers, ORIGINAL.judgments(judgments)
+    keyed = hooks.for_run(manifest, key, ambiguous, {})
+    return keyed.answers(answers), keyed.judgments(judgments, {a.sample_id: a.gold for a in answers})
 
 
 def publish(*names: str, root: str | Path | None = None, out: str | Path | None = None) -> list[Published]:

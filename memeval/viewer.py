@@ -1,5 +1,6 @@
-"""The per-question viewer of LoCoMo runs: one static, self-contained HTML page (no server; it opens from reports/
-or any folder) to browse one or several `locomo run` or `locomo import` directories question by question
+"""The per-question viewer of conversation-QA runs: one static, self-contained HTML page (no server; it opens from
+reports/ or any folder) to browse one or several directories holding the shared answer rows (`locomo run`,
+`locomo import`, `locomo-plus run`: every kind the registrations name, `viewed_kinds`) question by question
 (imported answers are labelled with their harness's format and answer model, never this run's reader).
 
 The page opens with a header per run (systems, reader and judge models, judge protocols, commit, F1 ×100 over
@@ -34,7 +35,7 @@ RunPaths = str | Path | Sequence[str | Path]
 def _run_paths(runs: RunPaths) -> list[Path]:
     paths = [Path(runs)] if isinstance(runs, (str, Path)) else [Path(r) for r in runs]
     if not paths:
-        raise InputError("memeval view", "RUN_DIR", "name at least one `locomo run` directory")
+        raise InputError("memeval view", "RUN_DIR", f"name at least one `{viewed_kinds()[0]}` directory")
     seen: dict[Path, Path] = {}
     for path in paths:
         resolved = path.resolve()
@@ -57,6 +58,14 @@ def run_labels(paths: Sequence[Path]) -> list[str]:
     return ["/".join(p[-depth:]) for p in parts]
 
 
+def viewed_kinds() -> list[str]:
+    """The kinds of directory the page reads, as their manifests name them: every kind holding the shared answer
+    rows and the commands writing the same rows (an import), from the registrations."""
+    from memeval.engine.registry import answer_kinds, run_kinds
+
+    return [k for k, kind in answer_kinds().items() if k == kind or k in run_kinds()[kind].written_by]
+
+
 def _load_manifest(run: Path) -> dict:
     from memeval.invocation import load_manifest
 
@@ -65,20 +74,32 @@ def _load_manifest(run: Path) -> dict:
         return {}
     manifest = load_manifest(path)
     kind = manifest.get("command")
-    if kind not in (None, "locomo run", "locomo import"):  # None: a hand-made or older manifest
-        raise InputError(path, "command", f"{kind!r}: the viewer reads `locomo run` and `locomo import` directories "
-                         "only (their answers.jsonl holds the answers)")
+    if kind is not None and kind not in _kind_of():  # None: a hand-made or older manifest
+        names = [f"`{k}`" for k in viewed_kinds()]
+        raise InputError(path, "command", f"{kind!r}: the viewer reads {', '.join(names[:-1])} and {names[-1]} "
+                         "directories only (their answers.jsonl holds the answers)")
     return manifest
 
 
-VIEWED_KIND = "locomo run"  # the kind whose answers.jsonl the page reads (a `locomo import` holds the same rows)
+def _kind_of() -> dict[str, str]:
+    from memeval.engine.registry import answer_kinds
+
+    return answer_kinds()
 
 
-def _benchmark():
-    """(AnswerKeys or None, CategorySet) of the benchmark whose runs the page shows, from the registry."""
+def _viewed_kind(manifest: dict) -> str:
+    """The run kind whose rows a directory holds (an import's are its run kind's; a manifest naming none: the
+    first registered kind holding answer rows)."""
+    from memeval.engine.registry import default_answer_kind
+
+    return _kind_of().get(manifest.get("command")) or default_answer_kind()
+
+
+def _benchmark(kind: str):
+    """(AnswerKeys or None, CategorySet) of the benchmark whose run of `kind` the page shows, from the registry."""
     from memeval.engine.registry import categories
 
-    return answer_keys(VIEWED_KIND), categories(VIEWED_KIND)
+    return answer_keys(kind), categories(kind)
 
 
 def _data_path(manifest: dict) -> Path | None:
@@ -218,13 +239,13 @@ class _Tables:
         return found
 
 
-def _loaded_data(path: Path | None, cache: dict) -> tuple[dict, dict]:
+def _loaded_data(path: Path | None, cache: dict, kind: str) -> tuple[dict, dict]:
     """(turn texts by (conversation, dia id), questions by sample id) of one data path, read once by the loader the
     benchmark of the runs declares (`Benchmark.conversations`; none: no texts, as without data)."""
     from memeval.benchmarks import load
     from memeval.engine.registry import benchmark_of
 
-    benchmark = benchmark_of(VIEWED_KIND)
+    benchmark = benchmark_of(kind)
     if path is None or benchmark is None or benchmark.conversations is None:
         return {}, {}
     key = path.resolve()
@@ -324,13 +345,14 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                                                       "prompt", "scores", "calls")}
     for r, (run, label) in enumerate(zip(paths, labels, strict=True)):
         if not RunDir(run).answers.is_file():
-            raise InputError(RunDir(run).answers, "answers", "not found: expected a `locomo run` directory")
+            raise InputError(RunDir(run).answers, "answers", f"not found: expected a `{viewed_kinds()[0]}` directory")
         manifest = _load_manifest(run)
-        hooks, categories = _benchmark()
+        kind = _viewed_kind(manifest)
+        hooks, categories = _benchmark(kind)
         answers = load_answers(RunDir(run).answers)
         judgments = load_judgments(RunDir(run).judgments, None) if RunDir(run).judgments.is_file() else []
         data_path = _data_path(manifest)
-        texts, locomo_questions = _loaded_data(data_path, data_cache)
+        texts, locomo_questions = _loaded_data(data_path, data_cache, kind)
         answer_key = hooks.for_data(data_path, key_mode, ambiguous, data_cache) if hooks is not None else \
             without_keys(run, key_mode)
         notes += [n for n in answer_key.notes() if n not in notes]
@@ -344,6 +366,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         if data_path is None:
             notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
                          "adversarial questions lack the answer their premise invites")
+        notes += _headline_note(label, kind, categories)
         judge_info = _judges(manifest)
         identities = judge_identities(manifest)
         protocol_index = {}
@@ -413,6 +436,19 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                       for name in ("id", "conv", "cat", "text", "gold", "trap", "ev", "audit")},
         "rows": columns,
     }
+
+
+def _headline_note(label: str, kind: str, categories) -> list[str]:
+    """What the page's convention line (the default kind's headline categories) does not say of a run whose
+    benchmark averages other categories."""
+    from memeval.engine.registry import categories as categories_of
+    from memeval.engine.registry import default_answer_kind, title
+
+    usual = categories_of(default_answer_kind())
+    if categories.headline == usual.headline:
+        return []
+    return [f"{label}: a {title(kind)} run: its header's F1 ×100 and J average categories {categories.headline_span} "
+            f"({', '.join(categories.label(c) for c in categories.headline)}), not {usual.headline_span}"]
 
 
 def _run_header(run: Path, label: str, manifest: dict, answers: list, judgments: list, system_index: dict,

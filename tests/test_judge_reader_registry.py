@@ -21,7 +21,8 @@ from memeval.scoring import judges
 
 
 def test_every_declared_judge_and_reader_is_what_its_name_says():
-    declared_judges = {n: t for b in declarations() for n, t in b.judges.items()}
+    declared_judges = {n: t for b in declarations()
+                       for n, t in [*b.judges.items(), *(i for k in b.tasks.values() for i in k.judges.items())]}
     declared_readers = {n: t for b in declarations() for n, t in b.readers.items()}
     assert declared_judges and declared_readers
     assert not set(declared_judges) & set(judges.SHARED) and not set(declared_readers) & set(readers.SHARED)

@@ -416,5 +416,6 @@ def test_a_run_of_another_task_is_refused_by_name(tmp_path, cli):
     done = cli("view", tmp_path / "run")
     assert done.returncode == 2 and not (tmp_path / "run" / "view.html").exists()
     assert done.stderr.strip() == (f"memeval: error: {tmp_path / 'run' / 'manifest.json'}: command: 'graph80 run': "
-                                   "the viewer reads `locomo run` and `locomo import` directories only (their "
+                                   "the viewer reads `locomo run`, `locomo import` and `locomo-plus run` "
+                                   "directories only (their "
                                    "answers.jsonl holds the answers)")

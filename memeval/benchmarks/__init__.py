@@ -16,12 +16,15 @@ REGISTERED = ("locomo", "longmemeval", "graph80", "locomo_plus")
 class RunKind:
     """A kind of run directory: its Task ("module:Class") and the names of its answer and judgment records in
     memeval.records (so counting a run's rows does not import the task; tests check them against the task), or
-    "module:Class" for records a benchmark defines itself), and the configuration its settings are declared on."""
+    "module:Class" for records a benchmark defines itself), the configuration its settings are declared on, the
+    judges only its rows feed, and the other commands whose directories hold its rows."""
 
     task: str
     answer_record: str
     judgment_record: str
     config: str | None = None  # "module:Class" of its configuration, light to import (a notebook's run parameters)
+    judges: dict[str, str] = field(default_factory=dict)  # name -> "module:factory": judges of this kind alone
+    written_by: tuple[str, ...] = ()  # commands whose directories hold this kind's rows (results, view read them)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Benchmark:
 
     name: str
     command: str
+    title: str = ""  # how tables and pages name it ("LoCoMo")
     tasks: dict[str, RunKind] = field(default_factory=dict)
     kind_aliases: dict[str, str] = field(default_factory=dict)
     categories: str | None = None  # "module:attr" of its memeval.categories.CategorySet

@@ -32,3 +32,40 @@ def categories(kind: str):
     """The CategorySet of the benchmark that records `kind`; None for a kind without categories."""
     benchmark = benchmark_of(kind)
     return load(benchmark.categories) if benchmark is not None and benchmark.categories else None
+
+
+SHARED_ROWS = ("AnswerRow", "JudgmentRow")  # memeval.records: the rows the shared tables and the viewer read
+
+
+def answer_kinds() -> dict[str, str]:
+    """Every spelling of a kind whose directories hold the shared answer and judgment rows (the kind, its older
+    spellings, the commands writing the same rows, such as an import) -> the kind, in registration order: what
+    `memeval results` and `memeval view` read."""
+    out: dict[str, str] = {}
+    for benchmark in declarations():
+        for kind, run in benchmark.tasks.items():
+            if (run.answer_record, run.judgment_record) == SHARED_ROWS:
+                out.update(dict.fromkeys((kind, *run.written_by), kind))
+                out.update({old: kind for old, new in benchmark.kind_aliases.items() if new == kind})
+    return out
+
+
+def default_answer_kind() -> str:
+    """The kind the shared judges and scorers grade AnswerRow rows as when no task says (the first registered kind
+    holding the shared rows: its categories name a row's category)."""
+    return next(iter(answer_kinds().values()))
+
+
+def title(kind: str) -> str:
+    """How tables name runs of `kind` (its benchmark's title; the kind itself without one)."""
+    benchmark = benchmark_of(kind)
+    return benchmark.title if benchmark is not None and benchmark.title else kind
+
+
+def judges(kind: str) -> dict[str, str]:
+    """The declared judges a run of `kind` is judged (or re-judged) by: its benchmark's, then its own (name ->
+    "module:factory"; the shared graded and binary judge any AnswerRow besides, memeval.scoring.judges)."""
+    benchmark = benchmark_of(kind)
+    if benchmark is None:
+        return {}
+    return {**benchmark.judges, **benchmark.tasks[aliases().get(kind, kind)].judges}

@@ -32,10 +32,9 @@ from memeval.reports.judge_leniency import NOT_MEASURED, leniency_by_protocol
 from memeval.rundir import MANIFEST, RunDir
 
 N_BOOT = 2000
-LOCOMO_KINDS = ("locomo run", "memeval locomo run", "locomo import")  # an import alone is a run of its answers
-SWEEP_KINDS = ("memaudit sweep", "sweep")
+SWEEP = "memaudit sweep"
+SWEEP_KINDS = (SWEEP, "sweep")
 PAIRED = "paired difference"
-OVERALL = "overall (1–4)"
 F1_METRIC = "F1 ×100 (official scorer)"
 B1_METRIC = "BLEU-1 ×100 (Mem0's B1)"
 RECALL_METRIC = "evidence recall ×100 (at the run's k)"
@@ -128,8 +127,9 @@ def punkt_tables() -> str:
                            or os.path.exists(os.path.join(r, "tokenizers", "punkt_tab.zip")))
 
 
-def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
-    """`path`'s final answers and their B1, from the cache when it holds them for the file as it is now."""
+def answer_columns(path: Path, progress: bool = False, kind: str | None = None) -> AnswerColumns:
+    """`path`'s final answers and their B1 (over the headline categories of the run `kind`, default the first
+    registered kind holding answer rows), from the cache when it holds them for the file as it is now."""
     if not path.exists():
         raise InputError(path, "file", "not found: the run has written no answers yet (see `memeval ls`)")
     tables = punkt_tables()
@@ -143,10 +143,10 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
     from memeval.scoring.power import words
 
     stat = path.stat()
-    headline = _categories().headline
+    headline = _categories(kind).headline
     rows = [r for r in latest(read_light_records(path, AnswerRow), lambda r: r.key).values() if r.final]
     pairs = {(r.prediction, str(r.gold)): r.gold for r in rows if r.category in headline
-             and r.prediction is not None}
+             and r.prediction is not None and r.gold is not None}
     scores = {}
     with ProgressBar(len(pairs), f"BLEU-1 of {path.parent.name} (once: cached)", "answer", progress) as bar:
         for (prediction, text), gold in pairs.items():
@@ -157,7 +157,8 @@ def answer_columns(path: Path, progress: bool = False) -> AnswerColumns:
         b1_mode=bleu1_mode() if pairs else "", b1_tables=tables, system=[r.system for r in rows],
         sample_id=[r.sample_id for r in rows], conversation_id=[r.conversation_id for r in rows],
         category=[r.category for r in rows], f1=[r.f1 for r in rows], evidence_recall=[r.evidence_recall for r in rows],
-        b1=[scores.get((r.prediction, str(r.gold))) if r.category in headline else None for r in rows],
+        b1=[scores.get((r.prediction, str(r.gold))) if r.category in headline and r.gold is not None else None
+            for r in rows],
         words=[None if r.prediction is None else words(r.prediction) for r in rows])
     _keep(entry, path, "answers")
     return entry
@@ -229,6 +230,14 @@ class Column:
         return _commit(self.manifest)
 
     @property
+    def categories(self):
+        return _categories(self.kind)
+
+    @property
+    def overall(self) -> str:
+        return overall_group(self.categories)
+
+    @property
     def header(self) -> str:
         return f"{self.name} @ {short_commit(self.commit)}"
 
@@ -258,15 +267,21 @@ def _interval(values: Sequence[float], clusters: Sequence[str]):
     return interval.estimate, interval.low, interval.high, unit
 
 
-def _categories(kind: str = "locomo run"):
-    """The CategorySet of the runs tabled here, from the benchmark that declares their kind."""
-    from memeval.engine.registry import categories
+def _categories(kind: str | None = None):
+    """The CategorySet of a run kind, from the benchmark that declares it (None: the first registered kind holding
+    answer rows)."""
+    from memeval.engine.registry import categories, default_answer_kind
 
-    return categories(kind)
+    return categories(kind or default_answer_kind())
 
 
-def _group(category: int) -> str:
-    return _categories().label(category)
+def overall_group(categories) -> str:
+    """The group of a run's headline cells: "overall (1–4)" for categories 1–4."""
+    return f"overall ({categories.headline_span})"
+
+
+def _is_overall(group: str) -> bool:
+    return group.startswith("overall (")
 
 
 def _references(column: Column) -> set[str]:
@@ -275,7 +290,7 @@ def _references(column: Column) -> set[str]:
     return hooks.reference_systems(column.manifest) if hooks is not None else set()
 
 
-def _keyed_columns(run: Path, answers: AnswerColumns, key) -> tuple[list, list, list, list]:
+def _keyed_columns(run: Path, answers: AnswerColumns, key, headline) -> tuple[list, list, list, list]:
     """(kept, F1, B1, evidence recall) of every cached answer under `key` (memeval.answer_keys.Keyed): only the
     questions the key names are rescored, from the answers file read whole (their memories included)."""
     kept, f1, b1, recall = [True] * len(answers.f1), list(answers.f1), list(answers.b1), \
@@ -288,7 +303,6 @@ def _keyed_columns(run: Path, answers: AnswerColumns, key) -> tuple[list, list, 
     rows = [r for r in latest(read_records(RunDir(run).answers, AnswerRow), lambda r: r.key).values()
             if r.final and key.affected(r.sample_id) is not None]
     keyed = {r.key: r for r in key.answers(rows)}
-    headline = _categories().headline
     position = {k: i for i, k in enumerate(zip(answers.system, answers.sample_id, strict=True))}
     for row in rows:
         i = position.get(row.key)
@@ -305,33 +319,34 @@ def _keyed_columns(run: Path, answers: AnswerColumns, key) -> tuple[list, list, 
 
 
 def _locomo_samples(run: Path, by_category: bool, progress: bool, key=ORIGINAL,
-                    unjudged: dict | None = None) -> tuple[dict, str, dict]:
+                    unjudged: dict | None = None, kind: str | None = None) -> tuple[dict, str, dict]:
     """(system, group, metric) → the scored questions of that cell under the answer `key` (memeval.answer_keys:
     default the original), and the B1 mode; then the cells only the power and length tables show: answer length
     in words, and J per category when `by_category`. `unjudged` is filled with the (system, protocol) that have no
     J under the corrected key (`Keyed.unjudged`): their J cells are left out."""
-    answers = answer_columns(RunDir(run).answers, progress)
+    answers = answer_columns(RunDir(run).answers, progress, kind)
     out: dict[tuple[str, str, str], list[Scored]] = {}
     extra: dict[tuple[str, str, str], list[Scored]] = {}
-    kept, f1s, b1s, recalls = _keyed_columns(run, answers, key)
-    headline = _categories().headline
+    categories = _categories(kind)
+    headline, overall = categories.headline, overall_group(categories)
+    kept, f1s, b1s, recalls = _keyed_columns(run, answers, key, headline)
     columns = zip(answers.system, answers.sample_id, answers.conversation_id, answers.category, f1s,
                   b1s, recalls, answers.words, kept, strict=True)
     for system, sample, conversation, category, f1, b1, recall, length, keep in columns:
         if not keep:
             continue
         if length is not None and category in headline:
-            extra.setdefault((system, OVERALL, WORDS_METRIC), []).append(Scored(sample, conversation, length))
+            extra.setdefault((system, overall, WORDS_METRIC), []).append(Scored(sample, conversation, length))
             if by_category:
-                extra.setdefault((system, _group(category), WORDS_METRIC), []).append(
+                extra.setdefault((system, categories.label(category), WORDS_METRIC), []).append(
                     Scored(sample, conversation, length))
         for metric, value, scale in ((F1_METRIC, f1, 100), (B1_METRIC, b1, 100), (RECALL_METRIC, recall, 100)):
             if value is None:
                 continue
             if category in headline:
-                out.setdefault((system, OVERALL, metric), []).append(Scored(sample, conversation, scale * value))
+                out.setdefault((system, overall, metric), []).append(Scored(sample, conversation, scale * value))
             if by_category and metric == F1_METRIC:
-                group = _group(category)
+                group = categories.label(category)
                 out.setdefault((system, group, metric), []).append(Scored(sample, conversation, scale * value))
     judged = judgment_columns(RunDir(run).judgments)
     if judged is not None:
@@ -343,22 +358,22 @@ def _locomo_samples(run: Path, by_category: bool, progress: bool, key=ORIGINAL,
             unjudged.update(missing)
         for system, protocol, sample, conversation, category, mean, _ in key.judgments(cells):
             if category in headline and (system, protocol) not in missing:
-                out.setdefault((system, OVERALL, f"J ({protocol} judge)"), []).append(
+                out.setdefault((system, overall, f"J ({protocol} judge)"), []).append(
                     Scored(sample, conversation, mean))
                 if by_category:
-                    extra.setdefault((system, _group(category), f"J ({protocol} judge)"), []).append(
+                    extra.setdefault((system, categories.label(category), f"J ({protocol} judge)"), []).append(
                         Scored(sample, conversation, mean))
     systems = list(dict.fromkeys(k[0] for k in (*out, *extra)))
-    return (dict(sorted(out.items(), key=lambda kv: _order(kv[0], systems))), answers.b1_mode,
-            dict(sorted(extra.items(), key=lambda kv: _order(kv[0], systems))))
+    return (dict(sorted(out.items(), key=lambda kv: _order(kv[0], systems, categories))), answers.b1_mode,
+            dict(sorted(extra.items(), key=lambda kv: _order(kv[0], systems, categories))))
 
 
-def _order(key: tuple[str, str, str], systems: list[str]) -> tuple:
+def _order(key: tuple[str, str, str], systems: list[str], categories) -> tuple:
     """Systems in the order given; per system F1, F1 by category, B1, J, evidence recall."""
     system, group, metric = key
-    rank = (0 if metric == F1_METRIC and group == OVERALL else 1 if metric == F1_METRIC else
+    rank = (0 if metric == F1_METRIC and _is_overall(group) else 1 if metric == F1_METRIC else
             2 if metric == B1_METRIC else 4 if metric == RECALL_METRIC else 3)
-    category = _categories().by_name(group) or 0
+    category = categories.by_name(group) or 0
     return systems.index(system), rank, category, metric
 
 
@@ -372,7 +387,7 @@ def locomo_rows(column: Column) -> list[ResultRow]:
     a J row carries its judge's leniency, and a small category's J its Wilson interval."""
     from memeval.scoring.power import item_level, mean_power, small_category, wilson
 
-    base = {"directory": column.directory, "kind": "locomo run", "commit": column.commit, "command": column.command}
+    base = {"directory": column.directory, "kind": column.kind, "commit": column.commit, "command": column.command}
     out = []
     for (system, group, metric), scored in [*column.samples.items(), *column.extra.items()]:
         if not scored:  # a J with no value on this key: the row below says so
@@ -380,7 +395,7 @@ def locomo_rows(column: Column) -> list[ResultRow]:
         values, clusters = [s.value for s in scored], [s.conversation_id for s in scored]
         value, low, high, unit = _interval(values, clusters)
         protocol = _protocol(metric)
-        if protocol is not None and group != OVERALL and small_category(len(values), value / 100):
+        if protocol is not None and not _is_overall(group) and small_category(len(values), value / 100):
             low, high = (100 * b for b in wilson(sum(values) / 100, len(values)))
             unit = "wilson"
         power = item_level(mean_power(values, clusters), values)
@@ -388,11 +403,13 @@ def locomo_rows(column: Column) -> list[ResultRow]:
                              ci_high=high, n=len(scored), resampled=unit, mde=_finite(power.mde),
                              leniency=None if protocol is None else column.leniency.get(protocol, NOT_MEASURED)))
     for system, protocol in column.unjudged:  # no J on this key: a row that says so, its reason in the notes
-        out.append(ResultRow(**base, system=system, group=OVERALL, metric=f"J ({protocol} judge)", value=math.nan,
+        out.append(ResultRow(**base, system=system, group=column.overall, metric=f"J ({protocol} judge)",
+                             value=math.nan,
                              ci_low=None, ci_high=None, n=0, resampled=NOT_ON_KEY,
                              leniency=column.leniency.get(protocol, NOT_MEASURED)))
     for system, protocol in sorted(column.unparsed):  # the judge ran and nothing parsed: "–", never 0
-        out.append(ResultRow(**base, system=system, group=OVERALL, metric=f"J ({protocol} judge)", value=math.nan,
+        out.append(ResultRow(**base, system=system, group=column.overall, metric=f"J ({protocol} judge)",
+                             value=math.nan,
                              ci_low=None, ci_high=None, n=0, resampled=NO_JUDGMENT,
                              leniency=column.leniency.get(protocol, NOT_MEASURED)))
     return out
@@ -407,8 +424,9 @@ def _unparsed(column: Column) -> tuple[set[tuple[str, str]], list[str]]:
     if not isinstance(protocol, str) or protocol == "none":
         return set(), []
     metric = f"J ({protocol} judge)"
-    found = {(system, protocol) for system, group, m in column.samples if m == F1_METRIC and group == OVERALL
-             and not column.samples.get((system, OVERALL, metric)) and (system, protocol) not in column.unjudged}
+    overall = column.overall
+    found = {(system, protocol) for system, group, m in column.samples if m == F1_METRIC and group == overall
+             and not column.samples.get((system, overall, metric)) and (system, protocol) not in column.unjudged}
     if not found:
         return set(), []
     missing = (column.manifest.get("missing") or {}).get("judgments") or []
@@ -429,11 +447,11 @@ def _spread_notes(column: Column) -> list[str]:
     hooks = answer_keys(column.kind)
     identities = judge_identities(column.manifest)
     f1 = {(system, s.sample_id): s.value for (system, group, metric), scored in column.samples.items()
-          if group == OVERALL and metric == F1_METRIC for s in scored}
+          if group == column.overall and metric == F1_METRIC for s in scored}
     judged: dict[str, list[tuple[float, float | None]]] = {}
     for (system, group, metric), scored in column.samples.items():
         protocol = _protocol(metric)
-        if group == OVERALL and protocol and not (hooks is not None and hooks.is_recorded(protocol)):
+        if group == column.overall and protocol and not (hooks is not None and hooks.is_recorded(protocol)):
             judged.setdefault(protocol, []).extend((s.value, f1.get((system, s.sample_id))) for s in scored)
     notes = []
     for protocol, pairs in judged.items():
@@ -448,7 +466,7 @@ def _power_keys(column: Column) -> list[tuple[str, str]]:
     """The (group, metric) pairs whose paired differences the power table shows: F1 and J, overall and by
     category."""
     keys = {(g, m) for _, g, m in [*column.samples, *column.extra] if m == F1_METRIC or m.startswith("J (")}
-    return sorted(keys, key=lambda k: _order(("", *k), [""]))
+    return sorted(keys, key=lambda k: _order(("", *k), [""], column.categories))
 
 
 def _system_pairs(column: Column) -> list[ResultRow]:
@@ -496,7 +514,7 @@ def sweep_rows(sweep: Path, manifest: dict) -> list[ResultRow]:
     summary = load_json_file(sweep / "summary.json", "summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("rows"), list):
         raise InputError(sweep / "summary.json", "rows", "expected a JSON object with a list of rows")
-    base = {"directory": str(sweep), "kind": "memaudit sweep", "commit": _commit(manifest),
+    base = {"directory": str(sweep), "kind": SWEEP, "commit": _commit(manifest),
             "command": (recorded_commands(sweep) or [None])[-1]}
     out = []
     for number, r in enumerate(summary["rows"], start=1):
@@ -557,11 +575,11 @@ class Comparison:
 
     @property
     def runs(self) -> list[Column]:
-        return [c for c in self.columns if c.kind == "locomo run"]
+        return [c for c in self.columns if c.kind != SWEEP]
 
     @property
     def sweeps(self) -> list[Column]:
-        return [c for c in self.columns if c.kind == "memaudit sweep"]
+        return [c for c in self.columns if c.kind == SWEEP]
 
 
 def _short_names(directories: Sequence[str]) -> list[str]:
@@ -597,6 +615,10 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     difference of each later LoCoMo run from the first on the questions they share; LoCoMo runs scored against
     the answer `key` (memeval.answer_keys, from the run's benchmark; `ambiguous`: its audit's AMBIGUOUS questions
     kept or dropped; a benchmark without answer keys takes the original key only)."""
+    from memeval.engine.registry import answer_kinds
+
+    kinds = answer_kinds()
+    tabled = [*dict.fromkeys(kinds.values()), SWEEP]
     columns: list[Column] = []
     given: dict[Path, str] = {}
     for d in directories:  # one column per directory, however it is spelled
@@ -604,15 +626,14 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     for directory in given.values():
         path = RunDir(directory).manifest
         if not path.is_file():
-            raise InputError(directory, MANIFEST, "not found: expected a `locomo run` or `memaudit sweep` "
-                             "directory")
+            raise InputError(directory, MANIFEST, "not found: expected a "
+                             + _either([f"`{k}`" for k in tabled], "or") + " directory")
         manifest = load_manifest(path)
         kind = manifest.get("command")
-        if kind not in LOCOMO_KINDS + SWEEP_KINDS:
-            raise InputError(path, "command", f"{kind!r} results are not tabled here (locomo run and memaudit "
-                             "sweep are)")
+        if kind not in kinds and kind not in SWEEP_KINDS:
+            raise InputError(path, "command", f"{kind!r} results are not tabled here ({_either(tabled, 'and')} are)")
         commands = recorded_commands(directory)
-        columns.append(Column(directory, "locomo run" if kind in LOCOMO_KINDS else "memaudit sweep", manifest,
+        columns.append(Column(directory, kinds.get(kind, SWEEP), manifest,
                               command=(commands or [None])[-1], commands=commands,
                               status=directory_status(Path(directory), manifest)))
     for column, name in zip(columns, _short_names([c.directory for c in columns]), strict=True):
@@ -621,40 +642,46 @@ def compare(directories: Iterable[str | Path], by_category: bool = False, progre
     keys: dict = {}
     key_notes: list[str] = []
     for column in columns:
-        if column.kind == "locomo run":
+        if column.kind != SWEEP:
             hooks = answer_keys(column.kind)
             keyed = hooks.for_run(column.manifest, key, ambiguous, keys) if hooks is not None else \
                 without_keys(column.directory, key)
             key_notes += [n for n in keyed.notes() if n not in key_notes]
             column.samples, column.b1_mode, column.extra = _locomo_samples(Path(column.directory), by_category,
-                                                                           progress, keyed, column.unjudged)
+                                                                           progress, keyed, column.unjudged,
+                                                                           column.kind)
             _recorded(column, keyed, column.unjudged)
             for system, protocol in column.unjudged:
-                column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
+                column.samples.setdefault((system, column.overall, f"J ({protocol} judge)"), [])
             column.unparsed, unparsed_notes = _unparsed(column)
             column.notes += unparsed_notes + _spread_notes(column)
             for system, protocol in column.unparsed:
-                column.samples.setdefault((system, OVERALL, f"J ({protocol} judge)"), [])
+                column.samples.setdefault((system, column.overall, f"J ({protocol} judge)"), [])
             column.leniency = leniency_by_protocol(column.manifest, {_protocol(m) for _, _, m in column.samples
                                                                      if _protocol(m)})
             rows += locomo_rows(column) + _system_pairs(column)
         else:
             rows += sweep_rows(Path(column.directory), column.manifest)
-    runs = [c for c in columns if c.kind == "locomo run"]
+    runs = [c for c in columns if c.kind != SWEEP]
     pairs = []
-    for n, other in enumerate(runs[1:], start=1):
-        base = next((c for c in runs[:n] if _share(c, other)), None)
+    for n, other in enumerate(runs[1:], start=1):  # runs of one kind only: another kind's categories differ
+        base = next((c for c in runs[:n] if c.kind == other.kind and _share(c, other)), None)
         if base is not None:
             pairs.append((other, base))
             rows += _paired_rows(base, other)
     return Comparison(columns, rows, by_category, pairs, key_notes)
 
 
+def _either(names: Sequence[str], word: str) -> str:
+    """"a or b", "a, b or c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {word} {names[-1]}"
+
+
 def _recorded(column: Column, key, unjudged: dict | None = None) -> None:
     """An imported file's recorded judgments: the majority vote as a cell beside their J (the per-run mean), and a
     note with the population std over runs (`Keyed.recorded`). A judge with no J under the corrected key
     (`unjudged`) gets one note saying why, and neither figure."""
-    cells, notes = key.recorded(RunDir(column.directory).judgments, OVERALL, unjudged or {})
+    cells, notes = key.recorded(RunDir(column.directory).judgments, column.overall, unjudged or {})
     column.samples.update({cell: [Scored(*vote) for vote in votes] for cell, votes in cells.items()})
     column.notes = notes
 
@@ -730,35 +757,56 @@ def _sweep_label(group: str, single: bool) -> str:
     return f"{RATIO}, {group.split(', ', 1)[1]}" if single else f"{RATIO}, {group}"
 
 
+def _kinds(comparison: Comparison) -> list[list[Column]]:
+    """The runs grouped by kind, in the order the kinds first appear: each kind is tabled on its own."""
+    kinds = list(dict.fromkeys(c.kind for c in comparison.runs))
+    return [[c for c in comparison.runs if c.kind == kind] for kind in kinds]
+
+
+def _titled(title: str, runs: list[Column], several: bool) -> str:
+    """A table's title, naming the runs' benchmark when the comparison holds runs of several kinds."""
+    from memeval.engine.registry import title as benchmark
+
+    return f"{title} ({benchmark(runs[0].kind)})" if several else title
+
+
 def wide_tables(comparison: Comparison) -> list[WideTable]:
-    """A table of the LoCoMo runs (with paired-difference columns) and one of the sweeps, each directory a column."""
+    """Per run kind a table of its runs (with paired-difference columns), and one of the sweeps, each directory a
+    column."""
+    from memeval.engine.registry import title
+
     out = []
     cells = {(r.directory, r.kind, r.system, r.group, r.metric): r for r in comparison.rows}
-    runs, sweeps = comparison.runs, comparison.sweeps
-    if runs:
+    sweeps = comparison.sweeps
+    kinds = _kinds(comparison)
+    for runs in kinds:
+        categories = runs[0].categories
         keys = list(dict.fromkeys(k for c in runs for k in c.samples))
         systems = list(dict.fromkeys(k[0] for k in keys))
-        keys.sort(key=lambda k: _order(k, systems))
-        pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs]
-        scope = "metric (categories 1–4" + (" unless named)" if comparison.by_category else ")")
+        keys.sort(key=lambda k: _order(k, systems, categories))
+        pairs = [(f"{c.name} − {base.name}", f"{c.directory} − {base.directory}") for c, base in comparison.pairs
+                 if c in runs]
+        scope = f"metric (categories {categories.headline_span}" + (" unless named)" if comparison.by_category
+                                                                     else ")")
         headers = ["system", scope, *[c.header for c in runs], *[name for name, _ in pairs]]
         references = set().union(*(_references(c) for c in runs))
         body = []
         for system, group, metric in keys:
             label = _metric_label(group, metric)
             row = [f"{system} (reference answer set)" if system in references else system, label]
-            row += [cell(r) if (r := cells.get((c.directory, "locomo run", system, group, metric))) else "–"
+            row += [cell(r) if (r := cells.get((c.directory, c.kind, system, group, metric))) else "–"
                     for c in runs]
             row += [cell(r) if (r := cells.get((d, PAIRED, system, group, metric))) else "–" for _, d in pairs]
             body.append(row)
-        out.append(WideTable("LoCoMo runs", headers, body, _run_notes(comparison, runs, pairs)))
-        out.append(power_table(comparison))
-        out.append(length_table(comparison))
+        out.append(WideTable(f"{title(runs[0].kind)} runs", headers, body, _run_notes(comparison, runs, pairs)))
+        power, length = power_table(comparison, runs), length_table(comparison, runs)
+        power.title, length.title = (_titled(t.title, runs, len(kinds) > 1) for t in (power, length))
+        out += [power, length]
     if sweeps:
         groups = {c.directory: {r.group.split(", ")[0] for r in comparison.rows if r.directory == c.directory
-                                and r.kind == "memaudit sweep"} for c in sweeps}
+                                and r.kind == SWEEP} for c in sweeps}
         single = all(len(g) <= 1 for g in groups.values())
-        sweep_cells = [r for r in comparison.rows if r.kind == "memaudit sweep" and r.system != "opt"]
+        sweep_cells = [r for r in comparison.rows if r.kind == SWEEP and r.system != "opt"]
         configured = [m for c in sweeps for m in (c.manifest.get("config") or {}).get("methods") or []]
         writers = list(dict.fromkeys([*configured, *(r.system for r in sweep_cells)]))
         budgets = {(r.system, _sweep_label(r.group, single)): (writers.index(r.system), r.group.split(", B = ")[0],
@@ -781,27 +829,30 @@ def _is_power_metric(metric: str) -> bool:
     return metric == F1_METRIC or metric.startswith("J (")
 
 
-def power_table(comparison: Comparison) -> WideTable:
+def power_table(comparison: Comparison, runs: list[Column] | None = None) -> WideTable:
     """One row per comparison: the systems of each run pairwise, and each system across the runs paired with
     each other, per metric (F1, J) and group; the difference with its interval, the MDE and the verdict. A run of
-    one system with no pair gets the MDE of its own means."""
-    headers = ["comparison", "metric (categories 1–4 unless named)", "run", "difference [95% CI]", "n",
+    one system with no pair gets the MDE of its own means. `runs`: runs of one kind (default: the comparison's)."""
+    runs = comparison.runs if runs is None else runs
+    span = runs[0].categories.headline_span if runs else _categories().headline_span
+    headers = ["comparison", f"metric (categories {span} unless named)", "run", "difference [95% CI]", "n",
                "MDE (80% power)", "verdict"]
     body = []
-    for c in comparison.runs:
+    for c in runs:
         within = [r for r in comparison.rows if r.kind == PAIRED_SYSTEMS and r.directory == c.directory]
         body += [[f"{r.system} − {r.minus_system}", _metric_label(r.group, r.metric), c.name, cell(r), r.n,
                   _mde(r), r.verdict] for r in within]
         if not within and not any(c is later or c is earlier for later, earlier in comparison.pairs):
             references = _references(c)
-            alone = [r for r in comparison.rows if r.kind == "locomo run" and r.directory == c.directory
+            alone = [r for r in comparison.rows if r.kind == c.kind and r.directory == c.directory
                      and _is_power_metric(r.metric) and r.system not in references]
             body += [[f"{r.system} (alone)", _metric_label(r.group, r.metric), c.name, cell(r), r.n, _mde(r),
                       "MDE of its mean (no pair)"] for r in alone]
     names = {f"{later.directory} − {earlier.directory}": f"{later.name} − {earlier.name}"
-             for later, earlier in comparison.pairs}
+             for later, earlier in comparison.pairs if later in runs}
     body += [[f"{r.system}: {names[r.directory]}", _metric_label(r.group, r.metric), names[r.directory], cell(r),
-              r.n, _mde(r), r.verdict] for r in comparison.rows if r.kind == PAIRED and _is_power_metric(r.metric)]
+              r.n, _mde(r), r.verdict] for r in comparison.rows if r.kind == PAIRED and r.directory in names
+             and _is_power_metric(r.metric)]
     notes = ["MDE: the smallest true difference these questions detect 80% of the time at two-sided α = 0.05: "
              "(z₀.₉₇₅ + z₀.₈) · SE = 2.80 · SE, SE the cluster-robust standard error of the mean per-question "
              "difference (conversations as clusters, small-sample factor G/(G − 1)); see docs/data-and-scoring.md.",
@@ -814,7 +865,7 @@ def power_table(comparison: Comparison) -> WideTable:
              "with many rows, some \"real\" verdicts are chance.",
              "The interval is the percentile bootstrap of the other tables (resampling whole conversations); the "
              "verdict uses the analytic SE, so at the edge the two can disagree."]
-    notes += _reference_notes(comparison.runs)
+    notes += _reference_notes(runs)
     if not body:
         notes.insert(0, "No comparison: every run has one system and no run shares questions with another.")
     return WideTable(POWER_TITLE, headers, [[str(c) for c in row] for row in body], notes)
@@ -834,27 +885,30 @@ def _mde(r: ResultRow) -> str:
     return "–" if r.mde is None else number(r.mde, _default_places(r.metric))
 
 
-def length_table(comparison: Comparison) -> WideTable:
+def length_table(comparison: Comparison, runs: list[Column] | None = None) -> WideTable:
     """Per system: J (per category with Wilson intervals where a category is small), the judge's measured
-    leniency, and the mean answer length in words, which a generous judge rewards; runs in columns."""
-    runs = comparison.runs
-    cells = {(r.directory, r.system, r.group, r.metric): r for r in comparison.rows if r.kind == "locomo run"}
+    leniency, and the mean answer length in words, which a generous judge rewards; runs in columns. `runs`: runs
+    of one kind (default: the comparison's)."""
+    runs = comparison.runs if runs is None else runs
+    categories = runs[0].categories if runs else _categories()
+    kinds = {c.kind for c in runs}
+    cells = {(r.directory, r.system, r.group, r.metric): r for r in comparison.rows if r.kind in kinds}
     keys = list(dict.fromkeys((s, g, m) for c in runs for (s, g, m) in [*c.samples, *c.extra]
                               if m == WORDS_METRIC or m.startswith("J (")))
     systems = list(dict.fromkeys(k[0] for k in keys))
-    keys.sort(key=lambda k: _order(k, systems))
+    keys.sort(key=lambda k: _order(k, systems, categories))
     body = []
     for system, group, metric in keys:
         label = _metric_label(group, metric)
         body.append([system, label, *[cell(r) + (" Wilson" if r.resampled == "wilson" else "")
                                       if (r := cells.get((c.directory, system, group, metric))) else "–"
                                       for c in runs]])
-        if group == OVERALL and metric.startswith("J ("):
+        if _is_overall(group) and metric.startswith("J ("):
             body.append([system, f"{label}: leniency", *[r.leniency or NOT_MEASURED
                                                          if (r := cells.get((c.directory, system, group, metric)))
                                                          else "–" for c in runs]])
-    notes = ["Answer length: mean words (whitespace tokens) per answer, categories 1–4; a lenient judge finds more "
-             "to match in a longer answer, so read J beside it."]
+    notes = [f"Answer length: mean words (whitespace tokens) per answer, categories {categories.headline_span}; a "
+             "lenient judge finds more to match in a longer answer, so read J beside it."]
     if any(m.startswith("J (") for _, _, m in keys):
         notes.append("Leniency: the share of known-wrong answers this exact judge configuration (judge, model, prompt "
                      "version, sampling) accepts, as measured by `memeval judge calibrate` or recorded by the "
@@ -865,21 +919,21 @@ def length_table(comparison: Comparison) -> WideTable:
         notes.append("Wilson: a category with fewer than 100 questions (or fewer than 5 on either side of its "
                      "rate) gets the Wilson score interval of J/100 over its n questions (item level, it ignores "
                      "clustering); other rows resample conversations as above.")
-    return WideTable(LENGTH_TITLE, ["system", "metric (categories 1–4 unless named)",
+    return WideTable(LENGTH_TITLE, ["system", f"metric (categories {categories.headline_span} unless named)",
                                     *[c.header for c in runs]], body, notes)
 
 
 def _metric_label(group: str, metric: str) -> str:
     """The row's label under the "metric (categories 1–4)" header: "F1 ×100", "J (graded)", "F1 ×100, temporal (2)"."""
     if metric == F1_METRIC:
-        return "F1 ×100" + ("" if group == OVERALL else f", {group}")
+        return "F1 ×100" + ("" if _is_overall(group) else f", {group}")
     if metric == B1_METRIC:
         return "BLEU-1 ×100"
     if metric == RECALL_METRIC:
         return "evidence recall ×100"
     if metric == WORDS_METRIC:
-        return "answer words (mean)" + ("" if group == OVERALL else f", {group}")
-    return metric.removesuffix(" judge)") + ")" + ("" if group == OVERALL else f", {group}")
+        return "answer words (mean)" + ("" if _is_overall(group) else f", {group}")
+    return metric.removesuffix(" judge)") + ")" + ("" if _is_overall(group) else f", {group}")
 
 
 def _column_line(c: Column, extra: str = "") -> str:
@@ -889,9 +943,12 @@ def _column_line(c: Column, extra: str = "") -> str:
     commit = (f"commit {c.commit.removesuffix('-dirty')} with uncommitted changes (+)"
               if c.commit and c.commit.endswith("-dirty") else f"commit {c.commit or 'not recorded'}")
     status = "" if c.status == "complete" else f", {c.status.upper()}: rows may be missing"
-    kind = c.manifest.get("command") if c.manifest.get("command") in LOCOMO_KINDS else c.kind
+    from memeval.engine.registry import answer_kinds, run_kinds
+
+    kind = c.manifest.get("command") if c.manifest.get("command") in answer_kinds() else c.kind
     if len(c.commands) > 1:
-        imports = sum(" locomo import " in f"{line} " for line in c.commands)
+        writers = run_kinds()[c.kind].written_by if c.kind in run_kinds() else ()
+        imports = sum(any(f" {w} " in f"{line} " for w in writers) for line in c.commands)
         many = f"{imports} imports" if imports == len(c.commands) else f"{len(c.commands)} commands"
         extra += f"; {many}, last"
     return (f"{c.name}: {shown_path(c.directory)} ({kind}{status}, {commit}{extra})"
@@ -900,8 +957,9 @@ def _column_line(c: Column, extra: str = "") -> str:
 
 def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[str]:
     notes = [*comparison.key_notes, *(_column_line(c) for c in runs), *(n for c in runs for n in c.notes)]
+    paired_dirs = {d for _, d in pairs}
     if pairs:
-        paired = [r for r in comparison.rows if r.kind == PAIRED]
+        paired = [r for r in comparison.rows if r.kind == PAIRED and r.directory in paired_dirs]
         sizes = sorted({r.n for r in paired})
         notes.append(f"{', '.join(name for name, _ in pairs)}: paired difference (each run minus the first "
                      "earlier run it shares questions with) on the questions both answered for the system (the "
@@ -913,8 +971,7 @@ def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[
                         "questions (item level: it holds for that conversation, not across conversations)."))
     elif len(runs) > 1:
         notes.append("No paired differences: the runs share no questions for any system.")
-    note = "Categories 1–4 as the published tables average them (adversarial 5 is scored by a refusal rule)"
-    notes.append(note + ("; F1 rows per category also show 5." if comparison.by_category else "."))
+    notes.append(_categories_note(runs[0].categories, comparison.by_category))
     modes = sorted({c.b1_mode for c in runs if c.b1_mode})
     metrics = {key[2] for c in runs for key in c.samples}
     meanings = [f"BLEU-1: Mem0's B1, mode {', '.join(modes)}." if modes else "",
@@ -925,10 +982,24 @@ def _run_notes(comparison: Comparison, runs: list[Column], pairs: list) -> list[
         notes.append(" ".join(m for m in meanings if m))
     notes += [f"J ({protocol}) of {c.name} — {lenient}." for c in runs for protocol, lenient in c.leniency.items()]
     notes += _reference_notes(runs)
-    notes += _interval_notes([r for r in comparison.rows if r.kind not in ("memaudit sweep", PAIRED_SYSTEMS)
+    kinds = {c.kind for c in runs}
+    notes += _interval_notes([r for r in comparison.rows if (r.kind in kinds or r.directory in paired_dirs)
                               and r.resampled != "wilson"])
     different = _different_sets(runs)
     return notes + ([different] if different else [])
+
+
+def _categories_note(categories, by_category: bool) -> str:
+    """Which categories the overall rows average, and those scored apart (LoCoMo's adversarial 5, by a refusal
+    rule), from the runs' CategorySet."""
+    from memeval.categories import span
+
+    note = f"Categories {categories.headline_span} as the published tables average them"
+    apart = [f"{categories.name(c)} {c}" for c in categories.apart]
+    if apart:
+        note += f" ({_either(apart, 'and')} {'is' if len(apart) == 1 else 'are'} scored by a refusal rule)"
+    shown = span(categories.apart)
+    return note + (f"; F1 rows per category also show {shown}." if by_category and shown else ".")
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -938,12 +1009,12 @@ def _sizes(sizes: list[int]) -> str:
 def _sweep_notes(comparison: Comparison, sweeps: list[Column], groups: dict) -> list[str]:
     notes = []
     for c in sweeps:
-        n = sorted({r.n for r in comparison.rows if r.directory == c.directory and r.kind == "memaudit sweep"})
+        n = sorted({r.n for r in comparison.rows if r.directory == c.directory and r.kind == SWEEP})
         notes.append(_column_line(c, f", distribution {', '.join(sorted(groups[c.directory])) or '–'}, "
                                      f"n = {_sizes(n) if n else '0'} packages"))
     notes.append("Each writer's mean ratio to OPT (1 = optimal) at budget B; OPT itself is left out. Sweeps are "
                  "not paired here.")
-    return notes + _interval_notes([r for r in comparison.rows if r.kind == "memaudit sweep"])
+    return notes + _interval_notes([r for r in comparison.rows if r.kind == SWEEP])
 
 
 METHODS = {"conversations": "percentile bootstrap ({boot}) resampling whole conversations (groups spanning two or "
@@ -971,7 +1042,7 @@ def _different_sets(runs: list[Column]) -> str | None:
     sets = {}
     for c in runs:
         for (system, group, metric), scored in c.samples.items():
-            if group == OVERALL and metric == F1_METRIC:
+            if group == c.overall and metric == F1_METRIC:
                 label = system if len(runs) == 1 else f"{c.name} · {system}"
                 sets[label] = frozenset(s.sample_id for s in scored)
     if len(set(sets.values())) <= 1:

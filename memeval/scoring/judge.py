@@ -52,14 +52,12 @@ BINARY_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "re
 MEM0_LABEL_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["label"],
                                 "properties": {"label": {"type": "string"}}}, sort_keys=True)
 
-DEFAULT_KIND = "locomo run"  # whose CategorySet graded and binary use unless a task gives its own (AnswerRow rows)
-
-
 def default_categories() -> CategorySet:
-    """The categories of the run kind whose answer rows these judges grade by default, from its declaration."""
-    from memeval.engine.registry import categories
+    """The categories of the run kind whose answer rows these judges grade unless a task gives its own, from the
+    registrations (memeval.engine.registry.default_answer_kind)."""
+    from memeval.engine.registry import categories, default_answer_kind
 
-    return categories(DEFAULT_KIND)
+    return categories(default_answer_kind())
 
 
 def graded_version() -> str:

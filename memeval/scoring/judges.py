@@ -29,8 +29,11 @@ SHARED: dict[str, Callable | str] = {"graded": graded, "binary": binary,
 
 
 def declared() -> dict[str, str]:
-    """The judges the registered benchmarks bring, in registration order."""
-    return {name: target for benchmark in declarations() for name, target in benchmark.judges.items()}
+    """The judges the registered benchmarks bring (each benchmark's, then its run kinds' own), in registration
+    order."""
+    return {name: target for benchmark in declarations()
+            for name, target in [*benchmark.judges.items(),
+                                 *(item for run in benchmark.tasks.values() for item in run.judges.items())]}
 
 
 class Judges(Mapping[str, Callable]):

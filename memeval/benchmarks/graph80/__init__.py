@@ -5,6 +5,7 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="graph80",
     command="memeval.benchmarks.graph80.command",
+    title="graph80",
     tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow",
                        config="memeval.benchmarks.graph80.config:StudyConfig")},
     judges={"three_dim": "memeval.benchmarks.graph80.judge:ThreeDimJudge"},

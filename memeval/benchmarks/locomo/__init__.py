@@ -5,9 +5,11 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="locomo",
     command="memeval.benchmarks.locomo.command",
+    title="LoCoMo",
     commands=("memeval.benchmarks.locomo.judge_command",),  # `memeval judge calibrate`: the audit's answer sets
     tasks={"locomo run": RunKind("memeval.benchmarks.locomo.task:LocomoTask", "AnswerRow", "JudgmentRow",
-                       config="memeval.benchmarks.locomo.config:LocomoRunConfig")},
+                                 config="memeval.benchmarks.locomo.config:LocomoRunConfig",
+                                 written_by=("locomo import",))},  # an import alone is a run of its answers
     kind_aliases={"memeval locomo run": "locomo run"},  # how the earliest manifests spelled the command
     categories="memeval.benchmarks.locomo.categories:LOCOMO_CATEGORIES",
     fetches="memeval.benchmarks.locomo.datasets:DATA_SETS",

@@ -6,8 +6,11 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="locomo_plus",
     command="memeval.benchmarks.locomo_plus.command",
+    title="LoCoMo-Plus",
     tasks={"locomo-plus run": RunKind("memeval.benchmarks.locomo_plus.task:LocomoPlusTask", "AnswerRow",
-                                      "JudgmentRow")},
+                                      "JudgmentRow", config="memeval.benchmarks.locomo_plus.config:LocomoPlusConfig",
+                                      judges={"locomo_plus": "memeval.benchmarks.locomo_plus.judge:LocomoPlusJudge"})},
     categories="memeval.benchmarks.locomo_plus.categories:LOCOMO_PLUS_CATEGORIES",
     fetches="memeval.benchmarks.locomo_plus.datasets:DATA_SETS",
+    conversations="memeval.benchmarks.locomo.data:load_locomo",  # LoCoMo's, which its questions and cues are in
 )

@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 
+from memeval.benchmarks import load
 from memeval.benchmarks.locomo.data import load_locomo
 from memeval.benchmarks.locomo_plus import data as plus
 from memeval.benchmarks.locomo_plus import datasets
 from memeval.benchmarks.locomo_plus.config import LocomoPlusConfig
 from memeval.benchmarks.locomo_plus.judge import TEMPERATURE as JUDGE_TEMPERATURE
-from memeval.benchmarks.locomo_plus.judge import LocomoPlusJudge
 from memeval.benchmarks.locomo_plus.prompts import (
     COGNITIVE_READER,
     COGNITIVE_READER_VERSION,
@@ -155,7 +155,11 @@ class LocomoPlusTask(Task):
         return role_temperatures(self.config)
 
     def judges(self) -> list:
-        return [] if self.config.judge == "none" else [LocomoPlusJudge(self.prompts, self.evidence)]
+        """The judge named by --judge, as this run kind declares it (memeval.benchmarks.locomo_plus: RunKind.judges)."""
+        from memeval.engine.registry import judges
+
+        return [] if self.config.judge == "none" else [load(judges(self.kind)[self.config.judge])(self.prompts,
+                                                                                                   self.evidence)]
 
     def identity(self, client) -> Identity:
         from memeval.data.fetch import data_hashes
@@ -282,6 +286,7 @@ class LocomoPlusTask(Task):
 
         return {"systems": [s.as_dict() for s in self.systems],
                 "data": {"items": str(self.data_dir / datasets.ITEMS_FILE), "locomo": str(self.locomo_path),
+                         "path": str(self.locomo_path),  # the conversations the viewer reads turns from
                          "sha256": claimed.identity.fixed["data_sha256"],
                          "pinned": self.items_sha256 == datasets.pinned(datasets.ITEMS_FILE).sha256,
                          "source": f"{datasets.REPO}@{datasets.COMMIT}", "licence": datasets.LICENCE},

@@ -5,6 +5,7 @@ from memeval.benchmarks import Benchmark, RunKind
 BENCHMARK = Benchmark(
     name="longmemeval",
     command="memeval.benchmarks.longmemeval.command",
+    title="LongMemEval",
     tasks={"longmemeval run": RunKind("memeval.benchmarks.longmemeval.task:LongMemEvalTask", "LMEAnswerRow", "LMEJudgmentRow",
                        config="memeval.benchmarks.longmemeval.config:LongMemEvalConfig")},
     fetches="memeval.benchmarks.longmemeval.datasets:DATA_SETS",
