@@ -18,6 +18,8 @@ What is counted, and by which rule:
   (the bare registry `memeval.benchmarks` is allowed: that is how shared code asks for benchmarks), or holds a
   string (not a docstring) naming one, dotted or slashed. Module names of a tree before the move are mapped to
   their names after it (`MOVES`), so the before number counts the same seams.
+- run kinds in the shared machinery: a string (not a docstring) in such a module that is a run kind the benchmark
+  declarations name (`tasks`, `kind_aliases`, `written_by`), or names one in backticks.
 - run loops of their own: a module outside `memeval.rundir`, `memeval.engine` and `memeval.manifest` that imports
   the run directory's claim, lock or restart machinery (`DirectoryLock`, `claim`, `check`, `move_aside`,
   `LOCK_NAME`) or assembles a run manifest itself (`base_manifest`, `git_sha`, `package_versions`), i.e. claims,
@@ -170,6 +172,22 @@ def imports(tree: ast.AST, name: str, is_package: bool) -> list[Import]:
     return found
 
 
+def run_kinds(trees: dict) -> set[str]:
+    """The run kinds a tree's benchmark declarations name (`tasks` and `kind_aliases` keys, `RunKind(written_by=)`),
+    read from the `Benchmark(...)` calls in memeval/benchmarks/<name>/__init__.py."""
+    kinds = set()
+    for name, tree_ in trees.items():
+        if not re.fullmatch(rf"{BENCHMARKS}\.\w+", name):
+            continue
+        for node in ast.walk(tree_):
+            if isinstance(node, ast.keyword) and node.arg in ("tasks", "kind_aliases") and isinstance(node.value,
+                                                                                                        ast.Dict):
+                kinds |= {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+            elif isinstance(node, ast.keyword) and node.arg == "written_by" and isinstance(node.value, ast.Tuple):
+                kinds |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return {k for k in kinds if isinstance(k, str)}
+
+
 def docstrings(tree: ast.AST) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
@@ -265,6 +283,8 @@ def main(tree: Path = TREE, run_help: bool = True) -> dict:
         shared_imports |= {f"{moved(imp.source)} -> {t}" for t in inside if not any(u.startswith(t + ".") for u in inside)}
     shared_imports = sorted(shared_imports)
     shared_strings = []
+    kinds_declared = run_kinds(trees)
+    kind_strings = []
     run_loops: dict[str, list[str]] = {}
     add_arguments: dict[str, int] = {}
     flags = 0
@@ -288,6 +308,8 @@ def main(tree: Path = TREE, run_help: bool = True) -> dict:
                     dotted = moved(hit.replace("/", ".").removesuffix(".py"))
                     if within(dotted, (BENCHMARKS,)) and dotted != BENCHMARKS:
                         shared_strings.append(f"{new}:{node.lineno} {hit!r}")
+                if node.value in kinds_declared or any(f"`{k}`" in node.value for k in kinds_declared):
+                    kind_strings.append(f"{new}:{node.lineno} {node.value[:60]!r}")
         if not within(name, RUN_LOOP_OWNERS):
             for imp in statements:
                 if imp.source == name and imp.targets[0] in RUN_LOOP_NAMES:
@@ -316,6 +338,7 @@ def main(tree: Path = TREE, run_help: bool = True) -> dict:
         "shared_modules_importing_a_benchmark": len({s.split(" -> ")[0] for s in shared_imports}),
         "benchmark_imports": shared_imports,
         "benchmark_strings_in_shared_modules": len(shared_strings), "benchmark_strings": shared_strings,
+        "run_kind_strings_in_shared_modules": len(kind_strings), "run_kind_strings": kind_strings,
         "run_loops_of_their_own": len(run_loops),
         "run_loop_modules": {m: sorted(set(n)) for m, n in sorted(run_loops.items())},
         "add_argument_calls": sum(add_arguments.values()),
@@ -438,7 +461,8 @@ def _minus(a: int | str, b: int | str) -> int | str:
 
 HEADLINE = ("modules", "lines", "import_cycles", "modules_in_import_cycles", "type_only_import_cycles",
             "folder_cycles", "folders_in_cycles", "type_only_folder_cycles", "benchmark_imports_in_shared_modules",
-            "shared_modules_importing_a_benchmark", "benchmark_strings_in_shared_modules", "run_loops_of_their_own",
+            "shared_modules_importing_a_benchmark", "benchmark_strings_in_shared_modules",
+            "run_kind_strings_in_shared_modules", "run_loops_of_their_own",
             "add_argument_calls", "add_argument_calls_outside_generators", "flag_declarations",
             "llm_classes_over_200_lines", "llm_functions_over_60_lines", "llm_kwargs_on_client_path",
             "llm_kwargs_splats_into_client", "llm_import_cycles")

@@ -65,6 +65,25 @@ def test_after_the_move_a_name_the_tree_has_is_its_own(tmp_path):
     assert main(tmp_path, run_help=False)["benchmark_imports"] == []
 
 
+def test_a_run_kind_spelled_in_a_shared_module_counts(tmp_path):
+    """A run kind the declarations name (a task's, an older spelling, a command writing its rows) written as a
+    string in a shared module counts, exactly or in backticks; a docstring, the face and the benchmark do not."""
+    files = {"__init__.py": "", "benchmarks/__init__.py": "REGISTERED = ('toy',)\n",
+             "benchmarks/toy/__init__.py": ("BENCHMARK = Benchmark(name='toy', tasks={'toy run': RunKind('t', 'A', 'J', "
+                                            "written_by=('toy import',))}, kind_aliases={'old toy': 'toy run'})\n"),
+             "viewer.py": ('"""Reads `toy run` directories."""\nKIND = "toy run"\nOLD = "old toy"\n'
+                           'ERROR = "expected a `toy import` directory"\nOTHER = "toy runs"\n'),
+             "commands/__init__.py": "", "commands/view.py": "HELP = 'a `toy run` directory'\n"}
+    for name, text in files.items():
+        path = tmp_path / "memeval" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    result = main(tmp_path, run_help=False)
+    assert result["run_kind_strings"] == ["memeval.viewer:2 'toy run'", "memeval.viewer:3 'old toy'",
+                                          "memeval.viewer:4 'expected a `toy import` directory'"]
+    assert result["run_kind_strings_in_shared_modules"] == 3
+
+
 def test_the_llm_clients_shape_on_a_tree_where_it_is_known(tmp_path):
     """Issue 44's measures: a class of 201 lines counts and one of 200 does not, likewise a function of 61 and 60;
     `**kwargs` counts on the doors and what they call (a method through `self`, a class through its `__init__`, a
