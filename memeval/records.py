@@ -73,6 +73,13 @@ def load_judgments(path: str | Path, answer_key: str | None = "original") -> lis
     return [r for r in rows if answer_key is None or r.answer_key == answer_key]
 
 
+def load_sweep_rows(path: str | Path) -> list[SweepRow]:
+    """A sweep's raw_results.jsonl: the latest row per (package, budget, method, k), in that key's order. Workers
+    append rows as they finish, so two runs of one sweep write them in different orders; every reader sorts here,
+    once, and a seeded bootstrap that resamples rows by position gives the same interval whichever run wrote them."""
+    return sorted(latest(read_records(path, SweepRow), lambda r: r.key).values(), key=lambda r: r.key)
+
+
 def latest(records: Iterable[R], key: Callable[[R], tuple]) -> dict[tuple, R]:
     """The last record per key (a retried row supersedes the errored one), in first-seen key order."""
     out: dict[tuple, R] = {}

@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memeval import records
 from memeval.atomic import write_json_atomic
 from memeval.engine.directory import Directory, run_directory
 from memeval.errors import InputError
@@ -420,12 +421,12 @@ def _sources(config: SweepConfig) -> list[PackageSource]:
 
 
 def load_sweep_rows(sweep_dir: str | Path) -> list[SweepRow]:
-    """The sweep's rows, the latest per (package, budget, method, k): a row recomputed because its package's
-    content changed supersedes the one before it."""
+    """The sweep's rows, the latest per (package, budget, method, k) in that key's order (memeval.records): a row
+    recomputed because its package's content changed supersedes the one before it."""
     path = Path(sweep_dir) / "raw_results.jsonl"
     if not path.is_file():
         raise InputError(path, "raw_results", "not found: expected a `memeval sweep` output directory")
-    return list(latest(read_records(path, SweepRow), lambda r: r.key).values())
+    return records.load_sweep_rows(path)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from memeval.artifacts import ARTIFACTS, stored
-from memeval.records import SweepRow, read_records
+from memeval.records import SweepRow, load_sweep_rows
 from memeval.rundir import RunDir
 
 
@@ -36,7 +36,7 @@ def base_sweep_summary(root: Path) -> dict:
 
 
 def base_sweep_rows(root: Path) -> list[SweepRow]:
-    return read_records(artifact("base_sweep", root, "raw_results.jsonl"), SweepRow)
+    return load_sweep_rows(artifact("base_sweep", root, "raw_results.jsonl"))
 
 
 def answer_model(run: Path) -> str | None:
@@ -66,7 +66,7 @@ def natural_summary(root: Path) -> dict:
 
 
 def natural_raw_rows(root: Path) -> list[SweepRow]:
-    return read_records(artifact("natural_sweep", root, "raw_results.jsonl"), SweepRow)
+    return load_sweep_rows(artifact("natural_sweep", root, "raw_results.jsonl"))
 
 
 def natural_qa_run(root: Path) -> Path:
