@@ -61,10 +61,12 @@ def execute_notebook(
 ) -> Path:
     import papermill as pm
 
+    from memeval.notebook_config import check_run_inputs
     from memeval.parameters import checked_parameters
 
     # refused here in one line, before a kernel starts or anything is written, as the notebook itself would
     parameters = checked_parameters(Path(notebook).stem, dict(parameters or {}))
+    check_run_inputs(Path(notebook).stem, parameters)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     # The kernel inherits this process's environment: it must get the inline matplotlib backend, since any
