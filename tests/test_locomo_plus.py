@@ -311,6 +311,23 @@ def test_locomo_plus_fetch_is_the_same_fetch_and_data_status_shows_it(tmp_path, 
     assert "prompt.py: not the pinned file" in cli("data", "status", check=True).stdout
 
 
+def test_both_spellings_of_the_fetch_take_the_same_flags(tmp_path, mirror, cli, monkeypatch):
+    """`memeval locomo-plus fetch` is `memeval data fetch locomo-plus`: a mirror folder by --source, and the same
+    refusals in the same words."""
+    served, _ = mirror
+    spellings = (("locomo-plus", "fetch"), ("data", "fetch", "locomo-plus"))
+    refused = [cli(*argv, "--source", served, "--source", served, "--dest", tmp_path / "x").stderr for argv in spellings]
+    assert refused[0] == refused[1] and "given twice" in refused[0]
+    checksum = [cli(*argv, "--sha256", "0" * 64, "--dest", tmp_path / "x").stderr for argv in spellings]
+    assert checksum[0] == checksum[1] and "pinned" in checksum[0]
+    assert not (tmp_path / "x").exists()
+    _pins_of_served(monkeypatch)
+    for n, argv in enumerate(spellings):
+        fetched = cli(*argv, "--source", served, "--dest", tmp_path / str(n), check=True)
+        assert "SHA-256 verified" in fetched.stdout
+        assert (tmp_path / str(n) / "prompt.py").read_text() == "content of prompt.py"
+
+
 def test_the_declaration_names_the_categories_and_the_overall_over_every_judged_row():
     from memeval.benchmarks import declaration, load
     from memeval.benchmarks.locomo_plus.prompts import CATEGORY_NAMES

@@ -61,16 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "memeval data fetch longmemeval --variant s\n  memeval data fetch protocols --source DIR")
     fetch.add_argument("dataset", choices=[d.name for d in sets],
                        help="; ".join(d.fetch_help for d in sets if d.fetch_help))
-    variants = [d for d in sets if d.variants]
-    fetch.add_argument("--variant", choices=list(dict.fromkeys(v for d in variants for v in d.variants)),
-                       default=variants[0].variants[0] if variants else None,
-                       help="; ".join(d.variant_help for d in variants if d.variant_help))
-    fetch.add_argument("--dest", default=None, help="directory to write into (default data/<dataset>)")
-    fetch.add_argument("--source", default=None, action="append",
-                       help="; ".join(["URL or local file (default: the public file, at its pinned revision where "
-                                       "one is declared)", *(d.source_help for d in sets if d.source_help)]))
-    fetch.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
-    fetch.set_defaults(handler=_fetch)
+    add_fetch_arguments(fetch, sets, "data/<dataset>")
 
     st = command(sub, "stats", "counts of conversations or instances, questions by category or type, turns, "
                  "sessions, and the data's quirks", "memeval data stats --json")
@@ -98,6 +89,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--out", required=True, metavar="DIR",
                         help=f"directory that receives {_either([d.sample_file for d in samples])} and a README")
     sample.set_defaults(handler=_sample)
+
+
+def add_fetch_arguments(parser: argparse.ArgumentParser, sets: list[DataSet], dest_default: str) -> None:
+    """The flags of `memeval data fetch` and its handler, defined once: a benchmark's own fetch command (`memeval
+    locomo-plus fetch`) takes them for its one data set from here, so the two spellings cannot drift apart."""
+    variants = [d for d in sets if d.variants]
+    if variants:
+        parser.add_argument("--variant", choices=list(dict.fromkeys(v for d in variants for v in d.variants)),
+                            default=variants[0].variants[0],
+                            help="; ".join(d.variant_help for d in variants if d.variant_help))
+    parser.add_argument("--dest", default=None, help=f"directory to write into (default {dest_default})")
+    parser.add_argument("--source", default=None, action="append",
+                        help="; ".join(["URL or local file (default: the public file, at its pinned revision where "
+                                        "one is declared)", *(d.source_help for d in sets if d.source_help)]))
+    parser.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
+    parser.set_defaults(handler=_fetch, **({"dataset": sets[0].name} if len(sets) == 1 else {}))
 
 
 def _sample(args: argparse.Namespace) -> int:

@@ -8,7 +8,9 @@ import argparse
 import json
 
 from memeval.benchmarks.locomo_plus.config import LocomoPlusConfig
+from memeval.benchmarks.locomo_plus.datasets import DATA_ENV, LOCOMO_PLUS
 from memeval.commands.arguments import command, finish
+from memeval.commands.data import add_fetch_arguments
 from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.safe_text import shown
 from memeval.settings import config_from
@@ -24,9 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "by SHA-256 (the repository has no licence file: they stay on your machine); the same as "
                     "`memeval data fetch locomo-plus`",
                     "memeval locomo-plus fetch --dest data/locomo_plus")
-    fetch.add_argument("--dest", default=None, metavar="DIR",
-                       help="where to write them (default: $MEMEVAL_LOCOMO_PLUS_DIR, else data/locomo_plus/)")
-    fetch.set_defaults(handler=_fetch)
+    add_fetch_arguments(fetch, [LOCOMO_PLUS], f"${DATA_ENV}, else {LOCOMO_PLUS.dest}/")
 
     run = command(sub, "run", "answer LoCoMo-Plus's triggers (and LoCoMo's questions) with memory systems; "
                   "evidence recall offline, J with --judge locomo_plus",
@@ -36,13 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       "items", "choice", "seed", "systems", "reader", "judge", "k", "answer_max_tokens")
     run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
     run.set_defaults(handler=_run)
-
-
-def _fetch(args: argparse.Namespace) -> int:
-    """`memeval locomo-plus fetch`: the documented spelling of `memeval data fetch locomo-plus`."""
-    from memeval.benchmarks.locomo_plus.datasets import fetch_command
-
-    return fetch_command(args)
 
 
 def _run(args: argparse.Namespace) -> int:
