@@ -174,3 +174,17 @@ def test_fetch_rejects_bad_content_even_with_matching_hash(tmp_path):
 def test_fetch_cli_error_is_one_line(tmp_path, cli):
     proc = cli("data", "fetch", "locomo", "--dest", tmp_path / "x", "--source", tmp_path / "nope.json")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nope.json" in proc.stderr
+
+
+def test_stats_names_the_path_it_was_given_not_a_flag_it_lacks(cli, tmp_path):
+    """`data stats` has no --data: a PATH that is not there is named as the path, and a data set's name given as
+    PATH is pointed at --dataset."""
+    missing = tmp_path / "nothing.json"
+    for argv, said in ((["longmemeval"], "longmemeval: path: no such file or directory; a data set is named by "
+                                         "--dataset: `memeval data stats --dataset longmemeval FILE`"),
+                       ([str(missing)], f"{missing}: path: no such file or directory (read as locomo"),
+                       (["--dataset", "longmemeval", str(missing)], f"{missing}: path: no such file or directory "
+                                                                    "(read as longmemeval")):
+        proc = cli("data", "stats", *argv)
+        assert proc.returncode == 2 and "--data " not in proc.stderr, argv
+        assert proc.stderr.strip().splitlines() == [proc.stderr.strip()] and said in proc.stderr, argv

@@ -116,7 +116,26 @@ def _sample(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from memeval.benchmarks import load
 
-    return load(_named(data_sets(), args.dataset).stats)(args)
+    sets = data_sets()
+    _check_stats_path(args.path, args.dataset, [d.name for d in sets if d.stats])
+    return load(_named(sets, args.dataset).stats)(args)
+
+
+def _check_stats_path(path: str | None, dataset: str, names: list[str]) -> None:
+    """A PATH that is not there is refused naming the argument the user gave (the readers behind `data stats` are
+    shared with the run commands, whose errors name their `--data`), and a data set's name given as PATH is told
+    that --dataset names it."""
+    from pathlib import Path
+
+    from memeval.errors import InputError
+
+    if path is None or Path(path).exists():
+        return
+    if path in names:
+        raise InputError(path, "path", f"no such file or directory; a data set is named by --dataset: `memeval data "
+                         f"stats --dataset {path} FILE`")
+    raise InputError(path, "path", f"no such file or directory (read as {dataset}; `memeval data fetch {dataset}` "
+                     "fetches it)")
 
 
 def _check_dest(dest: str | None) -> None:
