@@ -14,6 +14,11 @@ rejects. Each rule and where it was read (2026-12-03):
 - An unknown body field is 400 "Unrecognized request argument supplied: X", type invalid_request_error, param and
   code null (bodies quoted in davidmigloz/langchain_dart#712 and coroot/coroot#698). The known fields are the
   keyword arguments of the SDK's `chat.completions.create` (openai 3.60 `resources/chat/completions`).
+- A request without a model is 400 "you must provide a model parameter", invalid_request_error, param and code null
+  (bodies quoted in lss233/kirara-ai#800 and danielmiessler/Fabric#239). An empty `messages` is 400 "Invalid
+  'messages': empty array. Expected an array with minimum length 1, but got an empty array instead." (the text
+  quoted in danny-avila/LibreChat#10408, 2025-11; it was "[] is too short - 'messages'" in 2023, run-llama/
+  llama_index#9373); param `messages` here, the body's param and code not read.
 - Message roles are those of the SDK's `ChatCompletionMessageParam` union (system, developer, user, assistant,
   tool, function: openai 3.60 `types/chat/chat_completion_message_param.py`).
 - `temperature` lies in [0, 2] (the SDK's own docstring, `types/chat/completion_create_params.py`). Reasoning
@@ -23,7 +28,8 @@ rejects. Each rule and where it was read (2026-12-03):
   docstring: max_tokens "is not compatible with o-series models"; simonw/llm#724).
 - `top_p` (nucleus sampling; the SDK's docstring: "0.1 means only the tokens comprising the top 10% probability
   mass") is refused here outside [0, 1] (the bound is the docstring's meaning; that 400's own text was not found,
-  so the temperature message's form is used). Reasoning models refuse it: 400 `unsupported_parameter`,
+  so the temperature message's form is used). A value under 0 (either field) gets the same form turned round,
+  "decimal below minimum value. Expected a value >= 0", code `decimal_below_min_value` (its own text not read). Reasoning models refuse it: 400 `unsupported_parameter`,
   "Unsupported parameter: 'top_p' is not supported with this model." (bodies quoted in aandrew-me/tgpt#333 for
   o1-preview and HIllya51/LunaTranslator#1842 for gpt-5).
 - `response_format: {"type": "json_object"}` needs the word "json" in the messages, else 400 (the API's own check,
@@ -344,7 +350,8 @@ class FakeOpenAI(LoopbackServer):
                             code="model_not_found")
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            raise Rejection(400, "[] is too short - 'messages'", param="messages")
+            raise Rejection(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an "
+                                 "empty array instead.", param="messages")
         for i, m in enumerate(messages):
             if m.get("role") not in ROLES:
                 raise Rejection(400, f"Invalid value: '{m.get('role')}'. Supported values are: 'system', "
@@ -357,8 +364,7 @@ class FakeOpenAI(LoopbackServer):
         if "temperature" in body and body["temperature"] is not None:
             t = body["temperature"]
             if not isinstance(t, (int, float)) or not 0 <= t <= 2:
-                raise Rejection(400, f"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, "
-                                     f"but got {t} instead.", param="temperature", code="decimal_above_max_value")
+                raise _out_of_range("temperature", t, 0, 2)
             if reasoning and t != 1:
                 raise Rejection(400, f"Unsupported value: 'temperature' does not support {t} with this model. Only "
                                      "the default (1) value is supported.", param="temperature",
@@ -369,8 +375,7 @@ class FakeOpenAI(LoopbackServer):
                 raise Rejection(400, "Unsupported parameter: 'top_p' is not supported with this model.",
                                 param="top_p", code="unsupported_parameter")
             if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
-                raise Rejection(400, f"Invalid 'top_p': decimal above maximum value. Expected a value <= 1, but got "
-                                     f"{p} instead.", param="top_p", code="decimal_above_max_value")
+                raise _out_of_range("top_p", p, 0, 1)
         fmt = (body.get("response_format") or {}).get("type")
         if "response_format" in body and fmt not in RESPONSE_FORMAT_TYPES:
             raise Rejection(400, f"Invalid value: '{fmt}'. Supported values are: 'text', 'json_object', and "
@@ -427,6 +432,13 @@ class FakeOpenAI(LoopbackServer):
 RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
 SCHEMA_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
 SCHEMA_NAME_MAX = 64
+
+
+def _out_of_range(field: str, value, low: float, high: float) -> Rejection:
+    below = isinstance(value, (int, float)) and value < low
+    side, bound = ("below minimum", f">= {low}") if below else ("above maximum", f"<= {high}")
+    return Rejection(400, f"Invalid '{field}': decimal {side} value. Expected a value {bound}, but got {value} "
+                          "instead.", param=field, code="decimal_below_min_value" if below else "decimal_above_max_value")
 
 
 def _check_json_schema(spec) -> None:

@@ -4,6 +4,7 @@ through the real SDK and must be refused (or taken) as the source cited beside t
 import pytest
 
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
+from tests.fake_openai import TEST_KEY, FakeOpenAI
 
 HELLO = [{"role": "user", "content": "hi"}]
 
@@ -49,3 +50,34 @@ def test_claude_max_tokens_zero_warms_the_cache_and_a_negative_one_is_refused(cl
     assert sdk.messages.create(model="claude-sonnet-4-6", max_tokens=5, messages=long).usage.cache_read_input_tokens
     with pytest.raises(anthropic.BadRequestError, match="max_tokens"):
         sdk.messages.create(model="claude-sonnet-4-6", max_tokens=-1, messages=HELLO)
+
+
+@pytest.fixture()
+def gpt():
+    import openai
+
+    with FakeOpenAI() as fake:
+        yield openai.OpenAI(base_url=fake.url, api_key=TEST_KEY, max_retries=0)
+
+
+@pytest.mark.parametrize(("field", "value", "bound"), [("temperature", -0.5, ">= 0"), ("temperature", 2.5, "<= 2"),
+                                                       ("top_p", -0.1, ">= 0"), ("top_p", 1.5, "<= 1")])
+def test_gpt_sampling_outside_its_range_names_the_bound_crossed(gpt, field, value, bound):
+    import openai
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        gpt.chat.completions.create(model="gpt-4o-mini", messages=HELLO, **{field: value})
+    below = bound.startswith(">")
+    assert f"Expected a value {bound}" in str(refused.value) and refused.value.param == field
+    assert refused.value.code == ("decimal_below_min_value" if below else "decimal_above_max_value")
+    assert ("below minimum" if below else "above maximum") in str(refused.value)
+
+
+def test_gpt_without_model_or_messages_is_refused_as_the_api_words_it(gpt):
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match="you must provide a model parameter"):
+        gpt.chat.completions.create(model="", messages=HELLO)
+    with pytest.raises(openai.BadRequestError, match="Invalid 'messages': empty array") as empty:
+        gpt.chat.completions.create(model="gpt-4o-mini", messages=[])
+    assert empty.value.param == "messages"
