@@ -11,8 +11,9 @@ SHARED_LOCOMO = project_root().parent / "shared" / "data" / "locomo"
 
 @pytest.fixture(scope="session", autouse=True)
 def _writes_stay_in_temporary_directories(tmp_path_factory):
-    """Nothing a test runs writes into the checkout: the LLM cache, the notebooks' artifacts and figures default to
-    a session directory (a test that needs its own sets its own); no fetched protocol is read from the checkout."""
+    """Nothing a test runs writes into the checkout or where the developer's shell points: the LLM cache, the
+    notebooks' artifacts and figures are a session directory even when the shell exports them (a test that needs its
+    own sets its own); no fetched protocol or data set is read from the checkout."""
     import os
 
     root = tmp_path_factory.mktemp("defaults")
@@ -21,10 +22,11 @@ def _writes_stay_in_temporary_directories(tmp_path_factory):
                 "MEMEVAL_PROTOCOLS_DIR": root / "protocols",  # none fetched: a test that needs them writes its own
                 "MEMEVAL_JUDGE_CALIBRATIONS_DIR": root / "judge-calibrations",  # calibration runs register here
                 "MEMEVAL_LOCOMO_AUDIT_DIR": root / "locomo-audit",  # not fetched: a test that needs it writes its own
+                "MEMEVAL_LOCOMO_PLUS_DIR": root / "locomo-plus",  # likewise
                 "MEMEVAL_LOCAL_MODEL_DIR": root / "models"}  # Gemma's file is assembled here (≈1 s), not in ~/.cache
     before = {name: os.environ.get(name) for name in defaults}
     for name, value in defaults.items():
-        os.environ.setdefault(name, str(value))
+        os.environ[name] = str(value)
     yield
     for name, value in before.items():
         if value is None:
@@ -59,10 +61,10 @@ def fake(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _no_openai_env(monkeypatch):
+def _no_provider_env(monkeypatch):
     """A key or base URL in the developer's shell must not turn a test's replay into live calls."""
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture()
