@@ -9,6 +9,27 @@ from memeval.data.paths import project_root
 SHARED_LOCOMO = project_root().parent / "shared" / "data" / "locomo"
 
 
+def _hypothesis_outside_the_checkout() -> None:
+    """Hypothesis keeps its example database and caches (constants, unicode data) in ./.hypothesis, the checkout,
+    unless told: here a temporary directory removed at exit, and the database in memory. Set when this file is
+    imported, before the test modules build their settings."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="memeval-hypothesis-")
+    atexit.register(shutil.rmtree, home, True)
+    set_hypothesis_home_dir(home)
+    settings.register_profile("memeval-tests", database=None)
+    settings.load_profile("memeval-tests")
+
+
+_hypothesis_outside_the_checkout()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _writes_stay_in_temporary_directories(tmp_path_factory):
     """Nothing a test runs writes into the checkout or where the developer's shell points: the LLM cache, the

@@ -1,6 +1,6 @@
 """The suite touches only what it creates, whatever the developer's shell holds: conftest.py's session defaults win
-over exported MEMEVAL_* directories, and a key in the shell never reaches a test. Checked by running pytest on the
-probe below with such a shell."""
+over exported MEMEVAL_* directories, a key in the shell never reaches a test, and Hypothesis keeps its example
+database and caches out of the checkout. Checked by running pytest on the probe below with such a shell."""
 
 import os
 import subprocess
@@ -19,10 +19,16 @@ DIRECTORIES = ("MEMEVAL_CACHE_DIR", "MEMEVAL_ARTIFACTS", "MEMEVAL_FIGURES", "MEM
 
 @pytest.mark.skipif(PROBE not in os.environ, reason="run by test_a_developers_shell_does_not_reach_the_tests")
 def test_probe():
+    import hypothesis
+    from hypothesis.configuration import storage_directory
+
     shell = Path(os.environ[PROBE])
     for name in DIRECTORIES:
         assert not Path(os.environ[name]).is_relative_to(shell), f"{name} is the shell's"
     assert "ANTHROPIC_API_KEY" not in os.environ and "ANTHROPIC_BASE_URL" not in os.environ
+    assert not storage_directory("constants").path.is_relative_to(project_root())
+    database = hypothesis.settings.default.database
+    assert database is None or type(database).__name__ == "InMemoryExampleDatabase", database
 
 
 def test_a_developers_shell_does_not_reach_the_tests(tmp_path):
