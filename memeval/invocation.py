@@ -168,7 +168,7 @@ def command_from(config, words: Sequence[str]) -> list[str]:
         value = getattr(config, f.name)
         default = (f.default if f.default is not MISSING else
                    f.default_factory() if f.default_factory is not MISSING else MISSING)
-        if value == default:
+        if value == default or value == meta["setting"].cli_default:  # what the command reads without the flag
             continue
         target = tail if meta["last"] else head
         if meta["models"]:

@@ -4,8 +4,9 @@ papermill passes `-p budgets "[2, 6]"` as a string and `-y` as YAML, so a parame
 the parameters cell holds or as the text a user typed. A parameter named as a field of the notebook's run
 configuration (`k` of `LocomoRunConfig`; `llm` and `answer_model` the LLM options) is read by that field's own
 declaration (memeval.settings: type, bounds, choices), the one `memeval.api` checks a configuration with; one of
-another command is read through that flag's parsing on the `memeval` parser (`seeds` is `memaudit sweep
---n-seeds`, bounds included). Text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
+another command by the declaration of the configuration that command is built from (`seeds` is `SweepConfig`'s
+`--n-seeds`, bounds included), or for a command without one through that flag's parsing on its benchmark's
+parser (`graph80 generate --seed`). Text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
 [2, 6]. A value the flag refuses is one line naming the notebook, the parameter and the flag (`ParameterError`),
 raised before the notebook's configuration directory exists.
 """
@@ -36,7 +37,8 @@ RUNS: dict[str, str] = {
     "08_longmemeval": "longmemeval run",
     "09_trust": "locomo run",
 }
-# notebook → parameter → (command, flag) whose parsing it shares, for the commands without a configuration
+# notebook → parameter → (command, flag) it is read as: by the declaration of the configuration the command is built
+# from (CONFIGS), else through the flag's parsing
 FLAGS: dict[str, dict[str, tuple[str, str]]] = {
     "03_memaudit_small": {**SWEEPS, "budgets": (SWEEP, "--budgets")},
     "04_memaudit_validity": {**SWEEPS, "budget": ("memaudit solve", "--budget")},
@@ -228,10 +230,19 @@ def _known_systems(where: str, systems) -> None:
                                  f"{', '.join(system_names())} (or a factory as module.path:Factory)")
 
 
+# command → the configuration its arguments are built from (memeval.settings), read without the command line
+CONFIGS = {"memaudit sweep": "memeval.memaudit.config:SweepConfig",
+           "memaudit solve": "memeval.memaudit.config:SolveConfig",
+           "natural build": "memeval.natural.config:BuildConfig",
+           "natural sensitivity": "memeval.natural.config:SensitivityConfig"}
+
+
 def _reader(notebook: str, name: str) -> tuple[str, Setting]:
     """The command and the setting a parameter is read as: a run configuration's field, or another command's flag."""
     if name in FLAGS.get(notebook, {}):
         command, flag = FLAGS[notebook][name]
+        if command in CONFIGS:
+            return command, _declared(CONFIGS[command], flag)
         action = _action(command, flag)
         return command, Setting(flag, type=action.type, choices=action.choices)
     setting = _run_setting(notebook, name)
@@ -240,33 +251,45 @@ def _reader(notebook: str, name: str) -> tuple[str, Setting]:
     return RUNS[notebook], setting
 
 
+def _declared(config: str, flag: str) -> Setting:
+    """The setting `config` (module:Class) declares for `flag`."""
+    from memeval.benchmarks import load
+    from memeval.settings import setting_fields
+
+    return next(f.metadata["setting"] for f in setting_fields(load(config)) if f.metadata["setting"].spelling == flag)
+
+
+LLM = "--llm"  # the LLM backend, a setting of every run that calls a model
+
+
 def _run_setting(notebook: str, name: str) -> Setting | None:
     from memeval.benchmarks import load
-    from memeval.commands.llm_options import BACKEND, MODELS
     from memeval.engine.registry import run_kinds
+    from memeval.llm.profiles import EMBED_ROLE, ROLE_DEFAULTS
     from memeval.settings import setting_fields
 
     config = load(run_kinds()[RUNS[notebook]].config)
     declared = {f.name: f.metadata["setting"] for f in setting_fields(config) if not f.metadata["models"]}
     role = name.removesuffix("_model")
-    if name == "llm":
-        return next((s for s in declared.values() if s.spelling == BACKEND.spelling), BACKEND)
-    if name.endswith("_model") and role in MODELS.help:
+    if name == "llm":  # a run configuration without its own `--llm` (graph80's) takes the one the others declare
+        return next((s for s in declared.values() if s.spelling == LLM), None) or next(
+            f.metadata["setting"] for kind in run_kinds().values() for f in setting_fields(load(kind.config))
+            if f.metadata["setting"].spelling == LLM)
+    if name.endswith("_model") and (role in ROLE_DEFAULTS or role == EMBED_ROLE):
         return Setting(f"--{role}-model")
     return declared.get(name)
 
 
 @lru_cache(maxsize=None)
 def _action(command: str, flag: str) -> argparse.Action:
-    """The argparse action of `memeval COMMAND FLAG`: the one definition of how the flag is read. Only the command
-    groups a notebook parameter can name are built (MEMAUDIT, natural packages, each benchmark's), not the whole
-    `memeval` parser, whose `reproduce` runs notebooks through this module."""
+    """The argparse action of `memeval COMMAND FLAG`, for a benchmark's command without a configuration: the one
+    definition of how the flag is read. Only the benchmarks' command groups are built, not the whole `memeval`
+    parser, whose `reproduce` runs notebooks through this module."""
     from memeval.benchmarks import declarations
-    from memeval.commands import memaudit, natural
 
     parser = argparse.ArgumentParser(prog="memeval", allow_abbrev=False)
     groups = parser.add_subparsers()
-    for module in (memaudit, natural, *(importlib.import_module(b.command) for b in declarations())):
+    for module in (importlib.import_module(b.command) for b in declarations()):
         module.register(groups)
     for word in command.split():
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -27,8 +27,10 @@ class Setting:
     """How one flag reads and shows a value. `help` may be a function of the default as typed (`--systems` says
     its default), or for a role → model field a mapping role → help; `negated`: the flag turns the field off
     (`--no-progress` sets `progress` False); `cli_default`: what argparse shows and reads when the field itself has
-    none (graph80's `--systems`); `rerun`: written into the rerun command line (`--restart` and the progress bars
-    are not)."""
+    none (graph80's `--systems`) or the command line's default is not the field's (`memaudit sweep --n-seeds`);
+    `rerun`: written into the rerun command line (`--restart` and the progress bars are not; a positional is one
+    of the command's words). A spelling without a leading `-` is a positional argument (`memaudit solve
+    PACKAGE`)."""
 
     spelling: str
     default: Any = UNSET
@@ -105,6 +107,9 @@ def add_setting(parser: argparse.ArgumentParser, setting: Setting, default=MISSI
         for name in ("choices", "type", "metavar"):
             if getattr(setting, name) is not None:
                 options[name] = getattr(setting, name)
+    if not setting.spelling.startswith("-"):  # a positional: argparse names it by its spelling, always required
+        del options["dest"]
+        options.pop("required", None)
     parser.add_argument(setting.spelling, *setting.aliases, **options)
 
 

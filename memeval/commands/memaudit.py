@@ -9,24 +9,13 @@ import math
 import sys
 from pathlib import Path
 
-from memeval.commands.arguments import (
-    add_budgets,
-    add_n_seeds,
-    add_out_dir,
-    add_output_file,
-    add_progress,
-    add_restart,
-    bounded,
-    command,
-    names,
-    positive_finite_float,
-    positive_int,
-)
+from memeval.commands.arguments import add_out_dir, add_output_file, add_progress, add_restart, command
 from memeval.errors import InputError
-from memeval.memaudit.names import ALL_WRITERS, DISTRIBUTIONS
+from memeval.memaudit.config import GenerateConfig, SolveConfig, SweepConfig, ValidateConfig
 from memeval.output_paths import notices
 from memeval.rundir import RunDir
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, config_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,35 +31,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _validate_parser(sub, name: str, alias: str) -> None:
     val = command(sub, name, "check a memaudit.package/v1 file" + alias, "memeval memaudit validate package.json")
-    val.add_argument("package", help="a memaudit.package/v1 JSON file")
+    add_config_arguments(val, ValidateConfig)
     val.set_defaults(handler=_validate)
 
 
 def _solve_parser(sub, name: str, alias: str) -> None:
     solve = command(sub, name, "solve one package at a budget: the certified OPT or a writer" + alias,
                     "memeval memaudit solve package.json --budget 6 --method both --json")
-    solve.add_argument("package", help="a memaudit.package/v1 JSON file")
-    solve.add_argument("--budget", type=positive_finite_float, default=None, help="default: the package's own budget")
-    solve.add_argument("--method", default="opt", choices=["opt", "bnb", "milp", "parts", "both", *ALL_WRITERS[1:]],
-                       help="opt: the certified optimum by the solver that suits the package (default); bnb, milp: "
-                            "that solver; parts: the exact solver over independent parts (fast where experiences share few units); both: B&B and MILP, checked against each other; any other name: that writer")
-    solve.add_argument("--max-per-group", type=positive_int, default=None,
-                       help="candidates kept per experience (default: the package's own, usually 1)")
-    solve.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_config_arguments(solve, SolveConfig)
     solve.set_defaults(handler=_solve)
 
 
 def _generate_parser(sub, name: str, alias: str) -> None:
     gen = command(sub, name, "generate a MEMAUDIT-Small or stress package" + alias,
                   "memeval memaudit generate small --distribution base --seed 7 --output base-7.json")
-    gen.add_argument("family", choices=["small"], help="the package family (MEMAUDIT-Small)")
-    gen.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
-                     help="base (default) or a stress distribution")
-    gen.add_argument("--seed", type=bounded("--seed"), default=0, help="the one seed of this package")
-    gen.add_argument("--facts", type=bounded("--facts"), default=3, help="stable facts in the package (default 3)")
-    gen.add_argument("--updates", type=bounded("--updates"), default=2,
-                     help="preferences that are later changed (default 2)")
-    gen.add_argument("--count", type=bounded("--count"), default=None, help="override a stress distribution's item count")
+    add_config_arguments(gen, GenerateConfig)
     add_output_file(gen, "the package file to write")
     gen.set_defaults(handler=_generate)
 
@@ -79,33 +54,7 @@ def _sweep_parser(sub, name: str, alias: str) -> None:
     sweep = command(sub, name, "budget sweep of writers against certified OPT denominators" + alias,
                     "memeval memaudit sweep small --distribution base --n-seeds 500 --budgets 2,4,6,8 "
                     "--certify milp --out sweep_base")
-    sweep.add_argument("family", choices=["small", "natural"],
-                       help="small: generated packages (--distribution, --n-seeds); natural: the package files in "
-                            "--packages")
-    sweep.add_argument("--distribution", default="base", choices=list(DISTRIBUTIONS),
-                       help="small: base (default) or a stress distribution")
-    add_n_seeds(sweep, 500)
-    sweep.add_argument("--packages", default=None, help="directory of package files (natural)")
-    add_budgets(sweep)
-    sweep.add_argument("--methods", type=names, default=None, help="comma-separated writers")
-    sweep.add_argument("--max-per-group", type=positive_int, default=None,
-                       help="candidates kept per experience (default: each package's own)")
-    sweep.add_argument("--certify", choices=["none", "milp", "parts"], default="none",
-                       help="milp: solve every OPT row by the MILP as well; parts: by the exact solver over "
-                            "independent parts (memaudit/parts.py, faster); either stops (exit 3) if the solvers "
-                            "disagree")
-    sweep.add_argument("--facts", type=bounded("--facts"), default=3, help="small: stable facts per package (default 3)")
-    sweep.add_argument("--updates", type=bounded("--updates"), default=2,
-                       help="small: preferences later changed, per package (default 2)")
-    sweep.add_argument("--count", type=bounded("--count"), default=None,
-                       help="small: override a stress distribution's item count")
-    sweep.add_argument("--jobs", type=bounded("--jobs"), default=2,
-                       help="worker processes (joblib; with --backend dask and no "
-                            "--scheduler, the local cluster's workers)")
-    sweep.add_argument("--backend", choices=["local", "dask"], default="local",
-                       help="local: joblib processes; dask: joblib's Dask backend (pip install 'memeval[dask]')")
-    sweep.add_argument("--scheduler", default=None,
-                       help="address of an existing Dask scheduler (tcp://host:8786); default: a local cluster")
+    add_config_arguments(sweep, SweepConfig)
     add_out_dir(sweep, "sweep directory (raw_results.jsonl, summary.json, manifest.json; rerun to resume; "
                        "another configuration is refused)")
     add_restart(sweep)
@@ -194,27 +143,18 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from memeval.errors import EXIT_UNCERTIFIED
-    from memeval.memaudit.sweep import DEFAULT_SMALL_METHODS, CertificationError, SweepConfig, run_sweep
+    from memeval.memaudit.sweep import CertificationError, run_sweep
 
-    if args.family == "natural" and not args.packages:
+    config = config_from(args, SweepConfig)
+    if config.kind == "natural" and not config.packages_dir:
         raise InputError("sweep natural", "--packages", "a directory of package files is required")
-    if args.family == "small":  # the counts give every seed's package the same shape: one is checked before any row
+    if config.kind == "small":  # the counts give every seed's package the same shape: one is checked before any row
         from memeval.memaudit.generators import generate
 
-        _refuse_empty(generate(args.distribution, args.seed_start, args.facts, args.updates, args.count),
+        _refuse_empty(generate(config.distribution, config.seed_start, config.facts, config.updates, config.count),
                       "memaudit sweep small")
-    methods = args.methods or (list(DEFAULT_SMALL_METHODS) if args.family == "small" else
-                               ["opt", "gvt", "estimated_gvt", "density_only", "greedy", "recency_raw", "fact_only",
-                                "summary_only", "random"])
-    config = SweepConfig(
-        kind=args.family, budgets=args.budgets, methods=methods,
-        distribution=args.distribution if args.family == "small" else None, seeds=args.n_seeds,
-        seed_start=args.seed_start, packages_dir=args.packages, max_per_group=args.max_per_group,
-        certify=args.certify, facts=args.facts, updates=args.updates, count=args.count, n_jobs=args.jobs,
-        backend=args.backend, scheduler=args.scheduler,
-    )
     scorer = None
-    if args.family == "natural":
+    if config.kind == "natural":
         from memeval.natural.sweep import UnionAwareScorer
 
         scorer = UnionAwareScorer()

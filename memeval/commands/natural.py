@@ -7,20 +7,24 @@ import argparse
 import json
 
 from memeval.commands.arguments import (
-    add_budgets,
     add_data,
     add_out_dir,
     add_output_file,
     add_progress,
     add_restart,
-    bounded,
     command,
-    share,
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
-from memeval.natural.defaults import SAMPLE_SEED, TARGET_ACCEPTED
-from memeval.natural.source import source_names
+from memeval.natural.config import (
+    BridgeConfig,
+    BuildConfig,
+    CompareConfig,
+    FrameConfig,
+    SensitivityConfig,
+    UnionConfig,
+)
 from memeval.output_paths import notices
+from memeval.settings import add_config_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,33 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_out_dir(build, "directory for the package files, rejected.jsonl, manifest (a build with other settings is "
                        "refused)")
     add_restart(build)
-    build.add_argument("--cost", choices=["words", "bytes"], default="words",
-                       help="candidate cost: word count (default) or 8 + ceil(bytes/24)")
-    build.add_argument("--target", type=bounded("--target"), default=TARGET_ACCEPTED,
-                       help=f"packages to accept ({TARGET_ACCEPTED})")
-    build.add_argument("--seed", type=bounded("--seed"), default=SAMPLE_SEED,
-                       help=f"the examination-order seed ({SAMPLE_SEED})")
-    build.add_argument("--source", choices=source_names(), default=source_names()[0],
-                       help="locomo (default) or longmemeval (--data names the file; evidence from has_answer turns)")
-    build.add_argument("--scope", choices=["question", "conversation"], default="question",
-                       help="question: one package per accepted question (default); conversation: one package per "
-                            "LoCoMo conversation with every turn and every question's evidence units")
-    build.add_argument("--conversations", default="all", help="--scope conversation: all, conv-26, or a list")
-    build.add_argument("--no-union", action="store_true", help="skip the union packages of exported stores")
-    build.add_argument("--with-graph", action="store_true",
-                       help="also export the memory graph (LLM extraction: cache first, then ANTHROPIC_API_KEY; "
-                            "check the cost with --dry-run)")
+    add_config_arguments(build, BuildConfig)
     add_progress(build)
     add_llm_arguments(build)
     build.set_defaults(handler=_build)
 
     sens = command(sub, "sensitivity", "k = 2, byte-overhead costs and label noise, as JSON",
                    "memeval natural sensitivity --packages natural87 --output sensitivity.json")
-    sens.add_argument("--packages", required=True, help="a `natural build` directory")
-    add_budgets(sens, required=False, default="30,60,100")
-    sens.add_argument("--noise-rate", type=share, default=0.1,
-                      help="share of coverage cells replaced by a random level in the label-noise check (0.1)")
-    sens.add_argument("--noise-seeds", type=bounded("--noise-seeds"), default=3, help="how many label-noise seeds")
+    add_config_arguments(sens, SensitivityConfig)
     add_output_file(sens, "the JSON file to write")
     sens.set_defaults(handler=_sensitivity)
 
@@ -76,29 +61,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     compare = command(sub, "audit-compare", "kappa, agreement and writer re-scoring: rule vs a filled frame",
                       "memeval natural audit-compare --packages natural87 --labels frame_filled.csv")
-    compare.add_argument("--packages", required=True, help="a `natural build` directory")
-    compare.add_argument("--labels", required=True, help="filled audit-frame CSV (verdict column)")
-    add_budgets(compare, required=False, default="30,60,100")
+    add_config_arguments(compare, CompareConfig)
     compare.set_defaults(handler=_audit_compare)
 
     union = command(sub, "union", "union packages of another system's exported memory store beside the natural "
                     "packages, for `memeval memaudit sweep natural`",
                     "memeval natural union --packages natural87 --store mem0_store.json --format mem0 --system mem0 "
                     "--out natural87")
-    union.add_argument("--packages", required=True, help="a `natural build` directory")
-    union.add_argument("--store", required=True, help="the exported store: a JSON object keyed by conversation id")
-    union.add_argument("--format", required=True, choices=["memeval", "mem0", "letta", "amem"],
-                       help="the store's shape: memeval items, Mem0 get_all(), Letta archival passages or "
-                            "A-Mem notes")
-    union.add_argument("--system", required=True, help="the name the store carries in every table")
+    add_config_arguments(union, UnionConfig)
     add_data(union, "LoCoMo file or directory (default: the documented search order)")
     add_out_dir(union, "packages directory to write into (the same as --packages adds the union packages there)")
     union.set_defaults(handler=_union)
 
     bridge = command(sub, "bridge", "union ratio vs QA outcomes (Spearman rho, bootstrap CI)",
                      "memeval natural bridge --sweep natural_sweep --run runs/offline --output bridge.json")
-    bridge.add_argument("--sweep", required=True, help="a `memaudit sweep natural` output directory")
-    bridge.add_argument("--run", required=True, help="a `locomo run` output directory")
+    add_config_arguments(bridge, BridgeConfig)
     add_output_file(bridge, "JSON file to write (default: print)", required=False)
     bridge.set_defaults(handler=_bridge)
 
@@ -106,10 +83,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _frame_parser(sub, name: str, help_text: str, out_help: str, example: str) -> argparse.ArgumentParser:
     """The audit frame's cells are chosen the same way by every command that uses them."""
     parser = command(sub, name, help_text, example)
-    parser.add_argument("--packages", required=True, help="a `natural build` directory")
+    add_config_arguments(parser, FrameConfig, "packages")
     add_output_file(parser, out_help)
-    parser.add_argument("--zero-rate", type=share, default=0.2, help="share of zero cells sampled per kind")
-    parser.add_argument("--seed", type=bounded("--seed"), default=0, help="the seed of the zero-cell sample")
+    add_config_arguments(parser, FrameConfig, "zero_rate", "seed")
     return parser
 
 

@@ -11,7 +11,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -21,8 +21,8 @@ from memeval import records
 from memeval.atomic import write_json_atomic
 from memeval.engine.directory import Directory, run_directory
 from memeval.errors import InputError
-from memeval.invocation import flag_args, path_text
 from memeval.jsonl import JsonlWriter, encode_row
+from memeval.memaudit.config import BACKENDS, DEFAULT_SMALL_METHODS, SweepConfig  # noqa: F401  (importable from here, as before)
 from memeval.memaudit.generators import GENERATOR_VERSION, generate
 from memeval.memaudit.milp import MilpModel, solver_versions, time_limit_s
 from memeval.memaudit.objective import invalidation_covered
@@ -35,9 +35,6 @@ from memeval.progress import progress_bar
 from memeval.records import PackageId, SweepRow, latest, read_records
 from memeval.rundir import MANIFEST, RunDir
 from memeval.scoring.aggregate import bootstrap_mean
-
-DEFAULT_SMALL_METHODS = ("opt", "gvt", "greedy", "density_greedy", "density_only", "recency_raw", "fact_only",
-                         "summary_only", "no_tombstone_opt", "random")
 
 
 class CertificationError(RuntimeError):
@@ -59,43 +56,6 @@ class PackageSource:
         if self.path:
             return load_package(self.path)
         return generate(self.distribution, self.seed, self.facts, self.updates, self.count)
-
-
-@dataclass
-class SweepConfig:
-    kind: str  # "small" or "natural"
-    budgets: list[float]
-    methods: list[str] = field(default_factory=lambda: list(DEFAULT_SMALL_METHODS))
-    distribution: str | None = None
-    seeds: int = 0
-    seed_start: int = 0
-    packages_dir: str | None = None
-    max_per_group: int | None = None
-    certify: str = "none"  # or "milp", "parts": a second exact solver checks every OPT row
-    solver: str = "auto"  # B&B on small packages, MILP on large ones (solvers.AUTO_BNB_MAX_GROUPS)
-    facts: int = 3
-    updates: int = 2
-    count: int | None = None
-    n_jobs: int = 2
-    chunk: int = 25
-    n_boot: int = 2000
-    backend: str = "local"  # or "dask": joblib's Dask backend (dask.distributed); rows do not depend on it
-    scheduler: str | None = None  # a Dask scheduler address; None with backend dask: a LocalCluster of n_jobs
-
-    def command_line(self, out: str | Path) -> list[str]:
-        """This configuration as a `memeval memaudit sweep` command writing into `out`."""
-        values = {**asdict(self), "distribution": self.distribution if self.kind == "small" else None}
-        defaults = {**asdict(SweepConfig(kind=self.kind, budgets=[])), "methods": None, "seeds": 500,
-                    "distribution": "base" if self.kind == "small" else None}
-        if self.kind == "natural":
-            values["seeds"] = defaults["seeds"]
-        flags = {"distribution": "--distribution", "seeds": "--n-seeds", "seed_start": "--seed-start",
-                 "packages_dir": "--packages", "budgets": "--budgets", "methods": "--methods",
-                 "max_per_group": "--max-per-group", "certify": "--certify", "facts": "--facts",
-                 "updates": "--updates", "count": "--count", "n_jobs": "--jobs", "backend": "--backend",
-                 "scheduler": "--scheduler"}
-        return ["memeval", "memaudit", "sweep", self.kind,
-                *flag_args(values, defaults, flags, paths=("packages_dir",)), "--out", path_text(out)]
 
 
 class PackageScorer(Protocol):
@@ -153,9 +113,6 @@ class WriterScorer:
     def rows(self, pkg: Package, source: PackageSource, config: SweepConfig) -> list[SweepRow]:
         return writer_rows(pkg, source, config.budgets, config.methods, config.max_per_group, config.certify,
                            config.solver)
-
-
-BACKENDS = ("local", "dask")
 
 
 def check_backend(config: SweepConfig) -> None:
