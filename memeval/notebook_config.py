@@ -49,10 +49,10 @@ def check_run_inputs(notebook: str, values: dict) -> None:
     from memeval.benchmarks import load
     from memeval.engine.registry import run_kinds, task_class
     from memeval.errors import DataNotFoundError, InputError
-    from memeval.parameters import RUNS, ParameterError
+    from memeval.parameters import ParameterError, notebook_runs
     from memeval.settings import setting_fields
 
-    kind, where = RUNS[notebook], f"notebook {notebook}"
+    kind, where = notebook_runs()[notebook], f"notebook {notebook}"
     config_class = load(run_kinds()[kind].config)
     named = {f.metadata["setting"].spelling: name for name in RUN_INPUTS for f in setting_fields(config_class)
              if f.name == RUN_INPUTS[name]}

@@ -27,16 +27,14 @@ SWEEP = "memaudit sweep"
 SWEEPS = {"seeds": (SWEEP, "--n-seeds"), "methods": (SWEEP, "--methods"), "certify": (SWEEP, "--certify"),
           "jobs": (SWEEP, "--jobs")}
 
-# notebook → the run kind whose configuration's fields its same-named parameters are (and `llm`, `ROLE_model`: the
-# LLM options every run takes), checked by those fields' own declarations (memeval.settings); the configuration is
-# the one the kind's benchmark declares (RunKind.config)
-RUNS: dict[str, str] = {
-    "01_prototype_scoring": "locomo run",
-    "02_full_run": "locomo run",
-    "06_memory_graph_study": "graph80 run",
-    "08_longmemeval": "longmemeval run",
-    "09_trust": "locomo run",
-}
+def notebook_runs() -> dict[str, str]:
+    """notebook → the run kind whose configuration's fields its same-named parameters are (and `llm`, `ROLE_model`:
+    the LLM options every run takes), checked by those fields' own declarations (memeval.settings); each benchmark
+    declares its notebooks (Benchmark.notebooks), and the configuration is the one its run kind names."""
+    from memeval.benchmarks import declarations
+
+    return {notebook: kind for b in declarations() for notebook, kind in b.notebooks.items()}
+
 # notebook → parameter → (command, flag) it is read as: by the declaration of the configuration the command is built
 # from (CONFIGS), else through the flag's parsing
 FLAGS: dict[str, dict[str, tuple[str, str]]] = {
@@ -78,7 +76,7 @@ def known_parameters(notebook: str) -> frozenset[str]:
     from memeval.artifacts import notebook_parameters
 
     settings = frozenset(n for n in notebook_parameters(notebook) if _run_setting(notebook, n)) \
-        if notebook in RUNS else frozenset()
+        if notebook in notebook_runs() else frozenset()
     return frozenset(FLAGS.get(notebook, {})) | settings | PATHS | PATH_LISTS | FLAGS_ONLY | frozenset(RECORDS)
 
 
@@ -130,7 +128,7 @@ def _checked(notebook: str, name: str, value, default):
                              f"(as `memeval {command} {flag}`)")
     if name == "methods":
         _known_writers(where, as_value)
-    if name == "systems" and command != "graph80 run":
+    if name == "systems" and _names_memory_systems(command):
         _known_systems(where, as_value)
     if isinstance(default, list):
         return list(as_value)
@@ -248,7 +246,7 @@ def _reader(notebook: str, name: str) -> tuple[str, Setting]:
     setting = _run_setting(notebook, name)
     if setting is None:
         raise KeyError(name)
-    return RUNS[notebook], setting
+    return notebook_runs()[notebook], setting
 
 
 def _declared(config: str, flag: str) -> Setting:
@@ -268,7 +266,7 @@ def _run_setting(notebook: str, name: str) -> Setting | None:
     from memeval.llm.profiles import EMBED_ROLE, ROLE_DEFAULTS
     from memeval.settings import setting_fields
 
-    config = load(run_kinds()[RUNS[notebook]].config)
+    config = load(run_kinds()[notebook_runs()[notebook]].config)
     declared = {f.name: f.metadata["setting"] for f in setting_fields(config) if not f.metadata["models"]}
     role = name.removesuffix("_model")
     if name == "llm":  # a run configuration without its own `--llm` (graph80's) takes the one the others declare
@@ -295,6 +293,14 @@ def _action(command: str, flag: str) -> argparse.Action:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = sub.choices[word]
     return next(a for a in parser._actions if flag in a.option_strings)
+
+
+def _names_memory_systems(command: str) -> bool:
+    """Whether a command's --systems are memory systems of the registry (a study's own variants are not)."""
+    from memeval.engine.registry import run_kinds
+
+    kind = run_kinds().get(command)
+    return kind is None or kind.memory_systems
 
 
 def _shown(value, limit: int = 60) -> str:

@@ -25,6 +25,7 @@ class RunKind:
     config: str | None = None  # "module:Class" of its configuration, light to import (a notebook's run parameters)
     judges: dict[str, str] = field(default_factory=dict)  # name -> "module:factory": judges of this kind alone
     written_by: tuple[str, ...] = ()  # commands whose directories hold this kind's rows (results, view read them)
+    memory_systems: bool = True  # its --systems name memory systems of memeval.memory.registry (else its own)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Benchmark:
     publication: str | None = None  # "module:attr" of its memeval.publication.contribution.Contribution
     conversations: str | None = None  # "module:function": a data path -> its memeval.conversations.Conversation list
     commands: tuple[str, ...] = ()  # further top-level command modules (`register(subparsers)`), after the benchmarks'
+    notebooks: dict[str, str] = field(default_factory=dict)  # notebook -> the run kind its run parameters are read as
 
 
 @cache

@@ -7,7 +7,9 @@ BENCHMARK = Benchmark(
     command="memeval.benchmarks.graph80.command",
     title="graph80",
     tasks={"graph80 run": RunKind("memeval.benchmarks.graph80.task:Graph80Task", "Graph80AnswerRow", "Graph80JudgmentRow",
-                       config="memeval.benchmarks.graph80.config:StudyConfig")},
+                       config="memeval.benchmarks.graph80.config:StudyConfig",
+                       memory_systems=False)},  # its systems are the study's own variants
     judges={"three_dim": "memeval.benchmarks.graph80.judge:ThreeDimJudge"},
     publication="memeval.benchmarks.graph80.publication:PUBLICATION",
+    notebooks={"06_memory_graph_study": "graph80 run"},
 )

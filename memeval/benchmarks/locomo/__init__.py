@@ -22,4 +22,5 @@ BENCHMARK = Benchmark(
              "evermemos_cot": "memeval.benchmarks.locomo.readers:EverMemOSReader"},
     publication="memeval.benchmarks.locomo.publication:PUBLICATION",
     conversations="memeval.benchmarks.locomo.data:load_locomo",
+    notebooks={"01_prototype_scoring": "locomo run", "02_full_run": "locomo run", "09_trust": "locomo run"},
 )

@@ -12,4 +12,5 @@ BENCHMARK = Benchmark(
     natural_source="memeval.benchmarks.longmemeval.natural_source:SOURCE",
     judges={"longmemeval": "memeval.benchmarks.longmemeval.judge:LongMemEvalJudge"},
     publication="memeval.benchmarks.longmemeval.publication:PUBLICATION",
+    notebooks={"08_longmemeval": "longmemeval run"},
 )
