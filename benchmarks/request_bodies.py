@@ -15,8 +15,9 @@ imported, pytest's exit code and summary, and the counts.
 
 `compare` reads two OUTs (or two requests.jsonl) and, per test, compares the multiset of (phase, method, path, body
 SHA-256) after normalising only what differs between two runs of the same tree (NORMALISE: each rule names what it
-strips). Tests that sent requests on one side only, and each differing request with a short diff of its body
-against the nearest body on the other side, are listed; exit 1 if any differ. The script imports nothing of
+strips; RACY and "scheduling only": which of a test's concurrent requests went out). Tests that sent requests on
+one side only, and each differing request with a short diff of its body against the nearest body on the other
+side, are listed; exit 1 if any differ. The script imports nothing of
 memeval, so it runs unchanged on any tree.
 """
 
@@ -47,8 +48,18 @@ CLIENT = ("test_llm_client", "test_claude_contract", "test_openai_provider", "te
           "test_hostile_replies", "test_unusable_replies", "test_unusable_judgments", "test_llm_bounds", "test_routes",
           "test_embeddings", "test_judge", "test_official_prompt", "test_evermemos_protocol",
           "test_operational_errors", "test_dry_run_sends_nothing", "test_longmemeval_empty_reply")
-# (name, pattern, replacement): what two runs of one tree send differently, and nothing else
+# (name, pattern, replacement): what two runs of one tree send differently, and nothing else. Two runs of the client
+# subset at 5016447 sent byte-identical bodies (no id, timestamp or temporary path reaches a body): none so far.
 NORMALISE: list[tuple[str, re.Pattern, str]] = []
+# Concurrent calls racing a queued fault or a refusal: which requests go out (not what each holds) depends on thread
+# scheduling (three runs of one tree at 5016447: 6 tests). A test whose requests differ only so — the same number
+# per (phase, method, path) and every body one sent also sent somewhere (any test) in the other run — is listed as
+# "scheduling only" and not counted (`--strict` counts it); a body of a new shape, or one request more or fewer, is
+# still a difference. RACY names the tests whose number of requests itself varies; they are compared by set.
+RACY = {
+    "tests/test_rate_limits.py::test_without_the_limiter_the_same_fan_out_is_refused":
+        "the fan-out stops at the first refusal; how many questions were sent by then varies",
+}
 
 
 def default_selection(tree: Path, subset: str = "all") -> list[str]:
@@ -73,7 +84,7 @@ def run(tree: Path, out: Path, selection: list[str], subset: str = "all") -> int
         print(f"request_bodies: {tree} imports memeval from {imported or 'nowhere'}, not from the tree",
               file=sys.stderr)
         return 2
-    command = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
+    command = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfE",
                *selection]
     started = time.time()
     with open(out / "pytest.txt", "w", encoding="utf-8") as stdout:
@@ -134,10 +145,31 @@ def body_diff(a: str, b: str, lines: int = 12) -> list[str]:
     return [d[:160] for d in diff[:lines]] + ([f"... {len(diff) - lines} more lines"] if len(diff) > lines else [])
 
 
-def compare(a_path: Path, b_path: Path) -> int:
+def _routes(counter: collections.Counter) -> collections.Counter:
+    routes: collections.Counter = collections.Counter()
+    for key, n in counter.items():
+        routes[key[:3]] += n
+    return routes
+
+
+def compare(a_path: Path, b_path: Path, strict: bool = False) -> int:
     a, b = keyed(read(a_path)), keyed(read(b_path))
-    differing = 0
+    differing, racy, scheduling = 0, [], []
+    sent_a, sent_b = ({k for c in side.values() for k in c} for side in (a, b))
     for test in sorted(set(a) | set(b)):
+        if not strict and test in a and test in b and a[test] != b[test] and _routes(a[test]) == _routes(b[test]) \
+                and all(k in sent_b for k in a[test]) and all(k in sent_a for k in b[test]):
+            scheduling.append(test)
+            continue
+        if test in RACY and test in a and test in b:
+            strays = [("A", k) for k in a[test] if k not in sent_b] + [("B", k) for k in b[test] if k not in sent_a]
+            racy.append(test)
+            if strays:
+                differing += 1
+                print(f"{test} (racy: compared by set): {len(strays)} body/bodies the other run never sent")
+                for side, key in strays:
+                    print(f"  {side} {key[0]} {key[1]} {key[2]} {key[3][:12]}")
+            continue
         only_a, only_b = a.get(test, collections.Counter()) - b.get(test, collections.Counter()), \
             b.get(test, collections.Counter()) - a.get(test, collections.Counter())
         if not only_a and not only_b:
@@ -156,7 +188,9 @@ def compare(a_path: Path, b_path: Path) -> int:
             print(f"  B {n}x {key[0]} {key[1]} {key[2]} {key[3][:12]}")
     total_a, total_b = sum(sum(c.values()) for c in a.values()), sum(sum(c.values()) for c in b.values())
     print(f"A: {total_a} requests in {len(a)} tests; B: {total_b} requests in {len(b)} tests; "
-          f"{differing} test(s) differ; normalised: {', '.join(n for n, _, _ in NORMALISE) or 'nothing'}")
+          f"{differing} test(s) differ; normalised: {', '.join(n for n, _, _ in NORMALISE) or 'nothing'}; "
+          f"{len(racy)} racy test(s) compared by set (RACY); {len(scheduling)} differ by scheduling only"
+          + "".join(f"\n  scheduling only: {t}" for t in scheduling))
     return 1 if differing else 0
 
 
@@ -171,12 +205,14 @@ def main(argv=None) -> int:
     compare_parser = commands.add_parser("compare", help="compare two runs' requests, per test")
     compare_parser.add_argument("a", type=Path)
     compare_parser.add_argument("b", type=Path)
+    compare_parser.add_argument("--strict", action="store_true",
+                                help="count a test whose requests differ by scheduling only (see RACY)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "run":
         return run(args.tree, args.out, rest, args.subset)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    return compare(args.a, args.b)
+    return compare(args.a, args.b, args.strict)
 
 
 if __name__ == "__main__":
