@@ -11,6 +11,8 @@ cached) defaults to the input price, so a missing discount never makes an estima
 with one line naming the file and the field: unknown fields, a model id given twice, a price that is not a finite
 number ≥ 0, and a known cloud model (those are priced from the sourced table in memeval/llm/profiles.py, never from
 a user file). The table is immutable; its path and SHA-256 go into every profile it prices, hence the manifest.
+Its records (`PriceTable`, `ModelPrice`) are model facts and live with the profiles (memeval/llm/profiles.py);
+this module reads and checks the file.
 """
 
 from __future__ import annotations
@@ -18,42 +20,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.errors import InputError
-from memeval.llm.profiles import PROFILES
+from memeval.llm.profiles import PROFILES, ModelPrice, PriceTable
 from memeval.safe_json import decode_utf8, parse_json
+
+__all__ = ["ModelPrice", "PriceTable", "load_prices", "require_local"]
 
 MAX_BYTES = 1 << 20  # a price table is a few lines; this bounds what a wrong path (a log, a device) can cost
 MAX_MODEL_ID = 256
 REQUIRED = ("input_usd_mtok", "output_usd_mtok")
 OPTIONAL = ("cached_input_usd_mtok",)
-
-
-@dataclass(frozen=True)
-class ModelPrice:
-    input_usd_mtok: float
-    output_usd_mtok: float
-    cached_input_usd_mtok: float
-
-
-@dataclass(frozen=True)
-class PriceTable:
-    path: str
-    sha256: str
-    rows: tuple[tuple[str, ModelPrice], ...]
-
-    def price(self, model: str) -> ModelPrice | None:
-        return dict(self.rows).get(model)
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        return tuple(m for m, _ in self.rows)
-
-    @property
-    def note(self) -> str:
-        return f"priced from --prices {self.path} (sha256 {self.sha256})"
 
 
 def load_prices(path: str | Path) -> PriceTable:

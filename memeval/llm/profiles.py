@@ -65,12 +65,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
 
 from memeval.errors import InputError
-
-if TYPE_CHECKING:
-    from memeval.llm.prices import PriceTable
 
 API_VERSION_2026 = "2026-10-21"
 API_VERSION_2023 = "2023-06-01"
@@ -135,6 +131,35 @@ class ModelProfile:
         cost = (input_tokens * self.input_usd_mtok + output_tokens * self.output_usd_mtok
                 + cache_write_tokens * self.cache_write_usd_mtok + cache_read_tokens * self.cache_read_usd_mtok) / 1e6
         return cost * (BATCH_DISCOUNT if batch else 1.0)
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens of a model the user prices (`--prices FILE`, read by memeval/llm/prices.py)."""
+
+    input_usd_mtok: float
+    output_usd_mtok: float
+    cached_input_usd_mtok: float
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """A user's price file as read: its path and SHA-256 (said in every profile it prices) and its rows."""
+
+    path: str
+    sha256: str
+    rows: tuple[tuple[str, ModelPrice], ...]
+
+    def price(self, model: str) -> ModelPrice | None:
+        return dict(self.rows).get(model)
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return tuple(m for m, _ in self.rows)
+
+    @property
+    def note(self) -> str:
+        return f"priced from --prices {self.path} (sha256 {self.sha256})"
 
 
 THINKING_TOKENS = 2048  # reserved above the answer cap when a request thinks (see Thinking, above)
