@@ -30,6 +30,25 @@ def _hypothesis_outside_the_checkout() -> None:
 _hypothesis_outside_the_checkout()
 
 
+def _tool_caches_outside_the_home() -> None:
+    """Matplotlib's font cache, IPython's profile and Jupyter's kernel connection files go to the home folder unless
+    told: here a temporary directory removed at exit, set when this file is imported (before any test module imports
+    matplotlib) and inherited by the notebooks' kernels."""
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="memeval-tool-caches-"))
+    atexit.register(shutil.rmtree, home, True)
+    for name in TOOL_CACHES:
+        os.environ[name] = str(home / name.lower())
+
+
+TOOL_CACHES = ("MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR")
+_tool_caches_outside_the_home()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _writes_stay_in_temporary_directories(tmp_path_factory):
     """Nothing a test runs writes into the checkout or where the developer's shell points: the LLM cache, the

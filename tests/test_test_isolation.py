@@ -1,5 +1,5 @@
 """The suite touches only what it creates, whatever the developer's shell holds: conftest.py's session defaults win
-over exported MEMEVAL_* directories, a key in the shell never reaches a test, and Hypothesis keeps its example
+over exported MEMEVAL_* directories (and matplotlib's, IPython's and Jupyter's caches), a key in the shell never reaches a test, and Hypothesis keeps its example
 database and caches out of the checkout. Checked by running pytest on the probe below with such a shell."""
 
 import os
@@ -14,7 +14,7 @@ from memeval.data.paths import project_root
 PROBE = "MEMEVAL_ISOLATION_PROBE"
 DIRECTORIES = ("MEMEVAL_CACHE_DIR", "MEMEVAL_ARTIFACTS", "MEMEVAL_FIGURES", "MEMEVAL_PROTOCOLS_DIR",
                "MEMEVAL_JUDGE_CALIBRATIONS_DIR", "MEMEVAL_LOCOMO_AUDIT_DIR", "MEMEVAL_LOCOMO_PLUS_DIR",
-               "MEMEVAL_LOCAL_MODEL_DIR")
+               "MEMEVAL_LOCAL_MODEL_DIR", "MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR")
 
 
 @pytest.mark.skipif(PROBE not in os.environ, reason="run by test_a_developers_shell_does_not_reach_the_tests")
