@@ -214,19 +214,21 @@ class _Tables:
     def conversation(self, name: str) -> int:
         return self.conversations.setdefault(name, len(self.conversations))
 
-    def turn(self, conversation: int, dia_id: str, texts: dict[tuple[str, str], str], name: str) -> int:
-        key = (conversation, dia_id)
+    def turn(self, name: str, dia_id: str, texts: dict[tuple[str, str], tuple[str, str]]) -> int:
+        """A turn of conversation `name`, stored under the conversation it belongs to (`texts`: (name, dia id) ->
+        (that conversation, its text); a stitched conversation's turns of its base are its base's)."""
+        home, text = texts.get((name, dia_id), (name, None))
+        key = (self.conversation(home), dia_id)
         if key not in self.turns:
             self.turns[key] = len(self.turn_text)
-            self.turn_text.append(texts.get((name, dia_id)))
+            self.turn_text.append(text)
         return self.turns[key]
 
     def item(self, conversation_id: str, item: tuple[str, ...], texts) -> int:
         raw = (conversation_id, item)
         found = self.raw_items.get(raw)
         if found is None:  # a summary is one session's turns, given to many questions
-            c = self.conversation(conversation_id)
-            key = tuple(self.turn(c, i, texts, conversation_id) for i in item)
+            key = tuple(self.turn(conversation_id, i, texts) for i in item)
             found = self.raw_items[raw] = self.items.setdefault(key, len(self.items))
         return found
 
@@ -239,23 +241,46 @@ class _Tables:
         return found
 
 
-def _loaded_data(path: Path | None, cache: dict, kind: str) -> tuple[dict, dict]:
-    """(turn texts by (conversation, dia id), questions by sample id) of one data path, read once by the loader the
-    benchmark of the runs declares (`Benchmark.conversations`; none: no texts, as without data)."""
+def _loaded_data(path: Path | None, cache: dict, kind: str, manifest: dict) -> tuple[dict, dict, dict]:
+    """(turns by (conversation, dia id): the conversation they belong to and their text; questions by sample id;
+    the conversation a question was asked over where it is not the one its rows name) of one data path, read once
+    by the loader the benchmark of the runs declares (`Benchmark.conversations`; none: no texts, as without data).
+    A loader taking a `manifest` gets the run's too (LoCoMo-Plus rebuilds the conversations it stitched)."""
+    import inspect
+
     from memeval.benchmarks import load
     from memeval.engine.registry import benchmark_of
 
     benchmark = benchmark_of(kind)
     if path is None or benchmark is None or benchmark.conversations is None:
-        return {}, {}
-    key = path.resolve()
+        return {}, {}, {}
+    loader = load(benchmark.conversations)
+    per_run = "manifest" in inspect.signature(loader).parameters
+    key = (path.resolve(), json.dumps([manifest.get("data"), manifest.get("identity")], sort_keys=True, default=str)
+           ) if per_run else path.resolve()
     if key not in cache:
-        from memeval.memory.render import turn_text
-
-        conversations = load(benchmark.conversations)(path)
-        cache[key] = ({(c.sample_id, t.dia_id): turn_text(t) for c in conversations for s in c.sessions
-                       for t in s.turns}, {qa.sample_id: qa for c in conversations for qa in c.qa})
+        cache[key] = _turns_and_questions(loader(path, manifest=manifest) if per_run else loader(path))
     return cache[key]
+
+
+def _turns_and_questions(conversations: list) -> tuple[dict, dict, dict]:
+    """What `_loaded_data` gives, from a loader's conversations. A conversation whose questions name another (a
+    stitched one, built on that one) shares that conversation's turns, so only the turns it adds are its own; those
+    show their session's date, the time the stitching gave them."""
+    from memeval.memory.render import turn_text
+
+    by_id = {c.sample_id: c for c in conversations}
+    turns, asked = {}, {}
+    for c in conversations:
+        bases = [by_id[b] for b in dict.fromkeys(qa.conversation_id for qa in c.qa) if b != c.sample_id and b in by_id]
+        shared = {t: b.sample_id for b in bases for s in b.sessions for t in s.turns}
+        for s in c.sessions:
+            for t in s.turns:
+                home = shared.get(t)
+                turns[(c.sample_id, t.dia_id)] = (home, turn_text(t)) if home else \
+                    (c.sample_id, turn_text(t) + (f" [{s.date_time}]" if bases else ""))
+        asked.update({qa.sample_id: c.sample_id for qa in c.qa if bases})
+    return turns, {qa.sample_id: qa for c in conversations for qa in c.qa}, asked
 
 
 def _number(value: float | None) -> float | None:
@@ -352,7 +377,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         answers = load_answers(RunDir(run).answers)
         judgments = load_judgments(RunDir(run).judgments, None) if RunDir(run).judgments.is_file() else []
         data_path = _data_path(manifest)
-        texts, locomo_questions = _loaded_data(data_path, data_cache, kind)
+        texts, locomo_questions, asked_over = _loaded_data(data_path, data_cache, kind, manifest)
         answer_key = hooks.for_data(data_path, key_mode, ambiguous, data_cache) if hooks is not None else \
             without_keys(run, key_mode)
         notes += [n for n in answer_key.notes() if n not in notes]
@@ -393,7 +418,8 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                 [protocol_index[j.protocol], _number(j.mean), [_number(x) for x in j.scores], j.explanations or [],
                  calls.refer(j.request_keys)])
         for a in answers:
-            c = tables.conversation(a.conversation_id)
+            seen = asked_over.get(a.sample_id, a.conversation_id)  # a Cognitive item: its own stitched conversation
+            c = tables.conversation(seen)
             qa = locomo_questions.get(a.sample_id)
             key = (a.sample_id, a.question)
             if key not in tables.questions:
@@ -402,7 +428,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                     "id": a.sample_id, "conv": c, "cat": a.category, "text": a.question,
                     "gold": None if a.gold is None else str(a.gold),
                     "trap": qa.adversarial_answer if qa is not None and categories.is_apart(a.category) else None,
-                    "ev": [tables.turn(c, i, texts, a.conversation_id) for i in a.evidence_ids],
+                    "ev": [tables.turn(seen, i, texts) for i in a.evidence_ids],
                     "audit": flags(a.sample_id)})
             columns["q"].append(tables.questions[key])
             columns["s"].append(system_index[a.system])
@@ -411,7 +437,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
             columns["tok"].append(a.context_tokens)
             columns["ms"].append(None if a.latency_total_s is None else round(1000 * a.latency_total_s, 1))
             columns["rec"].append(_f100(a.evidence_recall, 1))
-            columns["mem"].append(tables.memory_set(a.conversation_id, a.retrieved_ids, texts))
+            columns["mem"].append(tables.memory_set(seen, a.retrieved_ids, texts))
             columns["err"].append(a.error)
             columns["j"].append(judged.get((a.system, a.sample_id), []))
             columns["prompt"].append(getattr(a, "prompt", None))  # rows that store the prompt sent (none yet)

@@ -105,3 +105,42 @@ def test_a_kind_no_registration_holds_answer_rows_for_is_refused_by_name(tmp_pat
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("command: 'graph80 run' results are not tabled here (locomo run, "
                                            "locomo-plus run and memaudit sweep are)")
+
+
+def test_view_shows_every_turn_each_item_saw_under_its_own_stitched_conversation(files, tmp_path, cli):  # noqa: F811
+    """Items 0 and 2 both go into conv-1 (cyclic) and their cues both become D5:*; the page gives each item its own
+    conversation, and every turn of it (LoCoMo's and its cue's, the cue dated as stitched) its own text."""
+    from memeval.viewer import read_embedded
+    from tests.test_locomo_plus import ITEMS, locomo_rows, reference
+
+    out = tmp_path / "plus"
+    plus_run(cli, files, out, "--items", "3", "--questions", "none")
+    cli("view", out, check=True)
+    page = read_embedded((out / "view.html").read_text())
+    turns, questions, rows = page["turns"], page["questions"], page["rows"]
+    raws = {raw["sample_id"]: raw for raw in locomo_rows()}
+    assert sorted(questions["id"]) == ["plus-0000", "plus-0001", "plus-0002"]
+    conversations = set()
+    for q, item in enumerate(questions["id"]):
+        index = int(item.split("-")[1])
+        base = ["conv-1", "conv-2"][index % 2]
+        said, cue_at, _, _ = reference(ITEMS[index], raws[base])
+        date = f"{cue_at.hour % 12 or 12}:{cue_at:%M} {'am' if cue_at.hour < 12 else 'pm'} on {cue_at.day} " \
+               f"{cue_at:%B}, {cue_at.year}"
+        cue = [f"{who}: {words} [{date}]" for who, words in said if not any(
+            (who, words) == (t["speaker"], t["text"]) for s in range(1, 5) for t in raws[base]["conversation"][
+                f"session_{s}"])]
+        conversations.add(page["conversations"][questions["conv"][q]])
+        assert [turns["text"][t] for t in questions["ev"][q]] == cue, item
+        assert {page["conversations"][turns["conv"][t]] for t in questions["ev"][q]} == {f"{base}.{item}"}
+        full = [r for r, (qq, s) in enumerate(zip(rows["q"], rows["s"], strict=True))
+                if qq == q and page["systems"][s]["name"] == "full_context"]
+        seen = [turns["text"][t] for item_ in page["sets"][rows["mem"][full[0]]] for t in page["items"][item_]]
+        assert len(seen) == 8 + len(cue) and None not in seen and set(cue) <= set(seen), item
+        assert [x for x in seen if x.endswith("]")] == cue, "LoCoMo's turns as LoCoMo's page shows them"
+    assert conversations == {"conv-1.plus-0000", "conv-2.plus-0001", "conv-1.plus-0002"}
+    assert None not in turns["text"]
+    (files[0] / "locomo_plus.json").write_text(json.dumps(ITEMS[:3]))  # not the bytes the run read: no cue texts
+    cli("view", out, "--output", tmp_path / "again.html", check=True)
+    again = read_embedded((tmp_path / "again.html").read_text())
+    assert {again["turns"]["text"][t] for ev in again["questions"]["ev"] for t in ev} == {None}

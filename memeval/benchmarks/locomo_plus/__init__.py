@@ -12,5 +12,5 @@ BENCHMARK = Benchmark(
                                       judges={"locomo_plus": "memeval.benchmarks.locomo_plus.judge:LocomoPlusJudge"})},
     categories="memeval.benchmarks.locomo_plus.categories:LOCOMO_PLUS_CATEGORIES",
     fetches="memeval.benchmarks.locomo_plus.datasets:DATA_SETS",
-    conversations="memeval.benchmarks.locomo.data:load_locomo",  # LoCoMo's, which its questions and cues are in
+    conversations="memeval.benchmarks.locomo_plus.viewed:run_conversations",  # LoCoMo's and each item's stitched one
 )

@@ -198,6 +198,14 @@ def assign(items: list[PlusItem], conversations: list[Conversation], rule: str, 
     raise InputError("--choice", rule, f"expected one of {', '.join(CHOICES)}")
 
 
+def placed(items: list[PlusItem], conversations: list[Conversation], rule: str, seed: int, wanted: set[str]
+           ) -> list[Stitched]:
+    """The items a run asks: each stitched into the conversation `assign` chose, kept where that conversation is
+    one of the `wanted` (a run's --conversations). The run and the viewer (viewed.py) build them the same way."""
+    return [stitch(item, conversation) for item, conversation in assign(items, conversations, rule, seed)
+            if conversation.sample_id in wanted]
+
+
 def evidence_text(conversation: Conversation, refs) -> str:
     """What the benchmark's judge reads as evidence: each "Dn:k" reference (split on ';') as "speaker：words" from
     turn k of session n by position; a reference that does not read as one, or names no turn, as a marked line."""

@@ -139,9 +139,7 @@ class LocomoPlusTask(Task):
             self.selection = [(c, select_questions(c, config.questions, config.question_seed)) for c in chosen]
         n = item_count(config.items)
         items = self.items if n is None else self.items[:n]
-        self.stitched = [plus.stitch(item, conversation)
-                         for item, conversation in plus.assign(items, self.locomo, config.choice, config.seed)
-                         if conversation.sample_id in wanted]
+        self.stitched = plus.placed(items, self.locomo, config.choice, config.seed, wanted)
         if not self.stitched and not any(qs for _, qs in self.selection):
             raise InputError("--items", config.items, "nothing selected: no LoCoMo question and no Cognitive item")
         from memeval.memory.registry import parse_system
