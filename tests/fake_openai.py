@@ -26,6 +26,14 @@ rejects. Each rule and where it was read (2026-12-03):
   not support 0.5 with this model. Only the default (1) value is supported." (body quoted in leafo/lua-openai#12,
   BeehiveInnovations/pal-mcp-server#78), and refuse `max_tokens`: 400 `unsupported_parameter` (the SDK's
   docstring: max_tokens "is not compatible with o-series models"; simonw/llm#724).
+- gpt-4o and gpt-4o-mini write at most 16,384 tokens a reply, gpt-4.1-mini 32,768: a larger
+  `max_completion_tokens` or `max_tokens` is 400 "<field> is too large: N. This model supports at most <cap>
+  completion tokens, whereas you provided N." (the body quoted for gpt-4o in enoch3712/ExtractThinker#346;
+  gpt-4o-mini's 16,384 in langgenius/dify#6474 and qgrail/obsidian-ai-assistant#40; the whole error object, param
+  the field and code null, for gpt-3.5-turbo-1106 in ChatGPTNextWeb/NextChat#3195). gpt-4.1-mini's 32,768: the
+  model tables of vercel.com/ai-gateway/models/gpt-4.1-mini-fast (linking platform.openai.com/docs/models/
+  gpt-4.1-mini) and LiteLLM's (gist ei-grad/9a7c000f, `max_output_tokens`); its snapshot gpt-4.1-mini-2025-04-14
+  (the SDK's `ChatModel`, openai 3.63 types/shared/chat_model.py). The reasoning models' caps are not held here.
 - `top_p` (nucleus sampling; the SDK's docstring: "0.1 means only the tokens comprising the top 10% probability
   mass") is refused here outside [0, 1] (the bound is the docstring's meaning; that 400's own text was not found,
   so the temperature message's form is used). A value under 0 (either field) gets the same form turned round,
@@ -120,8 +128,12 @@ SNAPSHOTS = {  # model id → snapshot served
     "gpt-4o-2024-08-06": "gpt-4o-2024-08-06",
     "o3-mini": "o3-mini-2025-01-31",
     "gpt-5-mini": "gpt-5-mini-2025-08-07",
+    "gpt-4.1-mini": "gpt-4.1-mini-2025-04-14",
+    "gpt-4.1-mini-2025-04-14": "gpt-4.1-mini-2025-04-14",
 }
 REASONING = ("o1", "o3", "o4", "gpt-5")
+OUTPUT_CAPS = {"gpt-4o-mini-2024-07-18": 16384, "gpt-4o-2024-08-06": 16384,  # snapshot → most tokens a reply
+               "gpt-4.1-mini-2025-04-14": 32768}
 FIELDS = frozenset(p for p in inspect.signature(Completions.create).parameters  # the API's request fields
                    if p not in ("self", "extra_headers", "extra_query", "extra_body", "timeout"))
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -361,6 +373,12 @@ class FakeOpenAI(LoopbackServer):
         if "max_tokens" in body and reasoning:
             raise Rejection(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                                  "'max_completion_tokens' instead.", param="max_tokens", code="unsupported_parameter")
+        cap = None if self.local else OUTPUT_CAPS.get(snapshot)
+        for field in ("max_completion_tokens", "max_tokens"):
+            asked = body.get(field)
+            if cap is not None and isinstance(asked, int) and asked > cap:
+                raise Rejection(400, f"{field} is too large: {asked}. This model supports at most {cap} completion "
+                                     f"tokens, whereas you provided {asked}.", param=field)
         if "temperature" in body and body["temperature"] is not None:
             t = body["temperature"]
             if not isinstance(t, (int, float)) or not 0 <= t <= 2:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from memeval.benchmarks.locomo.evermemos_judge import EverMemOSJudge, parse_label
+from memeval.benchmarks.locomo.evermemos_reader import reader_request
 from memeval.errors import InputError
 from memeval.protocols import extract, store
 from memeval.protocols.sources import SOURCES
@@ -89,10 +90,12 @@ def test_adversarial_questions_are_not_judged():
     assert not judge.accepts(row) and judge.accepts(row.replace(category=4)) and judge.runs == 3
 
 
-def run_judged(cli, locomo_dir, tmp_path, *extra, reader="extractive", questions="first:4", out="run"):
+def run_judged(cli, locomo_dir, tmp_path, *extra, reader="extractive", questions="first:4", out="run",
+               answer_model="gpt-4.1-mini"):
+    """The framework's models: gpt-4.1-mini reads (its config/systems/*.yaml), gpt-4o-mini judges."""
     return cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", questions,
                "--systems", "full_context" if reader != "extractive" else "rag_turns", "--reader", reader,
-               "--llm", "openai", "--answer-model", "gpt-4o-mini", "--judge-model", "gpt-4o-mini", "--no-progress",
+               "--llm", "openai", "--answer-model", answer_model, "--judge-model", "gpt-4o-mini", "--no-progress",
                "--out", tmp_path / out, *extra)
 
 
@@ -190,8 +193,43 @@ def test_each_answer_prompt_is_sent_byte_for_byte_as_one_user_message(pinned, fa
         assert all(turn.text in context for turn in conversation.turns), "full context: every turn given"
         assert body["temperature"] == 0.0 and body["max_completion_tokens"] == 32768
         assert set(body) == {"model", "messages", "temperature", "max_completion_tokens"}
+        assert body["model"] == "gpt-4.1-mini"
     assert {a.prediction for a in load_answers(tmp_path / "run" / "answers.jsonl")} == {"a red kite"}
     assert f"`answer_prompt_{reader.removeprefix('evermemos_')}` byte for byte" in done.stdout
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_reader_model_that_cannot_write_the_framework_cap_is_refused_before_sending(
+        pinned, fake_openai, locomo_dir, tmp_path, monkeypatch, cli, dry_run):  # noqa: F811
+    """gpt-4o-mini writes at most 16,384 tokens a reply; the framework's readers ask for 32,768 (set for its
+    gpt-4.1-mini). The run, and its dry run alike, is refused in one line before any request: none reaches the
+    server and no row is written, never sent with a smaller cap (that would not be the published protocol)."""
+    cli("data", "fetch", "protocols", "--source", pinned, check=True)
+    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    done = run_judged(cli, locomo_dir, tmp_path, "--judge", "evermemos", *(["--dry-run"] if dry_run else []),
+                      reader="evermemos_cot", questions="first:2", answer_model="gpt-4o-mini")
+    [refusal] = [line for line in done.stderr.splitlines() if not line.startswith("memeval: note:")]
+    assert done.returncode == 2 and refusal.startswith("memeval: error: "), done.stderr
+    assert ("--answer-model: gpt-4o-mini: writes at most 16,384 tokens a reply, but 32,768 are asked for by the "
+            "evermemos_* readers (the EverMemOS framework's `llm.max_tokens`, set for its gpt-4.1-mini); nothing "
+            "sent") in refusal
+    assert fake_openai.headers == [] and fake_openai.received == [], "not one request, of any kind"
+    assert not (tmp_path / "run" / "answers.jsonl").exists() and not (tmp_path / "run" / "judgments.jsonl").exists()
+
+
+def test_a_cap_the_user_gives_is_named_as_the_flags():
+    """`--answer-max-tokens` replaces the framework's cap (the note then says so): a refusal names the flag, not the
+    framework, and a cap the model can write is sent as given."""
+    from memeval.llm.client import LLMClient, ReplayBackend
+    from memeval.qa.reader_cap import capped
+
+    asked = reader_request("evermemos_mem0", "Where?", "a note", "gpt-4o-mini", None)
+    client = LLMClient(ReplayBackend())
+    with pytest.raises(InputError, match=r"but 32,768 are asked for by the evermemos_\* readers"):
+        client.resolve(asked)
+    with pytest.raises(InputError, match="but 20,000 are asked for by --answer-max-tokens; nothing sent"):
+        client.resolve(capped([asked], 20000)[0])
+    assert client.resolve(capped([asked], 16384)[0]).max_tokens_sent == 16384
 
 
 def test_without_the_fetched_file_everything_says_paraphrased(fake_openai, locomo_dir, tmp_path, monkeypatch, cli):

@@ -81,3 +81,23 @@ def test_gpt_without_model_or_messages_is_refused_as_the_api_words_it(gpt):
     with pytest.raises(openai.BadRequestError, match="Invalid 'messages': empty array") as empty:
         gpt.chat.completions.create(model="gpt-4o-mini", messages=[])
     assert empty.value.param == "messages"
+
+
+@pytest.mark.parametrize("field", ["max_completion_tokens", "max_tokens"])
+def test_gpt_4o_output_cap_past_16384_is_refused(gpt, field):
+    import openai
+
+    with pytest.raises(openai.BadRequestError, match=f"{field} is too large: 32768. This model supports at most "
+                                                     "16384 completion tokens") as refused:
+        gpt.chat.completions.create(model="gpt-4o-mini", messages=HELLO, **{field: 32768})
+    assert refused.value.param == field and refused.value.code is None
+    assert gpt.chat.completions.create(model="gpt-4o", messages=HELLO, **{field: 16384}).choices
+
+
+def test_gpt_4_1_mini_takes_32768_and_no_more(gpt):
+    import openai
+
+    assert gpt.chat.completions.create(model="gpt-4.1-mini", messages=HELLO, max_completion_tokens=32768).choices
+    with pytest.raises(openai.BadRequestError, match="max_completion_tokens is too large: 32769. This model supports "
+                                                     "at most 32768 completion tokens"):
+        gpt.chat.completions.create(model="gpt-4.1-mini-2025-04-14", messages=HELLO, max_completion_tokens=32769)

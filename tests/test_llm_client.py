@@ -174,3 +174,40 @@ def test_identical_requests_in_one_call_are_sent_once(tmp_path):
     est = LLMClient(ScriptedBackend(lambda r: "x"), ResponseCache(tmp_path / "other")).estimate(
         [_request("c"), _request("c"), _request("d")])
     assert (est.requests, est.identical, est.to_send) == (3, 1, 2)
+
+
+def test_a_cap_past_what_the_model_writes_is_refused_before_sending(tmp_path):
+    """gpt-4o-mini writes at most 16,384 tokens a reply: a request asking for more is one input error naming the
+    model, its cap, the cap asked and who asked, from the send and the estimate alike; nothing reaches the backend.
+    At the cap it is sent; a thinking model's reserve counts; a model without a known cap is not checked."""
+    from memeval.errors import InputError
+    from memeval.llm.bounds import UNCAPPED_TOKENS
+    from memeval.llm.profiles import PROFILES, ProfileTable
+
+    sent = ScriptedBackend(lambda r: "x")
+    client = LLMClient(ReplayBackend(), ResponseCache(tmp_path), backends={"openai": sent, "local": sent},
+                       profile_table=ProfileTable.with_local(["my-model"]))
+    ask = LLMRequest(model="gpt-4o-mini", messages=(("user", "q"),), max_tokens=32768, role="answer",
+                     max_tokens_from="the evermemos_* readers")
+    expected = ("--answer-model: gpt-4o-mini: writes at most 16,384 tokens a reply, but 32,768 are asked for by the "
+                "evermemos_* readers; nothing sent")
+    for call in (client.complete, lambda r: client.estimate([r]), lambda r: client.complete_many([r, r])):
+        with pytest.raises(InputError) as refused:
+            call(ask)
+        assert str(refused.value).startswith(expected) and "\n" not in str(refused.value)
+    assert sent.sent == [] and client.stats.requests_sent == 0
+    assert client.complete(LLMRequest(**{**ask.__dict__, "max_tokens": 16384})).text == "x"
+    with pytest.raises(InputError, match="gpt-4.1-mini: writes at most 32,768 tokens a reply, but 32,769 are asked "
+                                         "for by this request"):
+        client.complete(LLMRequest(model="gpt-4.1-mini", messages=(("user", "q"),), max_tokens=32769))
+    assert client.complete(LLMRequest(**{**ask.__dict__, "model": "gpt-4.1-mini"})).text == "x"
+    assert client.resolve(LLMRequest(**{**ask.__dict__, "model": "my-model", "max_tokens": 10**6})).max_tokens == 10**6
+    # the bound of an uncapped reply (memeval/llm/bounds.py) holds what any OpenAI model writes
+    assert max(p.max_output_tokens or 0 for p in PROFILES.values() if p.provider == "openai") <= UNCAPPED_TOKENS
+    opus = PROFILES["claude-opus-5-5"]  # always thinks: the wire's max_tokens is the answer cap + its reserve
+    with pytest.raises(InputError, match=r"writes at most 128,000 tokens a reply, but 128,001 "
+                                         rf"\({128_001 - opus.thinking_tokens:,} \+ {opus.thinking_tokens:,} thinking"):
+        client.resolve(LLMRequest(model="claude-opus-5-5", messages=(("user", "q"),),
+                                  max_tokens=128_001 - opus.thinking_tokens, temperature=None))
+    assert client.resolve(LLMRequest(model="claude-opus-5-5", messages=(("user", "q"),), temperature=None,
+                                     max_tokens=128_000 - opus.thinking_tokens)).max_tokens_sent == 128_000

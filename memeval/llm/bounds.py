@@ -58,7 +58,8 @@ def http_timeout(provider: str):
 # could have produced within the cap is refused.
 BYTES_PER_TOKEN = 128
 # The bound of a request sent without a cap (OpenAI's max_tokens is optional; Mem0's judge sets none): above the
-# output limit of every model in the profile table (gpt-4o-mini: 16,384).
+# output limit of every OpenAI model in the profile table (`max_output_tokens`; gpt-4.1-mini: 32,768). Only those are
+# sent uncapped: an Anthropic request always carries max_tokens.
 UNCAPPED_TOKENS = 65_536
 JSON_ESCAPE = 6  # one byte of text is at most six bytes of JSON (\u00XX)
 BODY_OVERHEAD = 1 << 20  # ids, usage, stop reasons, thinking signatures: 1 MiB beside the text

@@ -429,7 +429,8 @@ class LLMClient:
         temperature actually sent, structured output only where the model supports it (on an OpenAI-compatible
         provider in the form --response-format names, none dropping the schema), and the profile's thinking
         settings: a thinking model keeps the protocol's answer cap and gets its thinking reserve on top (thinking
-        counts toward max_tokens). A thinking type the model rejects is refused here, before any call."""
+        counts toward max_tokens). A thinking type the model rejects, and a cap above the most tokens the model writes
+        a reply, are refused here, before any call (a dry run's estimate resolves too)."""
         model = self.model_for(request.role, request.model) if request.role else request.model
         source = profiles.ROLE_FLAGS.get(request.role, "model")
         p = self.profile(model, source)
@@ -443,6 +444,11 @@ class LLMClient:
         refusal = p.thinking_refusal(thinking)
         if refusal:
             raise InputError(source, model, refusal)
+        reserve = p.thinking_tokens if p.thinks(thinking) else 0
+        too_many = p.output_refusal(None if max_tokens is None else max_tokens + reserve, request.max_tokens_from,
+                                    reserve)
+        if too_many:
+            raise InputError(source, model, too_many)
         if not other and (request.top_p is not None or request.response_format):
             raise ValueError(f"{model}: top_p and response_format are OpenAI-compatible wire fields; an Anthropic "
                              "request carries neither")

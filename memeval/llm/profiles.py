@@ -100,6 +100,17 @@ class ModelProfile:
     thinking_tokens: int = 0  # output tokens reserved for thinking above a request's answer cap, when it thinks
     embedding: bool = False  # an embeddings model (the `embed` role, POST /v1/embeddings), never a chat model
     dimensions: int | None = None  # an embeddings model's native vector length
+    max_output_tokens: int | None = None  # the most tokens a reply may hold (thinking included); None: no source read
+
+    def output_refusal(self, sent: int | None, asked_by: str = "", thinking: int = 0) -> str | None:
+        """Why the API would refuse a request capped at `sent` output tokens (None: it would not, or the model's
+        cap is not known here). `asked_by` names whoever set the cap; `thinking`, the reserve included in `sent`."""
+        if sent is None or self.max_output_tokens is None or sent <= self.max_output_tokens:
+            return None
+        reserve = f" ({sent - thinking:,} + {thinking:,} thinking tokens)" if thinking else ""
+        return (f"writes at most {self.max_output_tokens:,} tokens a reply, but {sent:,}{reserve} are asked for by "
+                f"{asked_by or 'this request'}; nothing sent (the API would answer 400) and not lowered (a smaller cap "
+                "is not the one asked for): name a model that writes that many, or ask for fewer")
 
     def thinks(self, sent: str) -> bool:
         """Whether a request sending `thinking.type` `sent` ("": none) may think, and so spend output on it."""
@@ -167,21 +178,31 @@ BUDGET_TYPES = ("adaptive", "enabled", "disabled")  # Opus 4.6, Sonnet 4.6
 
 
 def _profile(model, status, sampling, min_cache, price_in, price_out, structured, note="", cache_read_ratio=None,
-             thinking="off", thinking_types=BUDGET_TYPES, thinking_sent="", effort=""):
+             thinking="off", thinking_types=BUDGET_TYPES, thinking_sent="", effort="", max_output=None):
     """A model that takes temperature is called under 2023-06-01 (the only version that still accepts it);
     the others under 2026-10-21. Cache prices at the published 1.25x (5-minute write) and 0.1x (read)."""
     version = API_VERSION_2023 if sampling else API_VERSION_2026
     return ModelProfile(model, status, version, sampling, min_cache, price_in, price_out, price_in * 1.25,
                         price_in * (cache_read_ratio or 0.1), structured, note, thinking=thinking,
                         thinking_types=thinking_types, thinking_sent=thinking_sent, effort=effort,
-                        thinking_tokens=THINKING_TOKENS)
+                        thinking_tokens=THINKING_TOKENS, max_output_tokens=max_output)
 
 
+# Output caps (max_output; read 2026-12-06): "Max output" on each model's page, platform.claude.com/docs/<lang>/models/
+# <model>/overview (read in its en, zh-CN and pt-BR copies) — Opus 4.6 and Sonnet 4.6 128K, Haiku 4.5 64K; Opus 5.5
+# and Sonnet 5.5 128K in the lineup table of those pages (and of /docs/about-claude/models/whats-new-opus-5). Opus 4.7: 128K (docs.aws.amazon.com/bedrock/latest/
+# userguide/model-card-anthropic-claude-opus-4-7.md; Vertex AI's Claude Opus 4.7 page, "Maximum output tokens:
+# 128,000"). "K" is thousands: 128,000 and 64,000 (Vertex's figure; Effect-TS/effect @effect/ai-anthropic
+# 4.0.0-beta.106: Opus 4.6, 4.7 and Sonnet 4.6 at "the 128000 the API actually allows", the 4.5 models 64000).
+# The SDK holds no cap of these models (anthropic 2.17 `max_tokens`: "Different models have different maximum
+# values for this parameter"; `ModelInfo.max_tokens` is read from GET /v1/models, not shipped).
 PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
-    _profile("claude-opus-4-6", "legacy", True, 4096, 5.0, 25.0, True),
-    _profile("claude-sonnet-4-6", "legacy", True, 2048, 3.0, 15.0, True),
-    _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True, thinking_types=("enabled", "disabled")),
-    _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True, thinking_types=("adaptive",)),
+    _profile("claude-opus-4-6", "legacy", True, 4096, 5.0, 25.0, True, max_output=128_000),
+    _profile("claude-sonnet-4-6", "legacy", True, 2048, 3.0, 15.0, True, max_output=128_000),
+    _profile("claude-haiku-4-5", "current", True, 4096, 1.0, 5.0, True, thinking_types=("enabled", "disabled"),
+             max_output=64_000),
+    _profile("claude-opus-4-7", "legacy", False, 2048, 5.0, 25.0, True, thinking_types=("adaptive",),
+             max_output=128_000),
     # 5.5 cache reads cost 0.05x input since 2026-10-07 (Sonnet 5.5 $0.10, Opus 5.5 $0.20 per MTok): the pricing
     # page's "Prompt caching" rates as tabled by docs.rs synaps pricing (verified against platform.claude.com) and
     # the 2026-10-07 change noted by PromptFuel v1.0.23 and claude-usage v1.5.7; some localized model pages still
@@ -190,17 +211,18 @@ PROFILES: dict[str, ModelProfile] = {p.model: p for p in (
              "cache floor of Sonnet 5 (LiteLLM table); none published for 5.5 that we read; cache read $0.10; "
              "thinks unless sent thinking.type between_tools, which this project sends (disabled is a 400)",
              cache_read_ratio=0.05, thinking="default", thinking_types=("adaptive", "between_tools"),
-             thinking_sent="between_tools"),
+             thinking_sent="between_tools", max_output=128_000),
     _profile("claude-opus-5-5", "current", False, 1024, 4.0, 20.0, False,
              "cache floor assumed 1,024 (Opus 5: 512); cache write 1.25x, cache read $0.20; always thinks: sent "
              "effort low, max_tokens = answer cap + 2,048 thinking tokens", cache_read_ratio=0.05,
-             thinking="always", thinking_types=("adaptive",), effort="low"),
+             thinking="always", thinking_types=("adaptive",), effort="low", max_output=128_000),
 )}
 
 def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field="max_completion_tokens", retires=None,
-            successor=None):
+            successor=None, max_output=None):
     return ModelProfile(model, "legacy", "", True, 1024, price_in, price_out, price_in, price_cached, True, note,
-                        provider="openai", max_tokens_field=max_tokens_field, retires=retires, successor=successor)
+                        provider="openai", max_tokens_field=max_tokens_field, retires=retires, successor=successor,
+                        max_output_tokens=max_output)
 
 
 # OpenAI's deprecations page (developers.openai.com/api/docs/deprecations; notice of 2026-10-14): the GPT-4o and
@@ -213,14 +235,29 @@ def _openai(model, price_in, price_out, price_cached, note="", max_tokens_field=
 GPT4O_SHUTDOWN, GPT4O_SUCCESSOR = "2027-01-14", "gpt-6-luna"
 
 
+# Output caps (read 2026-12-06; the openai SDK 3.63 states none): gpt-4o and gpt-4o-mini 16,384 — the API's own 400
+# "max_tokens is too large: 32000. This model supports at most 16384 completion tokens" for gpt-4o
+# (enoch3712/ExtractThinker#346; 16,384 "since gpt-4o-2024-08-06" per platform.openai.com/docs/models#gpt-4o, cited in
+# zyocum/pdf2md#5), and 16,384 on OpenAI's gpt-4o-mini page as tabled by vercel.com/ai-gateway/models/
+# gpt-4o-mini-fast ("Maximum output tokens: 16,384", linking platform.openai.com/docs/models/gpt-4o-mini).
+# gpt-4.1-mini 32,768: vercel.com/ai-gateway/models/gpt-4.1-mini-fast (linking platform.openai.com/docs/models/
+# gpt-4.1-mini) and LiteLLM's table (`max_output_tokens: 32768`, gist ei-grad/9a7c000f). gpt-4.1-mini is the
+# EverMemOS framework's reader (its config/systems/*.yaml: `model: "openai/gpt-4.1-mini"`, `max_tokens: 32768`);
+# prices $0.40 in / $1.60 out / $0.10 cached input per 1M (vercel.com/ai-gateway/models/gpt-4.1-mini; models.dev's
+# record as shown by whichllm.io); no shutdown date read (the deprecations page's 2026-04-22 list names it as a
+# substitute, not a model to shut down).
+GPT4O_OUTPUT, GPT41_MINI_OUTPUT = 16_384, 32_768
+
 PROFILES.update({p.model: p for p in (
     _openai("gpt-4o-mini", 0.15, 0.60, 0.075, "alias of gpt-4o-mini-2024-07-18; Mem0's judge and reader",
-            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
-    _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075, retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
+            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR, max_output=GPT4O_OUTPUT),
+    _openai("gpt-4o-mini-2024-07-18", 0.15, 0.60, 0.075, retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR,
+            max_output=GPT4O_OUTPUT),
     # LongMemEval's evaluate_qa.py sends `max_tokens`; deprecated for `max_completion_tokens` but taken by every
     # non-o-series model (openai SDK 3.60 docstring of `max_tokens`), so its judge goes on the wire as it did
     _openai("gpt-4o-2024-08-06", 2.50, 10.00, 1.25, "LongMemEval's judge", max_tokens_field="max_tokens",
-            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR),
+            retires=GPT4O_SHUTDOWN, successor=GPT4O_SUCCESSOR, max_output=GPT4O_OUTPUT),
+    _openai("gpt-4.1-mini", 0.40, 1.60, 0.10, "the EverMemOS framework's reader", max_output=GPT41_MINI_OUTPUT),
 )})
 
 

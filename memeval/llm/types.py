@@ -83,6 +83,7 @@ class LLMRequest:
     thinking: str = ""
     effort: str = ""
     thinking_tokens: int = 0
+    max_tokens_from: str = ""  # who set max_tokens, named when the model cannot write that many; not in the key
 
     @property
     def max_tokens_sent(self) -> int | None:

@@ -26,7 +26,7 @@ def check_cap(cap: int | None, llm_reader: bool) -> None:
 def capped(requests: list, cap: int | None) -> list:
     """The reader's requests with `cap` as their output cap (unchanged when None: each protocol's own). The cap is
     part of every request's cache key, so another cap is another call, never a cached reply cut shorter."""
-    return requests if cap is None else [dataclasses.replace(r, max_tokens=cap) for r in requests]
+    return requests if cap is None else [dataclasses.replace(r, max_tokens=cap, max_tokens_from=FLAG) for r in requests]
 
 
 def was_cut(error: str | None) -> bool:

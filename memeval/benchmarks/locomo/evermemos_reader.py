@@ -21,6 +21,7 @@ from memeval.protocols.store import StoredProtocol
 PROTOCOL = "evermemos_prompts"
 READERS = {"evermemos_mem0": "mem0", "evermemos_memos": "memos", "evermemos_cot": "cot"}
 MAX_TOKENS = 32768  # config/systems/{mem0,memos,memu,zep}.yaml `llm.max_tokens`
+MAX_TOKENS_FROM = "the evermemos_* readers (the EverMemOS framework's `llm.max_tokens`, set for its gpt-4.1-mini)"
 TEMPERATURE = 0.0  # online_base.py: `generate(prompt=prompt, temperature=0)`
 MARKER = "FINAL ANSWER:"
 
@@ -53,7 +54,8 @@ def reader_request(reader: str, question: str, context: str, model: str, fetched
     if cache_context and text.find("{context}") < text.find("{question}"):
         prefix = len(text[: text.index("{question}")].format(context=context))
     return LLMRequest(model=model, messages=(("user", prompt),), max_tokens=MAX_TOKENS, temperature=TEMPERATURE,
-                      template_version=version(reader, fetched), role="answer", cache_prefix_chars=prefix)
+                      template_version=version(reader, fetched), role="answer", cache_prefix_chars=prefix,
+                      max_tokens_from=MAX_TOKENS_FROM)
 
 
 def prediction(reply: str) -> str:
