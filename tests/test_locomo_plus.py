@@ -384,3 +384,22 @@ def test_run_settings_are_declared_once_on_the_configuration():
     for bad in ({"seed": -1}, {"choice": "sometimes"}, {"k": 0}, {"judge": "graded"}):
         with pytest.raises(InputError, match=next(iter(bad))):
             check_settings(LocomoPlusConfig(out="o", **bad))
+
+
+@pytest.mark.parametrize("field", ["cue_dialogue", "trigger_query"])
+def test_an_item_without_speaker_lines_is_refused_when_the_file_is_read(files, tmp_path, cli, field):
+    """A cue or trigger with no "A:"/"B:" line holding words gives the benchmark's build_conv.py nothing to stitch:
+    refused in one line naming the file, the item and the field, before anything is written."""
+    plus_dir, locomo_path = files
+    items = [dict(item) for item in ITEMS]
+    items[1][field] = "Alice: I moved to Denver.\nB:"  # neither line is a speaker line with words
+    (plus_dir / "locomo_plus.json").write_text(json.dumps(items))
+    refused = cli("locomo-plus", "run", "--data", plus_dir, "--locomo", locomo_path, "--systems", "rag_turns",
+                  "--no-progress", "--out", tmp_path / "run")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert str(plus_dir / "locomo_plus.json") in refused.stderr and f"[1] (plus-0001).{field}" in refused.stderr
+    assert not (tmp_path / "run").exists()
+    items[1][field] = "  B:  Still here.\nnot a turn"  # one speaker line is enough, stripped as the benchmark does
+    (plus_dir / "locomo_plus.json").write_text(json.dumps(items))
+    cli("locomo-plus", "run", "--data", plus_dir, "--locomo", locomo_path, "--systems", "rag_turns", "--no-progress",
+        "--out", tmp_path / "run", check=True)

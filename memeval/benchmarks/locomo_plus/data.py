@@ -45,7 +45,8 @@ class PlusItem:
 
 
 def load_items(path: str | Path) -> list[PlusItem]:
-    """The items of a locomo_plus.json (a list of objects with cue_dialogue, trigger_query and time_gap)."""
+    """The items of a locomo_plus.json (a list of objects with cue_dialogue, trigger_query and time_gap), each refused
+    here, before a run writes anything, if its cue or trigger has no speaker line the stitching can use."""
     from memeval.safe_json import load_json_file
 
     path = Path(path)
@@ -60,6 +61,12 @@ def load_items(path: str | Path) -> list[PlusItem]:
             if not isinstance(entry.get(key), str):
                 raise InputError(path, f"[{i}].{key}", "missing" if key not in entry else
                                  f"expected a string, got {type(entry[key]).__name__}")
+        for key in ("cue_dialogue", "trigger_query"):
+            if not any(words for _, words in ab_turns(entry[key])):
+                raise InputError(path, f"[{i}] (plus-{i:04d}).{key}",
+                                 "no line starting 'A:' or 'B:' with words after it; the benchmark's build_conv.py "
+                                 "reads only those lines, so this item would have no " +
+                                 ("cue to remember" if key == "cue_dialogue" else "trigger to answer"))
         relation = entry.get("relation_type")
         items.append(PlusItem(i, entry["cue_dialogue"], entry["trigger_query"], entry["time_gap"],
                               relation if isinstance(relation, str) else None))
