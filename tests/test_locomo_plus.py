@@ -403,3 +403,31 @@ def test_an_item_without_speaker_lines_is_refused_when_the_file_is_read(files, t
     (plus_dir / "locomo_plus.json").write_text(json.dumps(items))
     cli("locomo-plus", "run", "--data", plus_dir, "--locomo", locomo_path, "--systems", "rag_turns", "--no-progress",
         "--out", tmp_path / "run", check=True)
+
+
+def test_a_gap_is_counted_as_the_benchmarks_regex_counts_it(files):
+    """build_conv.py's regex wants a whole word before the unit: "1.5 years later" is 5 years, "5years" and "a couple
+    of months" are none (docs/locomo-plus.md says so)."""
+    from memeval.benchmarks.locomo.data import load_locomo
+    from memeval.benchmarks.locomo_plus.data import PlusItem, gap_days, stitch
+
+    expected = {"1.5 years later": 1825, "2.5 months later": 150, "about 3 weeks later": 21, "A Month later": 30,
+                "an year on": 365, "5years later": 0, "a couple of months later": 0, "thirteen weeks later": 0,
+                "several years later": 0, "two weeks, then three months": 14}
+    assert {gap: gap_days(gap) for gap in expected} == expected
+    _, locomo_path = files
+    stitched = stitch(PlusItem(0, "A: I moved.", "A: How is it?", "1.5 years later"), load_locomo(locomo_path)[0])
+    assert stitched.query_time - stitched.cue_time == timedelta(days=1825) and stitched.cue_after is None
+
+
+def test_the_docs_example_items_file_reads(tmp_path):
+    """docs/locomo-plus.md's items file, written as a user would copy it, loads as one item."""
+    from pathlib import Path
+
+    from memeval.benchmarks.locomo_plus.data import load_items
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "locomo-plus.md").read_text()
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "locomo_plus.json").write_text(example)
+    (item,) = load_items(tmp_path / "locomo_plus.json")
+    assert item.item_id == "plus-0000" and item.time_gap == "two weeks later" and item.cue_dialogue.startswith("A: ")
