@@ -37,6 +37,19 @@ def test_prototype_is_the_first_10_temporal_8_single_hop_2_multi_hop(conversatio
     assert len(select_questions(conv26, "7")) == 7
 
 
+@pytest.mark.parametrize("conversations", ["conv-26,conv-30", "conv-30", "all"])
+def test_prototype_with_another_conversation_is_refused_and_nothing_is_written(locomo_dir, tmp_path, cli,
+                                                                               conversations):
+    """`prototype` is notebook 01's 20 questions of conv-26 (its --help, docs/locomo.md): with any other
+    conversation it once answered 20 of each under a report saying "20 questions, 1 conversation"."""
+    out = tmp_path / "run"
+    refused = cli("locomo", "run", "--data", locomo_dir, "--conversations", conversations, "--questions", "prototype",
+                  "--out", out, "--no-progress")
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and "--conversations conv-26" in refused.stderr
+    assert not out.exists()
+
+
 def test_offline_prototype_run_writes_every_stage(locomo_dir, tmp_path, capsys):
     out = tmp_path / "run"
     code = main(["locomo", "run", "--data", str(locomo_dir), "--conversations", "conv-26", "--questions",

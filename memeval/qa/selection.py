@@ -123,12 +123,17 @@ def stratified_sample(questions: Sequence[QA], n: int, seed: int) -> list[QA]:
 
 
 def select_questions(conversation: Conversation, spec: str | int, seed: int = 0) -> list[QA]:
-    """`all`; `prototype` (the quota above, in file order); `first:N`, the first N in file order; `N` or
-    `sample:N`, the seeded stratified sample."""
+    """`all`; `prototype` (the quota above, in file order; conv-26 only, so a report's "20 questions, 1
+    conversation" is true); `first:N`, the first N in file order; `N` or `sample:N`, the seeded stratified sample."""
     mode, n = question_spec(spec)
     if mode == "all":
         return list(conversation.qa)
     if mode == "prototype":
+        if conversation.sample_id != PROTOTYPE_CONVERSATION:
+            raise InputError("--conversations", conversation.sample_id,
+                             f"--questions prototype is notebook 01's 20 questions of {PROTOTYPE_CONVERSATION} alone: "
+                             f"pass --conversations {PROTOTYPE_CONVERSATION} with it (not all, not a list), or "
+                             "another --questions")
         return prototype_questions(conversation)
     if mode == "first":
         return list(conversation.qa[:n])
