@@ -168,10 +168,12 @@ def command_from(config, words: Sequence[str]) -> list[str]:
         value = getattr(config, f.name)
         default = (f.default if f.default is not MISSING else
                    f.default_factory() if f.default_factory is not MISSING else MISSING)
-        if value == default or value == meta["setting"].cli_default:  # what the command reads without the flag
-            continue
+        if not meta["setting"].always and (value == default or value == meta["setting"].cli_default):
+            continue  # what the command reads without the flag
         target = tail if meta["last"] else head
-        if meta["models"]:
+        if meta["setting"].nargs in ("*", "+") and isinstance(value, (list, tuple)):
+            target += [meta["flag"], *(path_text(v) if meta["path"] else _text(v) for v in value)] if value else []
+        elif meta["models"]:
             target += [arg for role, model in sorted(value.items()) for arg in (f"--{role}-model", model)]
         elif meta["systems"]:
             target += [meta["flag"], (";" if any("," in s for s in value) else ",").join(value)]

@@ -29,8 +29,8 @@ class Setting:
     (`--no-progress` sets `progress` False); `cli_default`: what argparse shows and reads when the field itself has
     none (graph80's `--systems`) or the command line's default is not the field's (`memaudit sweep --n-seeds`);
     `rerun`: written into the rerun command line (`--restart` and the progress bars are not; a positional is one
-    of the command's words). A spelling without a leading `-` is a positional argument (`memaudit solve
-    PACKAGE`)."""
+    of the command's words); `always`: written there even at its default. A spelling without a leading `-` is a
+    positional argument (`memaudit solve PACKAGE`)."""
 
     spelling: str
     default: Any = UNSET
@@ -44,6 +44,9 @@ class Setting:
     cli_default: Any = UNSET
     rerun: bool = True
     dest: str | None = None  # the parsed arguments' attribute, when not the spelling's (`--reader`: answerer)
+    nargs: str | None = None  # `?`, `*` or `+`: a list of values after one flag (`reproduce --only 00 03`)
+    action: str | None = None  # `append`: the flag may be given again, each value added (`data fetch --source`)
+    always: bool = False  # written into the rerun line even at its default (`reproduce` records every directory)
 
     @property
     def attribute(self) -> str:
@@ -100,11 +103,13 @@ def add_setting(parser: argparse.ArgumentParser, setting: Setting, default=MISSI
     if setting.switch or setting.negated:
         options["action"] = "store_true"
     else:
+        if setting.action is not None:
+            options["action"] = setting.action
         if default is MISSING:
             options["required"] = True
         else:
             options["default"] = shown
-        for name in ("choices", "type", "metavar"):
+        for name in ("nargs", "choices", "type", "metavar"):
             if getattr(setting, name) is not None:
                 options[name] = getattr(setting, name)
     if not setting.spelling.startswith("-"):  # a positional: argparse names it by its spelling, always required
@@ -113,14 +118,18 @@ def add_setting(parser: argparse.ArgumentParser, setting: Setting, default=MISSI
     parser.add_argument(setting.spelling, *setting.aliases, **options)
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, config_class, *names: str) -> None:
+def add_config_arguments(parser: argparse.ArgumentParser, config_class, *names: str,
+                         adjust: Mapping[str, Mapping[str, Any]] = {}) -> None:
     """The arguments of `config_class`'s settings: those named, in that order (so `--help` reads in the order a
-    user scans it), or with no names every setting not added yet, in field order."""
+    user scans it), or with no names every setting not added yet, in field order. `adjust`: per field, what only
+    the parser being built knows (`data fetch --dataset`'s choices are the data sets registered), as `Setting`
+    fields."""
     added = parser.__dict__.setdefault("_config_fields", set())
     declared = {f.name: f for f in setting_fields(config_class)}
     for name in names or [n for n in declared if n not in added]:
         f = declared[name]
-        add_setting(parser, f.metadata["setting"], _default(f), f.metadata["models"])
+        setting = replace(f.metadata["setting"], **adjust.get(name, {}))
+        add_setting(parser, setting, _default(f), f.metadata["models"])
         added.add(name)
 
 
@@ -170,6 +179,14 @@ def check_value(setting: Setting, value, meta: Mapping = {}, default=MISSING) ->
     if setting.switch or setting.negated:
         if not isinstance(value, bool):
             raise InputError(spelling, _shown(value), "expected True or False")
+        return
+    if setting.nargs in ("*", "+") or setting.action == "append":
+        if not isinstance(value, (list, tuple)) or setting.nargs == "+" and not value:
+            raise InputError(spelling, _shown(value), "expected a list of values" + " (one or more)" *
+                             (setting.nargs == "+"))
+        for item in value:
+            check_value(replace(setting, nargs=None, action=None), item, {k: v for k, v in meta.items()
+                                                                           if k != "systems"})
         return
     if meta.get("systems"):
         if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) for s in value):

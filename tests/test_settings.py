@@ -106,3 +106,98 @@ def test_a_notebook_parameter_is_read_by_its_fields_declaration():
     with pytest.raises(ParameterError, match="--repeats"):
         checked_parameters("06_memory_graph_study", {"repeats": "0"})
     assert {"k", "judge_runs", "llm", "answer_model"} <= known_parameters("02_full_run")
+
+
+# The forms the shared commands declare (memeval/commands/): each read by argparse, checked and rerun as declared.
+
+def _shared_forms():
+    from dataclasses import dataclass
+
+    from memeval.settings import Setting, flag
+
+    @dataclass
+    class Forms:
+        names: list[str] = flag("names", nargs="+", metavar="NAME", rerun=False, help="one or more")
+        root: str | None = flag("root", None, nargs="?")
+        only: list[str] | None = flag("--only", None, nargs="*")
+        source: list[str] | None = flag("--source", None, action="append")
+        where: str = flag(Setting("--where", always=True), "here")
+        pick: str | None = flag("--pick", None)
+
+    return Forms
+
+
+def _forms_parser(**adjust):
+    from memeval.settings import add_config_arguments
+
+    parser = argparse.ArgumentParser(prog="forms")
+    add_config_arguments(parser, _shared_forms(), adjust=adjust)
+    return parser
+
+
+def test_a_positional_takes_its_declared_count():
+    """`nargs` on a positional: `+` needs one at least, `?` may be left out and reads its default."""
+    parser = _forms_parser()
+    assert parser.parse_args(["a", "b"]).names == ["a", "b"] and parser.parse_args(["a"]).root is None
+    assert parser.parse_args(["a"]).names == ["a"]
+    with pytest.raises(SystemExit):
+        parser.parse_args([])
+    assert "NAME [NAME ...]" in parser.format_usage()
+
+
+def test_a_flag_with_nargs_star_takes_the_words_after_it():
+    parser = _forms_parser()
+    assert parser.parse_args(["a", "--only", "00", "03"]).only == ["00", "03"]
+    assert parser.parse_args(["a", "--only"]).only == [] and parser.parse_args(["a"]).only is None
+
+
+def test_an_append_flag_collects_each_time_it_is_given():
+    parser = _forms_parser()
+    assert parser.parse_args(["a", "--source", "x", "--source", "y"]).source == ["x", "y"]
+    assert parser.parse_args(["a"]).source is None
+
+
+def test_adjust_sets_what_only_the_parser_knows():
+    """`adjust`: the registered choices, the command line's default and the help, given when the parser is built;
+    the declaration itself is left as it was."""
+    parser = _forms_parser(pick={"choices": ["p", "q"], "cli_default": "p", "help": "one of them"})
+    assert parser.parse_args(["a"]).pick == "p" and parser.parse_args(["a", "--pick", "q"]).pick == "q"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["a", "--pick", "r"])
+    assert "one of them" in parser.format_help()
+    fresh = _forms_parser()
+    assert fresh.parse_args(["a"]).pick is None and "one of them" not in fresh.format_help()
+
+
+def test_the_rerun_line_writes_a_list_as_words_and_an_always_setting_at_its_default():
+    from memeval.invocation import command_from
+
+    Forms = _shared_forms()
+    line = command_from(Forms(names=["a"], only=["00", "03"]), ["memeval", "forms"])
+    assert line == ["memeval", "forms", "--only", "00", "03", "--where", "here"]
+    assert command_from(Forms(names=["a"], only=[]), ["x"]) == ["x", "--where", "here"]
+
+
+def test_reproduce_records_the_line_it_recorded_before(monkeypatch, tmp_path):
+    """Derived from its declaration, `reproduce`'s rerun line is the hand-written one: every directory always, the
+    --only prefixes as words, an empty --only as none."""
+    from memeval.commands.reproduce import _command_line
+    from memeval.invocation import path_text
+
+    monkeypatch.chdir(tmp_path)
+    parser = _parser(["reproduce"])
+    dirs = ["--notebooks", path_text("notebooks"), "--out", path_text("reports"), "--figures", path_text("figures")]
+    assert _command_line(parser.parse_args([])) == ["memeval", "reproduce", *dirs]
+    assert _command_line(parser.parse_args(["--only"])) == ["memeval", "reproduce", *dirs]
+    assert _command_line(parser.parse_args(["--quick", "--only", "03", "05", "--judged", "--no-progress"])) == [
+        "memeval", "reproduce", *dirs, "--only", "03", "05", "--judged", "--quick"]
+
+
+def test_a_list_setting_is_checked_item_by_item():
+    from memeval.settings import check_settings
+
+    Forms = _shared_forms()
+    check_settings(Forms(names=["a"], only=["00"], source=["x"]))
+    for bad in (Forms(names=[]), Forms(names="a"), Forms(names=["a"], only=[3]), Forms(names=["a"], source="x")):
+        with pytest.raises(InputError):
+            check_settings(bad)

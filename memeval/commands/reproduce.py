@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from memeval.commands.arguments import add_out_dir, add_progress, command
+from memeval.commands.arguments import OUT, PROGRESS, command
+from memeval.settings import add_config_arguments, config_from, flag
+
+
+@dataclass
+class ReproduceConfig:
+    """`memeval reproduce`'s settings; the manifest's command line is built from them (every directory always)."""
+
+    notebooks: str = flag("--notebooks", "notebooks", path=True, always=True,
+                          help="the directory of notebooks to run (default notebooks)")
+    out: str = flag(OUT, "reports", path=True, always=True,
+                    help="where executed notebooks, HTML and artifacts/ go (default reports)")
+    figures: str = flag("--figures", "figures", path=True, always=True,
+                        help="where notebooks write figures (they read MEMEVAL_FIGURES)")
+    only: list[str] | None = flag("--only", None, nargs="*", help="notebook name prefixes, e.g. 00 03")
+    judged: bool = flag("--judged", False, switch=True,
+                        help="Claude reader and LLM judges (needs ANTHROPIC_API_KEY or a cache holding the calls)")
+    quick: bool = flag("--quick", False, switch=True,
+                       help="small parameters in every notebook: a smoke run of the whole pipeline in about a "
+                            "minute (its numbers are not the published ones)")
+    progress: bool = flag(PROGRESS, True)
+
+    def command_line(self) -> list[str]:
+        """This configuration as a `memeval reproduce` command (an empty --only selects every notebook, as none)."""
+        from memeval.invocation import command_from
+
+        return command_from(self, ["memeval", "reproduce"])
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     rep = command(subparsers, "reproduce", "execute the notebooks with papermill and render HTML",
                   "memeval reproduce --only 03 05 --out reports")
-    rep.add_argument("--notebooks", default="notebooks", help="the directory of notebooks to run (default notebooks)")
-    add_out_dir(rep, "where executed notebooks, HTML and artifacts/ go (default reports)", required=False,
-                default="reports")
-    rep.add_argument("--figures", default="figures", help="where notebooks write figures (they read MEMEVAL_FIGURES)")
-    rep.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 00 03")
-    rep.add_argument("--judged", action="store_true",
-                     help="Claude reader and LLM judges (needs ANTHROPIC_API_KEY or a cache holding the calls)")
-    rep.add_argument("--quick", action="store_true",
-                     help="small parameters in every notebook: a smoke run of the whole pipeline in about a "
-                          "minute (its numbers are not the published ones)")
-    add_progress(rep)
+    add_config_arguments(rep, ReproduceConfig)
     rep.set_defaults(handler=_reproduce)
 
 
@@ -69,10 +86,4 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _command_line(args: argparse.Namespace) -> list[str]:
-    from memeval.invocation import path_text
-
-    line = ["memeval", "reproduce", "--notebooks", path_text(args.notebooks), "--out", path_text(args.out),
-            "--figures", path_text(args.figures)]
-    if args.only:
-        line += ["--only", *args.only]
-    return line + (["--judged"] if args.judged else []) + (["--quick"] if args.quick else [])
+    return config_from(args, ReproduceConfig).command_line()
