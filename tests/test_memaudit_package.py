@@ -88,3 +88,21 @@ def test_invalidation_coverage_is_mean_clipped():
     assert invalidation_covered(cp, cp.index(["e0:t"])) == pytest.approx(0.25)
     assert invalidation_covered(cp, cp.index(["e0:t", "e1:u"])) == pytest.approx(0.75)
     assert invalidation_covered(generate("density_trap", 0).compiled, []) is None
+
+
+def test_solve_without_a_budget_names_the_file_and_a_scale_and_the_help_says_when_there_is_a_default(tmp_path, cli):
+    """Generated and natural packages never carry a budget: --budget's help once promised "the package's own" as a
+    default, and the refusal named no file and no scale to pick a value in."""
+    pkg = generate("base", 7)
+    assert pkg.budget is None
+    path = pkg.write(tmp_path / "base-7.json")
+    refused = cli("memaudit", "solve", path)
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    total = sum(c.cost for c in pkg.candidates)
+    assert str(path) in line and ": budget: " in line and "pass --budget" in line and f"{total:g} in all" in line
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({**pkg.to_json_dict(), "budget": 4}))
+    assert json.loads(cli("memaudit", "solve", own, "--json", check=True).stdout)["budget"] == 4
+    shown = " ".join(cli("memaudit", "solve", "--help").stdout.split())
+    assert "default: the package's own budget, if it sets one" in shown

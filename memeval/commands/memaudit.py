@@ -83,7 +83,10 @@ def _solve(args: argparse.Namespace) -> int:
     pkg = load_package(args.package)
     budget = args.budget if args.budget is not None else pkg.budget
     if budget is None:
-        raise InputError(args.package, "budget", "the package sets no budget; pass --budget")
+        costs = [c.cost for c in pkg.candidates]
+        raise InputError(args.package, "budget", "the package sets no budget (generated and natural packages never "
+                         f"do); pass --budget in its cost units (its {len(costs)} candidates cost {min(costs):g} to "
+                         f"{max(costs):g} each, {sum(costs):g} in all)")
     if args.max_per_group is not None and args.max_per_group < 1:
         raise InputError(args.package, "--max-per-group", "must be >= 1")
     cp = pkg.compiled

@@ -37,7 +37,8 @@ class ValidateConfig:
 class SolveConfig:
     package: str = flag(PACKAGE)
     budget: float | None = flag("--budget", None, type=positive_finite_float,
-                                help="default: the package's own budget")
+                                help="default: the package's own budget, if it sets one (generated and natural "
+                                     "packages set none: pass it)")
     method: str = flag("--method", "opt", choices=SOLVE_METHODS,
                        help="opt: the certified optimum by the solver that suits the package (default); bnb, milp: "
                             "that solver; parts: the exact solver over independent parts (fast where experiences "
