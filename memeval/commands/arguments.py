@@ -65,6 +65,9 @@ RESTART = Setting("--restart", switch=True, rerun=False,
                        "without it a directory holding another configuration is refused")
 PROGRESS = Setting("--no-progress", negated=True, rerun=False, help="no progress bars")
 K = Setting("--k", 10, type=bounded("--k"), help="memories given to the reader by ranked systems")
+JSON = Setting("--json", switch=True)  # print JSON instead of the table or list (each command says what)
+DIR = Setting("--dir", help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")  # the response cache
+OUTPUT = Setting("--output", aliases=("--out",), dest="output", metavar="FILE")
 FAIL_FAST = Setting("--fail-fast", switch=True,
                     help="stop at the first plug-in failure (its own ingest or search raising) with one line naming "
                          "the system, the question and the exception; without it the failure is recorded in that "
@@ -88,8 +91,7 @@ def add_out_dir(parser: argparse.ArgumentParser, help_text: str, required: bool 
 
 
 def add_output_file(parser: argparse.ArgumentParser, help_text: str, required: bool = True) -> None:
-    parser.add_argument("--output", "--out", dest="output", required=required, metavar="FILE",
-                        help=help_text + " (--out: older spelling)")
+    add_setting(parser, replace(OUTPUT, help=help_text + " (--out: older spelling)"), MISSING if required else None)
 
 
 def add_data(parser: argparse.ArgumentParser, help_text: str, required: bool = False) -> None:
@@ -134,7 +136,7 @@ def add_answer_key(parser: argparse.ArgumentParser) -> None:
     keys = offered()
     modes = tuple(dict.fromkeys([ORIGINAL_MODE, *(m for k in keys for m in k.modes)]))
     ambiguous = tuple(dict.fromkeys(m for k in keys for m in k.ambiguous_modes)) or ("include",)
-    parser.add_argument("--key", choices=modes, default=ORIGINAL_MODE,
-                        help="; ".join(k.key_help for k in keys) or "the answer key scored against: original")
-    parser.add_argument("--ambiguous", choices=ambiguous, default=ambiguous[0],
-                        help="; ".join(k.ambiguous_help for k in keys) or "no benchmark has ambiguous questions")
+    add_setting(parser, Setting("--key", choices=modes, help="; ".join(k.key_help for k in keys)
+                                or "the answer key scored against: original"), ORIGINAL_MODE)
+    add_setting(parser, Setting("--ambiguous", choices=ambiguous, help="; ".join(k.ambiguous_help for k in keys)
+                                or "no benchmark has ambiguous questions"), ambiguous[0])

@@ -8,20 +8,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import dataclass
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import JSON, command
 from memeval.commands.llm_options import add_llm_arguments, llm_options
+from memeval.settings import add_config_arguments, flag
 
 ROLE_TEMPERATURES = {"answer": 0.0, "judge": 0.5, "extract": 0.0}  # the strictest protocol of each role
 PING = "Reply with the single word: ok"
 PROBE_TOKENS = 5  # the probe's answer cap; a thinking model gets its profile's thinking reserve on top
 
 
+@dataclass
+class DoctorConfig:
+    """`memeval doctor`'s own setting (the LLM options are the shared ones)."""
+
+    json: bool = flag(JSON, False, help="print the plan or the checks as JSON")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     doctor = command(subparsers, "doctor", "check the key, models, API versions and sampling (a few cents at most)",
                      "memeval doctor --judge-model claude-sonnet-4-6")
     add_llm_arguments(doctor)
-    doctor.add_argument("--json", action="store_true", help="print the plan or the checks as JSON")
+    add_config_arguments(doctor, DoctorConfig)
     doctor.set_defaults(handler=_doctor)
 
 

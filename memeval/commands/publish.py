@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import JSON, command
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, flag
+
+
+@dataclass
+class PublishConfig:
+    artifacts: str | None = flag("--artifacts", None, help="stored results (default: reports/artifacts)")
+    figures: str | None = flag("--figures", None, help="where figures and tables go (default: figures/)")
+    json: bool = flag(JSON, False, help="print the metrics as JSON")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     pub = command(subparsers, "publish", "write every publication figure and table from stored results",
                   "memeval publish --artifacts reports/artifacts --figures figures")
-    pub.add_argument("--artifacts", default=None, help="stored results (default: reports/artifacts)")
-    pub.add_argument("--figures", default=None, help="where figures and tables go (default: figures/)")
-    pub.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    add_config_arguments(pub, PublishConfig)
     pub.set_defaults(handler=_publish)
 
 

@@ -4,11 +4,28 @@ runs that share questions (Markdown, CSV, Parquet, HTML or JSON)."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from memeval.commands.arguments import add_answer_key, add_out_dir, add_progress, command
 from memeval.output_paths import notices
+from memeval.settings import add_config_arguments, flag
 
 FORMATS = ("md", "csv", "parquet", "html", "json")
+
+
+@dataclass
+class ResultsConfig:
+    """`memeval results`' own settings (`--key`, `--ambiguous`, `--out` and the progress bars are the shared ones)."""
+
+    directories: list[str] = flag("directories", nargs="+",
+                                  help="`locomo run` and `memaudit sweep` output directories")
+    format: str = flag("--format", "md", choices=FORMATS,
+                       help="md (default), csv (one line per cell), parquet (needs --output), html or json (typed "
+                            "rows: the runs, one object per system × metric with value, interval, n and run, and "
+                            "the paired differences)")
+    output: str | None = flag("--output", None, metavar="FILE",
+                              help="write the --format output here instead of printing it")
+    by_category: bool = flag("--by-category", False, switch=True, help="also F1 per LoCoMo category (1–5)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,14 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       "per system and metric (estimate and 95% CI), and between runs that share questions the "
                       "paired difference with its interval",
                       "memeval results reports/artifacts/02_full_run/*/run runs/claude --format html --output cmp.html")
-    results.add_argument("directories", nargs="+", help="`locomo run` and `memaudit sweep` output directories")
-    results.add_argument("--format", choices=FORMATS, default="md",
-                         help="md (default), csv (one line per cell), parquet (needs --output), html or json (typed "
-                              "rows: the runs, one object per system × metric with value, interval, n and run, and "
-                              "the paired differences)")
-    results.add_argument("--output", metavar="FILE", default=None, help="write the --format output here instead of "
-                         "printing it")
-    results.add_argument("--by-category", action="store_true", help="also F1 per LoCoMo category (1–5)")
+    add_config_arguments(results, ResultsConfig)
     add_answer_key(results)
     add_out_dir(results, "also write results.md, results.csv and results.parquet here", required=False)
     add_progress(results)

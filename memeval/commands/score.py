@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import JSON, command
 from memeval.errors import InputError
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, flag
 
 SCORED_KIND = "locomo run"  # the rows scored are answers as that kind records them (scoring.f1's modes score them)
 
@@ -24,17 +25,21 @@ def _categories():
     return categories(SCORED_KIND)
 
 
+@dataclass
+class ScoreConfig:
+    predictions: str = flag("predictions", help="JSONL rows with prediction, answer (or gold), category (and system)")
+    mode: str = flag("--mode", "locomo", choices=("locomo", "seed", "mem0"),
+                     help="locomo: the official LoCoMo scorer (default); seed: plain token F1; mem0: the Mem0 "
+                          "paper's set-based F1")
+    by: str = flag("--by", "category", choices=("category", "system"),
+                   help="category: one row per category; system: one row per `system` field, categories as columns")
+    json: bool = flag(JSON, False, help="print the scores as JSON instead of a table")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     score = command(subparsers, "score", "score a JSONL of predictions with token F1, by category or by system",
                     "memeval score predictions.jsonl --mode mem0 --by system")
-    score.add_argument("predictions", help="JSONL rows with prediction, answer (or gold), category (and system)")
-    score.add_argument("--mode", choices=["locomo", "seed", "mem0"], default="locomo",
-                       help="locomo: the official LoCoMo scorer (default); seed: plain token F1; mem0: the Mem0 "
-                            "paper's set-based F1")
-    score.add_argument("--by", choices=["category", "system"], default="category",
-                       help="category: one row per category; system: one row per `system` field, categories as "
-                            "columns")
-    score.add_argument("--json", action="store_true", help="print the scores as JSON instead of a table")
+    add_config_arguments(score, ScoreConfig)
     score.set_defaults(handler=_score)
 
 

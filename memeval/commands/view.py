@@ -3,9 +3,24 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from memeval.commands.arguments import add_answer_key, add_output_file, command
 from memeval.output_paths import notices
+from memeval.settings import add_config_arguments, flag
+
+
+@dataclass
+class ViewConfig:
+    """`memeval view`'s own settings (`--output`, `--key` and `--ambiguous` are the shared ones)."""
+
+    runs: list[str] = flag("runs", nargs="+", metavar="RUN_DIR",
+                           help="one or more `locomo run` or `locomo import` directories (other tasks: their "
+                                "report.md)")
+    audit_reasoning: bool = flag("--audit-reasoning", False, switch=True,
+                                 help="put the LoCoMo audit's reasoning (its prose, CC BY-NC 4.0, read from your "
+                                      "fetched copy) in each flagged question; such a page is refused where this "
+                                      "repository would commit it")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,15 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "run with its scores, every system's answer side by side, filters by system, category, text and "
                    "F1 (no server needed)", "memeval view reports/artifacts/02_full_run/*/run\n"
                    "  memeval view runs/claude runs/gpt --output compare.html")
-    view.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                      help="one or more `locomo run` or `locomo import` directories (other tasks: their "
-                           "report.md)")
+    add_config_arguments(view, ViewConfig, "runs")
     add_output_file(view, "the page to write (default RUN_DIR/view.html for one run; required for several)",
                     required=False)
     add_answer_key(view)
-    view.add_argument("--audit-reasoning", action="store_true",
-                      help="put the LoCoMo audit's reasoning (its prose, CC BY-NC 4.0, read from your fetched copy) "
-                           "in each flagged question; such a page is refused where this repository would commit it")
+    add_config_arguments(view, ViewConfig, "audit_reasoning")
     view.set_defaults(handler=_view)
 
 
