@@ -5,10 +5,25 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import DIR, JSON, command
+from memeval.settings import add_config_arguments, flag
 
-_DIR_HELP = "cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)"
+
+@dataclass
+class BatchesListConfig:
+    dir: str | None = flag(DIR, None)
+    check: bool = flag("--check", False, switch=True,
+                       help="ask the API for each batch's status (needs ANTHROPIC_API_KEY; reads only, forgets "
+                            "nothing)")
+    json: bool = flag(JSON, False, help="print the list as JSON")
+
+
+@dataclass
+class BatchesForgetConfig:
+    batch_id: str = flag("batch_id", metavar="ID", help="the batch id, as `memeval cache batches list` shows it")
+    dir: str | None = flag(DIR, None)
 
 
 def register_batches(cache_commands: argparse._SubParsersAction) -> None:
@@ -18,16 +33,12 @@ def register_batches(cache_commands: argparse._SubParsersAction) -> None:
     sub = batches.add_subparsers(dest="batches_command", required=True)
     ls = command(sub, "list", "each saved batch: run, id, when it was saved, how many requests, and with --check "
                  "its status as the API reports it", "memeval cache batches list --check")
-    ls.add_argument("--dir", default=None, help=_DIR_HELP)
-    ls.add_argument("--check", action="store_true",
-                    help="ask the API for each batch's status (needs ANTHROPIC_API_KEY; reads only, forgets nothing)")
-    ls.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_config_arguments(ls, BatchesListConfig)
     ls.set_defaults(handler=_list)
     forget = command(sub, "forget", "forget a saved batch id: the next run sends its uncached requests again in "
                      "a new batch (the batch itself is left alone on the API)",
                      "memeval cache batches forget msgbatch_013Zva2CMHLNnXjNJJKqJ2EF")
-    forget.add_argument("batch_id", metavar="ID", help="the batch id, as `memeval cache batches list` shows it")
-    forget.add_argument("--dir", default=None, help=_DIR_HELP)
+    add_config_arguments(forget, BatchesForgetConfig)
     forget.set_defaults(handler=_forget)
 
 

@@ -5,35 +5,53 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 
-from memeval.commands.arguments import command, non_negative_finite_float
+from memeval.commands.arguments import DIR, JSON, command, non_negative_finite_float
 from memeval.commands.cache import register_batches
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, flag
+
+
+@dataclass
+class ListConfig:
+    roots: list[str] = flag("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
+    json: bool = flag(JSON, False, help="print the list as JSON (full paths, every recorded command)")
+    long: bool = flag("-l", False, aliases=("--long",), dest="long", switch=True,
+                      help="also print each directory's last recorded command (and its whole path when the line "
+                           "shortens it)")
+
+
+@dataclass
+class CacheStatsConfig:
+    dir: str | None = flag(DIR, None)
+    json: bool = flag(JSON, False, help="print the statistics as JSON")
+
+
+@dataclass
+class CachePruneConfig:
+    dir: str | None = flag(DIR, None)
+    older_than: float | None = flag("--older-than", None, type=non_negative_finite_float, metavar="DAYS",
+                                    help="only responses cached more than DAYS days ago")
+    model: str | None = flag("--model", None, help="only this model's responses and embeddings")
+    dry_run: bool = flag("--dry-run", False, switch=True, help="count what would go; delete nothing")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     ls = command(subparsers, "ls", "list the runs, sweeps and builds under a directory, one line each: kind, status "
                  "(complete, incomplete, running, replaced), rows, commit, age and path", "memeval ls reports/artifacts")
-    ls.add_argument("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
-    ls.add_argument("--json", action="store_true", help="print the list as JSON (full paths, every recorded command)")
-    ls.add_argument("-l", "--long", action="store_true", help="also print each directory's last recorded command "
-                    "(and its whole path when the line shortens it)")
+    add_config_arguments(ls, ListConfig)
     ls.set_defaults(handler=_ls)
 
     cache = command(subparsers, "cache", "the LLM response cache: stats, pruning, saved batches",
                     "memeval cache stats\n  memeval cache prune --older-than 30 --dry-run")
     sub = cache.add_subparsers(dest="cache_command", required=True)
     stats = command(sub, "stats", "entries, models and size of the response cache", "memeval cache stats --json")
-    stats.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
-    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    add_config_arguments(stats, CacheStatsConfig)
     stats.set_defaults(handler=_cache_stats)
     prune = command(sub, "prune", "delete cached responses and embeddings by age and/or model",
                     "memeval cache prune --model claude-opus-4-6 --older-than 30 --dry-run")
-    prune.add_argument("--dir", default=None, help="cache directory (default: MEMEVAL_CACHE_DIR or .memeval/cache)")
-    prune.add_argument("--older-than", type=non_negative_finite_float, default=None, metavar="DAYS",
-                       help="only responses cached more than DAYS days ago")
-    prune.add_argument("--model", default=None, help="only this model's responses and embeddings")
-    prune.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
+    add_config_arguments(prune, CachePruneConfig)
     prune.set_defaults(handler=_cache_prune)
     register_batches(sub)
 
