@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
-from memeval.commands.arguments import command
+from memeval.commands.arguments import JSON, OUT, command
 from memeval.data.fetch import PUNKT_TAB_URL, DataSet, PinnedFile
 from memeval.protocols.sources import SOURCES
 from memeval.safe_text import shown
+from memeval.settings import add_config_arguments, flag
 
 NLTK = DataSet(
     name="nltk", title="nltk's English Punkt tables", licence=None,
@@ -27,6 +29,31 @@ PROTOCOLS = DataSet(
     status="memeval.commands.data:protocols_status",
     status_help="the anchors' protocol files (MEMEVAL_PROTOCOLS_DIR, else data/protocols)")
 SHARED = (NLTK, PROTOCOLS)
+
+
+@dataclass
+class FetchConfig:
+    """`data fetch`'s settings (and a benchmark's own fetch command's, without `dataset`); the data sets' names,
+    variants and helps are the registered ones, given when the parser is built."""
+
+    dataset: str = flag("dataset")
+    variant: str | None = flag("--variant", None)
+    dest: str | None = flag("--dest", None)
+    source: list[str] | None = flag("--source", None, action="append")
+    sha256: str | None = flag("--sha256", None, help="expected SHA-256 (default: the known hash of the file)")
+
+
+@dataclass
+class StatsConfig:
+    path: str | None = flag("path", None, nargs="?")
+    dataset: str | None = flag("--dataset", None)  # default: the first benchmark's own data
+    json: bool = flag(JSON, False, help="print one JSON object")
+
+
+@dataclass
+class SampleConfig:
+    dataset: str = flag("dataset")
+    out: str = flag(OUT)
 
 
 def data_sets() -> list[DataSet]:
@@ -59,18 +86,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch = command(sub, "fetch", "download a data set and verify its SHA-256 (nothing is written on a mismatch)",
                     "memeval data fetch longmemeval --variant s\n  memeval data fetch protocols --source DIR")
-    fetch.add_argument("dataset", choices=[d.name for d in sets],
-                       help="; ".join(d.fetch_help for d in sets if d.fetch_help))
+    add_config_arguments(fetch, FetchConfig, "dataset", adjust={"dataset": {
+        "choices": [d.name for d in sets], "help": "; ".join(d.fetch_help for d in sets if d.fetch_help)}})
     add_fetch_arguments(fetch, sets, "data/<dataset>")
 
     st = command(sub, "stats", "counts of conversations or instances, questions by category or type, turns, "
                  "sessions, and the data's quirks", "memeval data stats --json")
-    st.add_argument("path", nargs="?", default=None,
-                    help=f"file, directory or zip (default: discovered {own[0].title})")
-    st.add_argument("--dataset", choices=[d.name for d in own], default=own[0].name,
-                    help="what the path holds: " + _either([f"{own[0].stats_help} (default)",
-                                                            *(d.stats_help for d in own[1:])]))
-    st.add_argument("--json", action="store_true", help="print one JSON object")
+    add_config_arguments(st, StatsConfig, adjust={
+        "path": {"help": f"file, directory or zip (default: discovered {own[0].title})"},
+        "dataset": {"choices": [d.name for d in own], "cli_default": own[0].name,
+                    "help": "what the path holds: " + _either([f"{own[0].stats_help} (default)",
+                                                               *(d.stats_help for d in own[1:])])}})
     st.set_defaults(handler=_stats)
 
     watched = [d for d in sets if d.status]
@@ -84,10 +110,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "offline, without a download",
                      f"memeval data sample {samples[0].name} --out data/sample\n  memeval data stats --dataset "
                      f"{samples[0].name} data/sample/{samples[0].sample_file}")
-    sample.add_argument("dataset", choices=[d.name for d in samples],
-                        help="the format: " + _either([d.name for d in samples]))
-    sample.add_argument("--out", required=True, metavar="DIR",
-                        help=f"directory that receives {_either([d.sample_file for d in samples])} and a README")
+    add_config_arguments(sample, SampleConfig, adjust={
+        "dataset": {"choices": [d.name for d in samples], "help": "the format: " + _either([d.name for d in samples])},
+        "out": {"help": f"directory that receives {_either([d.sample_file for d in samples])} and a README"}})
     sample.set_defaults(handler=_sample)
 
 
@@ -95,15 +120,16 @@ def add_fetch_arguments(parser: argparse.ArgumentParser, sets: list[DataSet], de
     """The flags of `memeval data fetch` and its handler, defined once: a benchmark's own fetch command (`memeval
     locomo-plus fetch`) takes them for its one data set from here, so the two spellings cannot drift apart."""
     variants = [d for d in sets if d.variants]
+    sources = [d.source_help for d in sets if d.source_help]
+    adjust = {"dest": {"help": f"directory to write into (default {dest_default})"},
+              "source": {"help": "; ".join(["URL or local file (default: the public file, at its pinned revision "
+                                            "where one is declared)", *sources])}}
     if variants:
-        parser.add_argument("--variant", choices=list(dict.fromkeys(v for d in variants for v in d.variants)),
-                            default=variants[0].variants[0],
-                            help="; ".join(d.variant_help for d in variants if d.variant_help))
-    parser.add_argument("--dest", default=None, help=f"directory to write into (default {dest_default})")
-    parser.add_argument("--source", default=None, action="append",
-                        help="; ".join(["URL or local file (default: the public file, at its pinned revision where "
-                                        "one is declared)", *(d.source_help for d in sets if d.source_help)]))
-    parser.add_argument("--sha256", default=None, help="expected SHA-256 (default: the known hash of the file)")
+        adjust["variant"] = {"choices": list(dict.fromkeys(v for d in variants for v in d.variants)),
+                             "cli_default": variants[0].variants[0],
+                             "help": "; ".join(d.variant_help for d in variants if d.variant_help)}
+    add_config_arguments(parser, FetchConfig, *(["variant"] if variants else []), "dest", "source", "sha256",
+                         adjust=adjust)
     parser.set_defaults(handler=_fetch, **({"dataset": sets[0].name} if len(sets) == 1 else {}))
 
 
