@@ -15,6 +15,7 @@ class CategorySet:
     headline: tuple[int, ...]  # the ids every headline F1 and J averages over
     apart: tuple[int, ...] = ()  # ids never judged: reported on their own, outside the headline
     guidance: Mapping[int, str] = field(default_factory=dict)  # what a category-aware judge is told of each id
+    averaged: str = "as the published tables average them"  # how the headline's mean is taken, and on whose word
     _order: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -33,7 +34,7 @@ class CategorySet:
         object.__setattr__(self, "_order", tuple(names))
 
     def __hash__(self) -> int:
-        return hash((tuple(self.names.items()), self.headline, self.apart, tuple(self.guidance.items())))
+        return hash((tuple(self.names.items()), self.headline, self.apart, tuple(self.guidance.items()), self.averaged))
 
     def __contains__(self, category: object) -> bool:
         return category in self.names

@@ -994,7 +994,7 @@ def _categories_note(categories, by_category: bool) -> str:
     rule), from the runs' CategorySet."""
     from memeval.categories import span
 
-    note = f"Categories {categories.headline_span} as the published tables average them"
+    note = f"Categories {categories.headline_span} {categories.averaged}"
     apart = [f"{categories.name(c)} {c}" for c in categories.apart]
     if apart:
         note += f" ({_either(apart, 'and')} {'is' if len(apart) == 1 else 'are'} scored by a refusal rule)"

@@ -13,4 +13,6 @@ LOCOMO_PLUS_CATEGORIES = CategorySet(
     # prompt for each); F1 has no value for rows without a gold answer (Cognitive, most adversarial rows)
     headline=(1, 2, 3, 4, 5, COGNITIVE),
     apart=(),  # nothing is left unjudged
+    averaged="pooled, every row counting once, as the benchmark's evaluation script (llm_as_judge.py) averages its "
+             "judge's scores; its pinned repository publishes no table",
 )
