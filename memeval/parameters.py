@@ -5,9 +5,9 @@ the parameters cell holds or as the text a user typed. A parameter named as a fi
 configuration (`k` of `LocomoRunConfig`; `llm` and `answer_model` the LLM options) is read by that field's own
 declaration (memeval.settings: type, bounds, choices), the one `memeval.api` checks a configuration with; one of
 another command by the declaration of the configuration that command is built from (`seeds` is `SweepConfig`'s
-`--n-seeds`, bounds included), or for a command without one through that flag's parsing on its benchmark's
-parser (`graph80 generate --seed`). Text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the list
-[2, 6]. A value the flag refuses is one line naming the notebook, the parameter and the flag (`ParameterError`),
+`--n-seeds`, bounds included; notebook 06's `seed` is `graph80 generate --seed`, declared by its benchmark in
+`Benchmark.configs`); no parser is built. Text is accepted where it is unambiguous: "[2, 6]" and "2,6" are the
+list [2, 6]. A value the flag refuses is one line naming the notebook, the parameter and the flag (`ParameterError`),
 raised before the notebook's configuration directory exists.
 """
 
@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib
 import json
 import os
-from functools import lru_cache
 
 from memeval.errors import InputError
 from memeval.settings import Setting
@@ -36,7 +34,7 @@ def notebook_runs() -> dict[str, str]:
     return {notebook: kind for b in declarations() for notebook, kind in b.notebooks.items()}
 
 # notebook → parameter → (command, flag) it is read as: by the declaration of the configuration the command is built
-# from (CONFIGS), else through the flag's parsing
+# from (command_configs)
 FLAGS: dict[str, dict[str, tuple[str, str]]] = {
     "03_memaudit_small": {**SWEEPS, "budgets": (SWEEP, "--budgets")},
     "04_memaudit_validity": {**SWEEPS, "budget": ("memaudit solve", "--budget")},
@@ -228,7 +226,8 @@ def _known_systems(where: str, systems) -> None:
                                  f"{', '.join(system_names())} (or a factory as module.path:Factory)")
 
 
-# command → the configuration its arguments are built from (memeval.settings), read without the command line
+# command → the configuration its arguments are built from (memeval.settings), read without the command line: the
+# shared commands' here, each benchmark's in its declaration (command_configs)
 CONFIGS = {"memaudit sweep": "memeval.memaudit.config:SweepConfig",
            "memaudit solve": "memeval.memaudit.config:SolveConfig",
            "natural build": "memeval.natural.config:BuildConfig",
@@ -239,14 +238,21 @@ def _reader(notebook: str, name: str) -> tuple[str, Setting]:
     """The command and the setting a parameter is read as: a run configuration's field, or another command's flag."""
     if name in FLAGS.get(notebook, {}):
         command, flag = FLAGS[notebook][name]
-        if command in CONFIGS:
-            return command, _declared(CONFIGS[command], flag)
-        action = _action(command, flag)
-        return command, Setting(flag, type=action.type, choices=action.choices)
+        return command, _declared(command_configs()[command], flag)
     setting = _run_setting(notebook, name)
     if setting is None:
         raise KeyError(name)
     return notebook_runs()[notebook], setting
+
+
+def command_configs() -> dict[str, str]:
+    """command → "module:Class" of the configuration its settings are declared on: the shared commands' (CONFIGS),
+    then each registered benchmark's run kinds (RunKind.config) and other commands (Benchmark.configs)."""
+    from memeval.benchmarks import declarations
+
+    declared = {command: target for b in declarations()
+                for command, target in [*((k, r.config) for k, r in b.tasks.items() if r.config), *b.configs.items()]}
+    return {**CONFIGS, **declared}
 
 
 def _declared(config: str, flag: str) -> Setting:
@@ -276,23 +282,6 @@ def _run_setting(notebook: str, name: str) -> Setting | None:
     if name.endswith("_model") and (role in ROLE_DEFAULTS or role == EMBED_ROLE):
         return Setting(f"--{role}-model")
     return declared.get(name)
-
-
-@lru_cache(maxsize=None)
-def _action(command: str, flag: str) -> argparse.Action:
-    """The argparse action of `memeval COMMAND FLAG`, for a benchmark's command without a configuration: the one
-    definition of how the flag is read. Only the benchmarks' command groups are built, not the whole `memeval`
-    parser, whose `reproduce` runs notebooks through this module."""
-    from memeval.benchmarks import declarations
-
-    parser = argparse.ArgumentParser(prog="memeval", allow_abbrev=False)
-    groups = parser.add_subparsers()
-    for module in (importlib.import_module(b.command) for b in declarations()):
-        module.register(groups)
-    for word in command.split():
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = sub.choices[word]
-    return next(a for a in parser._actions if flag in a.option_strings)
 
 
 def _names_memory_systems(command: str) -> bool:

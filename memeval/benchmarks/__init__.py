@@ -48,6 +48,7 @@ class Benchmark:
     conversations: str | None = None  # "module:function": a data path -> its memeval.conversations.Conversation list
     commands: tuple[str, ...] = ()  # further top-level command modules (`register(subparsers)`), after the benchmarks'
     notebooks: dict[str, str] = field(default_factory=dict)  # notebook -> the run kind its run parameters are read as
+    configs: dict[str, str] = field(default_factory=dict)  # command -> "module:Class": settings of a non-run command
 
 
 @cache

@@ -12,4 +12,5 @@ BENCHMARK = Benchmark(
     judges={"three_dim": "memeval.benchmarks.graph80.judge:ThreeDimJudge"},
     publication="memeval.benchmarks.graph80.publication:PUBLICATION",
     notebooks={"06_memory_graph_study": "graph80 run"},
+    configs={"graph80 generate": "memeval.benchmarks.graph80.config:GenerateConfig"},
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from memeval.benchmarks.graph80.config import StudyConfig
-from memeval.commands.arguments import add_out_dir, bounded, command, finish, split_systems
+from memeval.benchmarks.graph80.config import GenerateConfig, StudyConfig
+from memeval.commands.arguments import command, finish, split_systems
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.settings import add_config_arguments, config_from
 
@@ -17,8 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = g.add_subparsers(dest="graph80_command", required=True)
     gen = command(sub, "generate", "write documents.jsonl, questions.jsonl, triples.jsonl",
                   "memeval graph80 generate --seed 0 --out graph80")
-    gen.add_argument("--seed", type=bounded("--seed"), default=0, help="the corpus seed")
-    add_out_dir(gen, "corpus directory")
+    add_config_arguments(gen, GenerateConfig, "seed", "out")
     gen.set_defaults(handler=_generate)
     run = command(sub, "run", "compare memory systems on graph80",
                   "memeval graph80 run --data graph80 --systems 'memory_graph:hops=1;chunks' --out graph80_run")
@@ -31,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _generate(args: argparse.Namespace) -> int:
     from memeval.benchmarks.graph80.data import write_corpus
 
-    print(json.dumps(write_corpus(args.out, args.seed)))
+    config = config_from(args, GenerateConfig)
+    print(json.dumps(write_corpus(config.out, config.seed)))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""`memeval graph80 run`'s settings, each declared once (memeval.settings): the command's arguments, the checks
-every way of making a study passes and the rerun command a manifest records are built from these fields.
+"""`memeval graph80 generate` and `graph80 run`'s settings, each declared once (memeval.settings): the commands'
+arguments, the checks every way of making a study passes and the rerun command a manifest records are built from
+these fields.
 
 Light on purpose: `memeval --help` imports it to build the parser."""
 
@@ -10,6 +11,12 @@ from dataclasses import asdict, dataclass
 from memeval.commands.arguments import DATA, OUT, PROGRESS, RESTART, SYSTEMS, bounded, systems_help
 from memeval.invocation import command_from
 from memeval.settings import check_settings, flag
+
+
+@dataclass(kw_only=True)
+class GenerateConfig:
+    seed: int = flag("--seed", 0, type=bounded("--seed"), help="the corpus seed")
+    out: str = flag(OUT, path=True, last=True, help="corpus directory")
 
 
 @dataclass

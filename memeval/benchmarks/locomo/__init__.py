@@ -23,4 +23,7 @@ BENCHMARK = Benchmark(
     publication="memeval.benchmarks.locomo.publication:PUBLICATION",
     conversations="memeval.benchmarks.locomo.data:load_locomo",
     notebooks={"01_prototype_scoring": "locomo run", "02_full_run": "locomo run", "09_trust": "locomo run"},
+    configs={"locomo import": "memeval.benchmarks.locomo.command_config:ImportConfig",
+             "locomo trust": "memeval.benchmarks.locomo.command_config:TrustConfig",
+             "judge calibrate": "memeval.benchmarks.locomo.command_config:CalibrateConfig"},
 )

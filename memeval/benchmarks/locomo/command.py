@@ -6,19 +6,13 @@ import argparse
 import json
 import sys
 
+from memeval.benchmarks.locomo.command_config import RUN_JSON, ImportConfig
 from memeval.benchmarks.locomo.config import RELEASED_CONVERSATIONS, LocomoRunConfig
-from memeval.commands.arguments import (
-    add_data,
-    add_out_dir,
-    command,
-    finish,
-    split_systems,
-    system_name,
-)
+from memeval.commands.arguments import command, finish, split_systems
 from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.rundir import ANSWERS, JUDGMENTS, MANIFEST, REPORT
 from memeval.safe_text import shown
-from memeval.settings import config_from
+from memeval.settings import add_config_arguments, add_setting, config_from
 
 __all__ = ["RELEASED_CONVERSATIONS", "register", "split_systems"]
 
@@ -32,38 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "--out runs/claude")
     add_run_arguments(run, LocomoRunConfig, "data", "conversations", "questions", "question_seed", "systems",
                       "answerer", "judge", "judge_runs", "judge_mode", "k", "answer_max_tokens", "key", "ambiguous")
-    run.add_argument("--json", action="store_true",
-                     help="print a JSON summary instead of the report (with --dry-run: the estimate's raw numbers "
-                          "instead of its table)")
+    add_setting(run, RUN_JSON)
     run.set_defaults(handler=_run)
 
     imp = command(sub, "import", "bring another harness's answers into a run directory, matched to LoCoMo "
                   "questions and scored; judge and table them with `locomo run --systems NAME --out DIR`",
                   "memeval locomo import mem0_results.json --format mem0 --system mem0-harness --out runs/mem0-harness")
-    imp.add_argument("source", help="the answers file")
-    imp.add_argument("--format", required=True, choices=["memeval", "mem0", "jsonl", "evermemos"],
-                     help="memeval: answers.jsonl; mem0: Mem0 evaluation results JSON; jsonl: question/prediction; "
-                          "evermemos: the EverMemOS framework's eval_results.json (`detailed_results`), its recorded "
-                          "judgments kept as the judge evermemos_recorded (recorded, not re-run)")
-    imp.add_argument("--system", required=True, type=system_name,
-                     help="the name the imported answers carry in every table")
-    add_data(imp, "LoCoMo file or directory the answers are matched against (default: the documented order)")
-    add_out_dir(imp, "run directory to add the answers to")
-    imp.add_argument("--skip-invalid", action="store_true",
-                     help="leave malformed rows out (each reported, here and in the manifest) instead of refusing "
-                          "the file")
-    imp.add_argument("--from-system", default=None, metavar="NAME",
-                     help="--format memeval: the system of the answers file to import (required when it holds "
-                          "several)")
-    imp.add_argument("--judge-model", default=None, metavar="MODEL",
-                     help="--format evermemos: the model that made the file's recorded judgments, when the file "
-                          "does not state it (default: \"not stated by the file\")")
-    imp.add_argument("--judge-prompt", default=None, choices=["evermemos"],
-                     help="--format evermemos: the judge prompt the file's producer states its judgments were made "
-                          "with (evermemos: the framework's pinned prompts.yaml, temperature 0); with a stated judge "
-                          "model this lets a measured leniency be shown beside the recorded J (default: the prompt "
-                          "is not stated, and neither is its leniency)")
-    imp.add_argument("--json", action="store_true", help="print the matching report as JSON")
+    add_config_arguments(imp, ImportConfig, "source", "format", "system", "data", "out", "skip_invalid",
+                         "from_system", "judge_model", "judge_prompt", "json")
     imp.set_defaults(handler=_import)
 
     from memeval.benchmarks.locomo import trust_command as trust
@@ -116,8 +86,9 @@ def _say_protocols(args: argparse.Namespace) -> None:
 def _import(args: argparse.Namespace) -> int:
     from memeval.benchmarks.locomo.imports import import_answers
 
-    report = import_answers(args.source, args.format, args.system, args.out, args.data, args.skip_invalid,
-                            args.from_system, args.judge_model, args.judge_prompt)
+    config = config_from(args, ImportConfig)
+    report = import_answers(config.source, config.format, config.system, config.out, config.data,
+                            config.skip_invalid, config.from_system, config.judge_model, config.judge_prompt)
     if args.json:
         print(json.dumps(report))
     else:

@@ -516,14 +516,12 @@ def _write_import(held: Directory, rows: list[AnswerRow], source: Path, fmt: str
     if recorded:
         with JsonlWriter(RunDir(out).judgments) as writer:
             write_records(writer, recorded)
-    from memeval.invocation import invocation, path_text
+    from memeval.benchmarks.locomo.command_config import ImportConfig
+    from memeval.invocation import invocation
 
-    line = ["memeval", "locomo", "import", path_text(source), "--format", fmt, "--system", system,
-            *(["--data", path_text(data)] if data else []), *(["--skip-invalid"] if skip_invalid else []),
-            *(["--from-system", from_system] if from_system else []),
-            *(["--judge-model", judge_model] if judge_model else []),
-            *(["--judge-prompt", judge_prompt] if judge_prompt else []),
-            "--out", path_text(out)]
+    line = ImportConfig(source=source, format=fmt, system=system, data=data or None, out=out,
+                        skip_invalid=bool(skip_invalid), from_system=from_system or None,
+                        judge_model=judge_model or None, judge_prompt=judge_prompt or None).command_line()
     entry = {"source": str(source), "format": fmt, "sha256": sha256_file(source), "report": report.as_dict(),
              **({"from_system": from_system} if from_system else {}), **(extra or {}),
              **invocation(line)}

@@ -7,21 +7,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memeval.commands.arguments import (
-    add_data,
-    add_out_dir,
-    add_progress,
-    add_restart,
-    bounded,
-    command,
-    finish,
-)
+from memeval.benchmarks.locomo.command_config import CalibrateConfig
+from memeval.commands.arguments import command, finish
 from memeval.commands.llm_options import add_llm_arguments, llm_options
 from memeval.errors import DataNotFoundError, InputError
 from memeval.safe_text import shown
 from memeval.scoring.leniency import ANSWER_SETS, dumps
-
-CALIBRATING_JUDGES = ("binary", "graded", "evermemos")
+from memeval.settings import add_config_arguments, config_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,26 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "questions: the share it accepts, per category, with Wilson 95% intervals, stored as a run and registered so "
         "every table shows it beside that judge's J",
         "memeval judge calibrate --judge binary --llm openai --questions 200 --out runs/calibrate-binary")
-    calibrate.add_argument("--judge", required=True, choices=CALIBRATING_JUDGES,
-                           help="the judge to measure (its prompt and protocol as `locomo run --judge` sends it)")
-    calibrate.add_argument("--judge-runs", type=bounded("--judge-runs"), default=None,
-                           help="judge runs per answer (default: the judge's own: binary 1, graded 10, evermemos 3)")
-    calibrate.add_argument("--sets", default=",".join(ANSWER_SETS),
-                           help="answer sets, comma-separated: specific_wrong (audit v1), vague_wrong (audit v2), "
-                                "gold (the gold answer itself) (default: all three)")
-    calibrate.add_argument("--questions", type=bounded("--questions"), default=None, metavar="N",
-                           help="a seeded sample of N questions, stratified by category, the same in every set "
-                                "(default: all 1,540 non-adversarial questions)")
-    calibrate.add_argument("--recorded", action="store_true",
-                           help="no model call: the rates from the judgments the audit recorded (gpt-4o-mini under "
-                                "the EverMemOS prompts, three runs; `--judge evermemos` only)")
-    add_data(calibrate, "LoCoMo file or directory (default: the documented search order)")
-    add_llm_arguments(calibrate, roles=("judge",))
-    add_out_dir(calibrate, "run directory (resumable: rerun to continue); refused with --recorded, which writes nothing",
-                required=False)
-    add_restart(calibrate)
-    add_progress(calibrate)
-    calibrate.add_argument("--json", action="store_true", help="print the measured rates as JSON lines")
+    add_config_arguments(calibrate, CalibrateConfig, "judge", "judge_runs", "sets", "questions", "recorded", "data")
+    add_llm_arguments(calibrate, config_class=CalibrateConfig)
+    add_config_arguments(calibrate, CalibrateConfig, "out", "restart", "progress", "json")
     calibrate.set_defaults(handler=_calibrate)
 
 
@@ -167,13 +142,8 @@ def _recorded(args: argparse.Namespace, sets: list[str]) -> int:
 
 
 def _command_line(args: argparse.Namespace, sets: list[str]) -> list[str]:
-    line = ["memeval", "judge", "calibrate", "--judge", args.judge, "--sets", ",".join(sets), "--out", args.out]
-    for flag, value in (("--judge-runs", args.judge_runs), ("--questions", args.questions), ("--data", args.data),
-                        ("--judge-model", args.judge_model), ("--llm", None if args.llm == "auto" else args.llm)):
-        if value is not None:
-            line += [flag, str(value)]
-    return line
-
+    """The run's rerun command, from the settings' declarations (`--sets` as read: deduplicated, always written)."""
+    return config_from(args, CalibrateConfig, sets=",".join(sets)).command_line()
 
 
 def _files(out: str) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from memeval.commands.arguments import add_data, add_out_dir, command
+from memeval.benchmarks.locomo.command_config import TrustConfig
+from memeval.commands.arguments import command
+from memeval.settings import add_config_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -12,19 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "original, corrected and excluded answer keys, the ceiling of a perfect system, each judge's "
                     "measured leniency and the minimum detectable difference per category (trust.md, trust.json, "
                     "figures/)", "memeval locomo trust runs/full runs/claude --published --out reports/trust")
-    trust.add_argument("runs", nargs="*", metavar="RUN_DIR",
-                       help="`locomo run` or `locomo import` directories (with --published, none is needed)")
-    trust.add_argument("--published", action="store_true",
-                       help="first import the LoCoMo audit's six published runs (four full-context EverMemOS runs "
-                            "and the audit's two wrong-answer sets, with their recorded judgments) into "
-                            "DIR/published/ and show them beside the runs; needs `memeval data fetch locomo-audit`")
-    trust.add_argument("--audit-dir", default=None, metavar="DIR",
-                       help="where the fetched audit is (default: MEMEVAL_LOCOMO_AUDIT_DIR, else data/locomo-audit/)")
-    trust.add_argument("--ambiguous", choices=("include", "drop"), default="include",
-                       help="the audit's AMBIGUOUS questions under the corrected and excluded keys: include "
-                            "(default) or drop")
-    add_data(trust, "LoCoMo file or directory (default: the runs' own data, else the documented search order)")
-    add_out_dir(trust, "directory for trust.md, trust.json and figures/ (published runs under DIR/published/)")
+    add_config_arguments(trust, TrustConfig, "runs", "published", "audit_dir", "ambiguous", "data", "out")
     trust.set_defaults(handler=_trust)
 
 

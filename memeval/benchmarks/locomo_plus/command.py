@@ -13,7 +13,9 @@ from memeval.commands.arguments import command, finish
 from memeval.commands.data import add_fetch_arguments
 from memeval.commands.llm_options import add_run_arguments, llm_options
 from memeval.safe_text import shown
-from memeval.settings import config_from
+from memeval.settings import Setting, add_setting, config_from
+
+JSON = Setting("--json", switch=True, rerun=False, help="print a JSON summary instead of the report")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   "--out runs/plus")
     add_run_arguments(run, LocomoPlusConfig, "data", "locomo", "conversations", "questions", "question_seed",
                       "items", "choice", "seed", "systems", "reader", "judge", "k", "answer_max_tokens")
-    run.add_argument("--json", action="store_true", help="print a JSON summary instead of the report")
+    add_setting(run, JSON)
     run.set_defaults(handler=_run)
 
 
