@@ -366,6 +366,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
     protocols: list[dict] = []
     header: list[dict] = []
     page_categories: dict[str, str] = {}
+    headlines, headline_notes = [], []
     columns: dict[str, list] = {name: [] for name in ("q", "s", "pred", "f1", "tok", "ms", "rec", "mem", "err", "j",
                                                       "prompt", "scores", "calls")}
     for r, (run, label) in enumerate(zip(paths, labels, strict=True)):
@@ -391,7 +392,10 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         if data_path is None:
             notes.append(f"{label}: the run's LoCoMo data was not found, so memories show their turn ids only and "
                          "adversarial questions lack the answer their premise invites")
-        notes += _headline_note(label, kind, categories)
+        noted = _headline_note(label, kind, categories)
+        notes += noted
+        headline_notes += noted
+        headlines.append(categories)
         judge_info = _judges(manifest)
         identities = judge_identities(manifest)
         protocol_index = {}
@@ -451,7 +455,10 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         if all(v is None for v in columns[optional]):
             del columns[optional]
     items = [list(key) for key in tables.items]
-    return {
+    opening = _convention(headlines)
+    if opening is not None:  # the line under the headers says what each header's note would
+        notes = [n for n in notes if n not in headline_notes]
+    data = {
         "runs": header, "systems": systems, "protocols": protocols, "notes": notes,
         "exchanges": calls.table(cache_dir, notes),
         "categories": page_categories,
@@ -462,6 +469,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
                       for name in ("id", "conv", "cat", "text", "gold", "trap", "ev", "audit")},
         "rows": columns,
     }
+    return data if opening is None else {**data, "convention": opening}
 
 
 def _headline_note(label: str, kind: str, categories) -> list[str]:
@@ -475,6 +483,23 @@ def _headline_note(label: str, kind: str, categories) -> list[str]:
         return []
     return [f"{label}: a {title(kind)} run: its header's F1 ×100 and J average categories {categories.headline_span} "
             f"({', '.join(categories.label(c) for c in categories.headline)}), not {usual.headline_span}"]
+
+
+def _convention(headlines: list) -> str | None:
+    """The convention line's opening when every run on the page averages the same categories and they are not the
+    default kind's (whose line the page script holds); None otherwise."""
+    from memeval.engine.registry import categories as categories_of
+    from memeval.engine.registry import default_answer_kind
+
+    if not headlines or len({c.headline for c in headlines}) > 1:
+        return None
+    categories = headlines[0]
+    if categories.headline == categories_of(default_answer_kind()).headline:
+        return None
+    span = categories.headline_span
+    return (f"F1 ×100: the official LoCoMo token F1 over the questions with a gold answer, averaged over categories "
+            f"{span} ({', '.join(categories.label(c) for c in categories.headline)}); J: the judge's mean score, "
+            f"0–100, over categories {span}, {categories.averaged}. 95% CI: percentile bootstrap (2,000 resamples) ")
 
 
 def _run_header(run: Path, label: str, manifest: dict, answers: list, judgments: list, system_index: dict,
@@ -537,12 +562,13 @@ def read_embedded(page: str) -> dict:
 def render(data: dict) -> str:
     import html
 
-    from memeval.viewer_page import TEMPLATE
+    from memeval.viewer_page import TEMPLATE, convention
 
     title = "memeval view · " + " vs ".join(run["label"] for run in data["runs"])
-    values = {"__TITLE__": html.escape(shown(title)), "__DATA__": embedded(data)}
+    values = {"__TITLE__": html.escape(shown(title)), "__DATA__": embedded(data),
+              "__CONVENTION__": convention(data.get("convention"))}
     # one pass: a run named __DATA__ (or data holding __TITLE__) is never substituted twice
-    return re.sub("__TITLE__|__DATA__", lambda m: values[m.group()], TEMPLATE)
+    return re.sub("__TITLE__|__DATA__|__CONVENTION__", lambda m: values[m.group()], TEMPLATE)
 
 
 def refuse_tracked_page(output: Path) -> None:

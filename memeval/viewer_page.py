@@ -1,4 +1,4 @@
-"""The viewer's page (memeval/viewer.py fills in __TITLE__ and __DATA__): markup, style and script.
+"""The viewer's page (memeval/viewer.py fills in __TITLE__, __DATA__ and __CONVENTION__): markup, style and script.
 
 Why the script is written as it is: every string from a run reaches the page through `textContent` or a text
 node, never through HTML parsing, so nothing in a prediction can become markup; and the answer list is drawn as a
@@ -180,11 +180,7 @@ for (const run of D.runs) {
     run.command ? el("div", {class: "meta cmd"}, run.command) : null,
     el("table", {class: "scores"}, el("thead", {}, el("tr", {}, heads.map(h => el("th", {}, h)))), el("tbody", {}, body))));
 }
-$("convention").textContent = "F1 ×100: the official LoCoMo token F1, averaged over categories 1–4 (this " +
-  "project's overall convention; adversarial category 5 is scored by abstention and left out of the headline). " +
-  "J: the judge's mean score, 0–100, over categories 1–4. 95% CI: percentile bootstrap (2,000 resamples) " +
-  "resampling whole conversations" + (itemLevel ? "; † one conversation only, so questions are resampled " +
-  "instead (narrower than a clustered interval would be)" : "") + ". Per-answer F1 in the list is ×100 too.";
+$("convention").textContent = __CONVENTION__;
 for (const n of D.notes) $("notes").append(el("p", {class: "note"}, n));
 
 // ---- the answer list: filters over the columns, a pool of row elements over the filtered order ----
@@ -445,3 +441,22 @@ document.body.dataset.ready = "1";
 }
 </script></body></html>
 """
+
+# The line under the runs' headers: the default kind's convention, or (`convention`) one a page's runs all share
+# when their benchmark averages other categories; either way followed by how the intervals were drawn.
+DEFAULT_OPENING = '''"F1 ×100: the official LoCoMo token F1, averaged over categories 1–4 (this " +
+  "project's overall convention; adversarial category 5 is scored by abstention and left out of the headline). " +
+  "J: the judge's mean score, 0–100, over categories 1–4. 95% CI: percentile bootstrap (2,000 resamples) " +
+  '''
+INTERVALS = '''"resampling whole conversations" + (itemLevel ? "; † one conversation only, so questions are resampled " +
+  "instead (narrower than a clustered interval would be)" : "") + ". Per-answer F1 in the list is ×100 too."'''
+
+
+def convention(opening: str | None) -> str:
+    """The script's expression for the convention line: `opening` (plain text, before "resampling whole
+    conversations") as a script string, else the default kind's."""
+    import json
+
+    if opening is None:
+        return DEFAULT_OPENING + INTERVALS
+    return json.dumps(opening, ensure_ascii=False).replace("<", "\\u003c") + " +\n  " + INTERVALS

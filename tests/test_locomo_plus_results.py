@@ -74,7 +74,10 @@ def test_view_and_load_run_accept_a_locomo_plus_run(judged, cli):
     cli("view", judged, check=True)
     page = read_embedded((judged / "view.html").read_text())
     assert page["categories"]["6"] == "Cognitive" and page["protocols"][0]["name"] == "locomo_plus"
-    assert any("a LoCoMo-Plus run: its header's F1 ×100 and J average categories 1–6" in n for n in page["notes"])
+    html = (judged / "view.html").read_text()
+    legend = html.split('$("convention").textContent = ', 1)[1].split(";\n", 1)[0]
+    assert "averaged over categories 1–6 (multi-hop (1)" in legend and "over categories 1–6, pooled" in legend
+    assert "1–4" not in legend and not any("1–4" in n for n in page["notes"]), "the header's note and legend agree"
     assert "Caroline: Caroline talks about the garden in session 1." in page["turns"]["text"]
     j = page["runs"][0]["scores"][0]["j"]["0"]
     assert j["n"] == 11
