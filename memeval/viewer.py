@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -241,11 +242,13 @@ class _Tables:
         return found
 
 
-def _loaded_data(path: Path | None, cache: dict, kind: str, manifest: dict) -> tuple[dict, dict, dict]:
+def _loaded_data(path: Path | None, cache: dict, kind: str, manifest: dict, notes: list[str] | None = None
+                 ) -> tuple[dict, dict, dict]:
     """(turns by (conversation, dia id): the conversation they belong to and their text; questions by sample id;
     the conversation a question was asked over where it is not the one its rows name) of one data path, read once
     by the loader the benchmark of the runs declares (`Benchmark.conversations`; none: no texts, as without data).
-    A loader taking a `manifest` gets the run's too (LoCoMo-Plus rebuilds the conversations it stitched)."""
+    A loader taking a `manifest` gets the run's too (LoCoMo-Plus rebuilds the conversations it stitched); one taking
+    `notes` says there why it could not rebuild them, said on the page (`notes`) and on stderr."""
     import inspect
 
     from memeval.benchmarks import load
@@ -259,8 +262,17 @@ def _loaded_data(path: Path | None, cache: dict, kind: str, manifest: dict) -> t
     key = (path.resolve(), json.dumps([manifest.get("data"), manifest.get("identity")], sort_keys=True, default=str)
            ) if per_run else path.resolve()
     if key not in cache:
-        cache[key] = _turns_and_questions(loader(path, manifest=manifest) if per_run else loader(path))
-    return cache[key]
+        said: list[str] = []
+        if "notes" in inspect.signature(loader).parameters:
+            loaded = loader(path, manifest=manifest, notes=said)
+            for note in said:
+                print(f"memeval view: {shown(note)}", file=sys.stderr)
+        else:
+            loaded = loader(path, manifest=manifest) if per_run else loader(path)
+        cache[key] = (_turns_and_questions(loaded), said)
+    if notes is not None:
+        notes += [n for n in cache[key][1] if n not in notes]
+    return cache[key][0]
 
 
 def _turns_and_questions(conversations: list) -> tuple[dict, dict, dict]:
@@ -378,7 +390,7 @@ def page_data(runs: RunPaths, cache_dir: str | Path | None = None, key: str = "o
         answers = load_answers(RunDir(run).answers)
         judgments = load_judgments(RunDir(run).judgments, None) if RunDir(run).judgments.is_file() else []
         data_path = _data_path(manifest)
-        texts, locomo_questions, asked_over = _loaded_data(data_path, data_cache, kind, manifest)
+        texts, locomo_questions, asked_over = _loaded_data(data_path, data_cache, kind, manifest, notes)
         answer_key = hooks.for_data(data_path, key_mode, ambiguous, data_cache) if hooks is not None else \
             without_keys(run, key_mode)
         notes += [n for n in answer_key.notes() if n not in notes]

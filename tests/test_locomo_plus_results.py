@@ -146,6 +146,10 @@ def test_view_shows_every_turn_each_item_saw_under_its_own_stitched_conversation
     assert conversations == {"conv-1.plus-0000", "conv-2.plus-0001", "conv-1.plus-0002"}
     assert None not in turns["text"]
     (files[0] / "locomo_plus.json").write_text(json.dumps(ITEMS[:3]))  # not the bytes the run read: no cue texts
-    cli("view", out, "--output", tmp_path / "again.html", check=True)
+    viewed = cli("view", out, "--output", tmp_path / "again.html", check=True)
     again = read_embedded((tmp_path / "again.html").read_text())
     assert {again["turns"]["text"][t] for ev in again["questions"]["ev"] for t in ev} == {None}
+    why = [n for n in again["notes"] if "SHA-256" in n]
+    assert len(why) == 1 and why[0].startswith(f"{files[0] / 'locomo_plus.json'}: its SHA-256 (") and \
+        "differs from the run's" in why[0] and "(turn text not available)" in why[0], again["notes"]
+    assert viewed.stderr.strip().splitlines() == [f"memeval view: {why[0]}"]
