@@ -15,6 +15,7 @@ from memeval.benchmarks.locomo.command_config import ImportConfig, TrustConfig
 from memeval.cli import build_parser
 from memeval.invocation import path_text
 from memeval.settings import config_from, setting_fields
+from tests.parsers import subcommand_parser
 
 
 def _line_as_recorded_before(source, fmt, system, out, data=None, skip_invalid=False, from_system=None,
@@ -99,14 +100,6 @@ def test_trust_and_generate_read_their_settings_from_the_declarations():
         build_parser().parse_args(["graph80", "generate", "--seed", "-1", "--out", "g"])
 
 
-def _parser(words):
-    parser = build_parser()
-    for word in words:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = sub.choices[word]
-    return parser
-
-
 def test_every_declared_command_configuration_is_its_commands_arguments():
     """Each configuration a benchmark declares for a command (Benchmark.configs, RunKind.config) is what that
     command's parser takes: every setting under its spelling, a positional under its name."""
@@ -117,7 +110,7 @@ def test_every_declared_command_configuration_is_its_commands_arguments():
     assert {"locomo import", "locomo trust", "judge calibrate", "graph80 generate"} <= set(declared)
     for b in declarations():
         for command in [*b.configs, *(k for k, r in b.tasks.items() if r.config)]:
-            parser = _parser(command.split())
+            parser = subcommand_parser(command.split())
             accepted = {s for a in parser._actions for s in a.option_strings} | {
                 a.dest for a in parser._actions if not a.option_strings}
             for f in setting_fields(load(declared[command])):

@@ -13,25 +13,18 @@ from memeval.benchmarks.longmemeval.config import LongMemEvalConfig
 from memeval.cli import build_parser
 from memeval.errors import InputError
 from memeval.settings import config_from, setting_fields
+from tests.parsers import subcommand_parser
 
 RUNS = [(("locomo", "run"), LocomoRunConfig, ["--out", "o"]),
         (("longmemeval", "run"), LongMemEvalConfig, ["--data", "d", "--out", "o"]),
         (("graph80", "run"), StudyConfig, ["--data", "d", "--out", "o"])]
 
 
-def _parser(words):
-    parser = build_parser()
-    for word in words:
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = sub.choices[word]
-    return parser
-
-
 @pytest.mark.parametrize("words, config_class, required", RUNS)
 def test_the_generator_gives_every_setting_its_flags(words, config_class, required):
     """Every field declared with `flag()` is an argument of its command, under its spelling and every older one
     (one per role for the models), and nothing but those fields and `--json` is left hand-written."""
-    parser = _parser(words)
+    parser = subcommand_parser(words)
     accepted = {s for action in parser._actions for s in action.option_strings}
     wanted = set()
     for f in setting_fields(config_class):
@@ -185,7 +178,7 @@ def test_reproduce_records_the_line_it_recorded_before(monkeypatch, tmp_path):
     from memeval.invocation import path_text
 
     monkeypatch.chdir(tmp_path)
-    parser = _parser(["reproduce"])
+    parser = subcommand_parser(["reproduce"])
     dirs = ["--notebooks", path_text("notebooks"), "--out", path_text("reports"), "--figures", path_text("figures")]
     assert _command_line(parser.parse_args([])) == ["memeval", "reproduce", *dirs]
     assert _command_line(parser.parse_args(["--only"])) == ["memeval", "reproduce", *dirs]
