@@ -431,3 +431,20 @@ def test_the_docs_example_items_file_reads(tmp_path):
     (tmp_path / "locomo_plus.json").write_text(example)
     (item,) = load_items(tmp_path / "locomo_plus.json")
     assert item.item_id == "plus-0000" and item.time_gap == "two weeks later" and item.cue_dialogue.startswith("A: ")
+
+
+def test_the_report_counts_one_in_the_singular(files, tmp_path, cli):
+    plus_dir, locomo_path = files
+    base = ["locomo-plus", "run", "--data", plus_dir, "--locomo", locomo_path, "--systems", "rag_turns",
+            "--no-progress"]
+    one = cli(*base, "--conversations", "conv-2", "--items", "2", "--questions", "first:1", "--out", tmp_path / "one",
+              check=True)  # item 1 alone goes into conv-2, six months back: before its first session
+    report = (tmp_path / "one" / "report.md").read_text()
+    assert "- Data: 1 Cognitive item from a locomo_plus.json" in report and "; 1 LoCoMo question.\n" in report
+    assert "(0 items name no countable gap and sit just before the trigger; 1 cue falls before" in report
+    assert " 1 items" not in one.stdout + report
+    cli(*base, "--conversations", "conv-1", "--items", "4", "--questions", "none", "--out", tmp_path / "two",
+        check=True)  # items 0 and 2 go into conv-1, item 2 with no countable gap
+    report = (tmp_path / "two" / "report.md").read_text()
+    assert "Data: 2 Cognitive items" in report and "; 0 LoCoMo questions.\n" in report
+    assert "(1 item names no countable gap and sits just before the trigger; 0 cues fall before" in report

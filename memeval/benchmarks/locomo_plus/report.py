@@ -76,23 +76,29 @@ def stitching_summary(stitched: Sequence) -> dict:
             "zero_gap": sum(1 for s in stitched if s.gap_days == 0)}
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def setting_notes(task) -> list[str]:
     """What this run is beside the published setting (said before any row is made)."""
     config, notes = task.config, []
     from_pin = task.items_sha256 == pinned(ITEMS_FILE).sha256
-    notes.append(f"Data: {len(task.stitched)} Cognitive items from "
+    notes.append(f"Data: {_count(len(task.stitched), 'Cognitive item')} from "
                  + (f"{REPO}@{COMMIT[:12]}:data/locomo_plus.json (the pinned file; {LICENCE})" if from_pin else
                     f"a locomo_plus.json that is not the pinned file (sha256 {task.items_sha256[:16]}…): not the "
                     "published items")
-                 + f"; {sum(len(qs) for _, qs in task.selection)} LoCoMo questions.")
+                 + f"; {_count(sum(len(qs) for _, qs in task.selection), 'LoCoMo question')}.")
     rule = ("cyclic (item i into conversation i mod 10, as the benchmark's unified_input.py builds its evaluation "
             "input)" if config.choice == "cyclic" else
             f"random, seed {config.seed} (Python's random.choice per item in file order, as build_conv.py draws, "
             "seeded)")
     summary = stitching_summary(task.stitched)
+    zero, early = summary["zero_gap"], summary["cue_before_first_session"]
     notes.append(f"Stitching: conversation choice {rule}; the trigger 7 days after the conversation's last session, "
-                 f"the cue `time_gap` before it ({summary['zero_gap']} items name no countable gap and sit just "
-                 f"before the trigger; {summary['cue_before_first_session']} cues fall before the first session). "
+                 f"the cue `time_gap` before it ({_count(zero, 'item')} {'names' if zero == 1 else 'name'} no "
+                 f"countable gap and {'sits' if zero == 1 else 'sit'} just before the trigger; {_count(early, 'cue')} "
+                 f"{'falls' if early == 1 else 'fall'} before the first session). "
                  "The cue is a session the systems ingest, dated in LoCoMo's format; the trigger is the question, "
                  "asked on its date. The benchmark's own input shows the stitched turns without any dates.")
     if config.reader == "extractive":
