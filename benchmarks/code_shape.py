@@ -139,6 +139,15 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+def _from_module(node: ast.ImportFrom, name: str, is_package: bool) -> str:
+    """The absolute module a `from ... import` in module `name` reads (relative imports resolved)."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    return ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+
+
 def imports(tree: ast.AST, name: str, is_package: bool) -> list[Import]:
     """Every import statement reaching memeval, with where it runs: at import, inside a function, or never."""
     found: list[Import] = []
@@ -150,10 +159,7 @@ def imports(tree: ast.AST, name: str, is_package: bool) -> list[Import]:
                     found.append(Import(name, node.lineno, (alias.name,), (), where))
             return
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = name.split(".") if is_package else name.split(".")[:-1]
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            base = _from_module(node, name, is_package)
             if base.startswith("memeval"):
                 names = tuple(a.name for a in node.names)
                 found.append(Import(name, node.lineno, (base, *(f"{base}.{n}" for n in names)), names, where))
@@ -377,10 +383,7 @@ def _bound_names(tree_: ast.AST, name: str, is_package: bool, modules: dict) -> 
     bound = {}
     for node in ast.walk(tree_):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = name.split(".") if is_package else name.split(".")[:-1]
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            base = _from_module(node, name, is_package)
             if base.startswith("memeval"):
                 for alias in node.names:
                     bound[alias.asname or alias.name] = f"{base}.{alias.name}"
