@@ -363,7 +363,7 @@ def test_run_settings_are_declared_once_on_the_configuration():
     from memeval.cli import build_parser
     from memeval.errors import InputError
     from memeval.settings import check_settings, config_from, setting_fields
-    from tests.test_settings import _parser
+    from tests.parsers import subcommand_parser as _parser
 
     accepted = {s for action in _parser(("locomo-plus", "run"))._actions for s in action.option_strings}
     wanted = set()
