@@ -13,19 +13,31 @@ from memeval.settings import add_config_arguments, flag
 FORMATS = ("md", "csv", "parquet", "html", "json")
 
 
+def _tabled_kinds() -> str:
+    """The run kinds `results` reads, as the registrations declare them (those holding the shared answer rows), so
+    the help stays true when a benchmark is added."""
+    from memeval.engine.registry import answer_kinds
+
+    names = [f"`{kind}`" for kind in dict.fromkeys(answer_kinds().values())]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+
+
 @dataclass
 class ResultsConfig:
     """`memeval results`' own settings (`--key`, `--ambiguous`, `--out` and the progress bars are the shared ones)."""
 
     directories: list[str] = flag("directories", nargs="+",
-                                  help="`locomo run` and `memaudit sweep` output directories")
+                                  help=f"directories of {_tabled_kinds()} (every run kind a benchmark "
+                                       "declares as holding answer rows, and the imports writing the same rows) "
+                                       "and of `memaudit sweep`")
     format: str = flag("--format", "md", choices=FORMATS,
                        help="md (default), csv (one line per cell), parquet (needs --output), html or json (typed "
                             "rows: the runs, one object per system × metric with value, interval, n and run, and "
                             "the paired differences)")
     output: str | None = flag("--output", None, metavar="FILE",
                               help="write the --format output here instead of printing it")
-    by_category: bool = flag("--by-category", False, switch=True, help="also F1 per LoCoMo category (1–5)")
+    by_category: bool = flag("--by-category", False, switch=True, help="also F1, J and answer length per question category, under "
+                                          "each run's own benchmark's categories")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,0 +1,23 @@
+"""What a new user reads in `--help` matches what the command does: the run kinds `results` and `view` read come
+from the registrations, the flags offered are the ones the command uses, and no help names a flag the command
+lacks."""
+
+from __future__ import annotations
+
+from memeval.engine.registry import answer_kinds
+from tests.parsers import subcommand_parser
+
+
+def _help(*words: str, dest: str) -> str:
+    parser = subcommand_parser(words)
+    return next(a.help for a in parser._actions if a.dest == dest)
+
+
+def test_results_names_every_kind_holding_answer_rows_and_no_fixed_category_span():
+    text = _help("results", dest="directories")
+    kinds = set(answer_kinds().values())
+    assert "locomo-plus run" in kinds
+    assert all(f"`{kind}`" in text for kind in kinds), text
+    assert "`memaudit sweep`" in text
+    by_category = _help("results", dest="by_category")
+    assert "1–5" not in by_category and "LoCoMo" not in by_category
