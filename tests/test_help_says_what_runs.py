@@ -21,3 +21,12 @@ def test_results_names_every_kind_holding_answer_rows_and_no_fixed_category_span
     assert "`memaudit sweep`" in text
     by_category = _help("results", dest="by_category")
     assert "1–5" not in by_category and "LoCoMo" not in by_category
+
+
+def test_view_names_the_kinds_it_renders_and_says_it_refuses_the_others():
+    from memeval.viewer import viewed_kinds
+
+    text = _help("view", dest="runs")
+    assert all(f"`{kind}`" in text for kind in viewed_kinds()), text
+    assert "`locomo-plus run`" in text and "refused" in text
+    assert "other tasks: their report.md" not in text

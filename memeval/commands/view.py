@@ -1,4 +1,5 @@
-"""`memeval view RUN_DIR [RUN_DIR...]`: the per-question viewer of LoCoMo runs, one static HTML page."""
+"""`memeval view RUN_DIR [RUN_DIR...]`: the per-question viewer of the runs holding the shared answer rows (LoCoMo,
+LoCoMo-Plus), one static HTML page."""
 
 from __future__ import annotations
 
@@ -10,13 +11,21 @@ from memeval.output_paths import notices
 from memeval.settings import add_config_arguments, flag
 
 
+def _viewed() -> str:
+    """The directories the page reads, as the registrations name them (the help stays true when one is added)."""
+    from memeval.viewer import viewed_kinds
+
+    names = [f"`{kind}`" for kind in viewed_kinds()]
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+
+
 @dataclass
 class ViewConfig:
     """`memeval view`'s own settings (`--output`, `--key` and `--ambiguous` are the shared ones)."""
 
     runs: list[str] = flag("runs", nargs="+", metavar="RUN_DIR",
-                           help="one or more `locomo run` or `locomo import` directories (other tasks: their "
-                                "report.md)")
+                           help=f"one or more {_viewed()} directories (the kinds holding answer rows); any other "
+                                "(another benchmark's run, a sweep, a build) is refused: read its report.md")
     audit_reasoning: bool = flag("--audit-reasoning", False, switch=True,
                                  help="put the LoCoMo audit's reasoning (its prose, CC BY-NC 4.0, read from your "
                                       "fetched copy) in each flagged question; such a page is refused where this "
