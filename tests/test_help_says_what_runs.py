@@ -30,3 +30,9 @@ def test_view_names_the_kinds_it_renders_and_says_it_refuses_the_others():
     assert all(f"`{kind}`" in text for kind in viewed_kinds()), text
     assert "`locomo-plus run`" in text and "refused" in text
     assert "other tasks: their report.md" not in text
+
+
+def test_natural_build_offers_only_the_model_role_it_calls():
+    flags = {s for a in subcommand_parser(("natural", "build"))._actions for s in a.option_strings}
+    assert "--extract-model" in flags
+    assert not {"--answer-model", "--judge-model", "--embed-model"} & flags

@@ -16,6 +16,7 @@ from memeval.commands.arguments import (
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.natural.config import (
+    BUILD_ROLES,
     BridgeConfig,
     BuildConfig,
     CompareConfig,
@@ -40,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_restart(build)
     add_config_arguments(build, BuildConfig)
     add_progress(build)
-    add_llm_arguments(build)
+    add_llm_arguments(build, roles=BUILD_ROLES)
     build.set_defaults(handler=_build)
 
     sens = command(sub, "sensitivity", "k = 2, byte-overhead costs and label noise, as JSON",

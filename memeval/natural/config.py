@@ -16,6 +16,7 @@ from memeval.natural.source import source_names
 from memeval.settings import Setting, flag
 
 PACKAGES = Setting("--packages", help="a `natural build` directory")
+BUILD_ROLES = ("extract",)  # the one model role `natural build` calls (--with-graph's triple extraction)
 ANALYSIS_BUDGETS = "30,60,100"
 
 
