@@ -36,3 +36,23 @@ def test_natural_build_offers_only_the_model_role_it_calls():
     flags = {s for a in subcommand_parser(("natural", "build"))._actions for s in a.option_strings}
     assert "--extract-model" in flags
     assert not {"--answer-model", "--judge-model", "--embed-model"} & flags
+
+
+def test_llm_help_names_prices_only_where_the_command_takes_prices():
+    import argparse
+    from dataclasses import dataclass
+
+    from memeval.commands.llm_options import BACKEND
+    from memeval.settings import add_config_arguments, flag
+
+    @dataclass
+    class Unpriced:  # as docs/layout.md's trivia example declares it: --llm, no --prices
+        llm_backend: str = flag(BACKEND)
+
+    parser = argparse.ArgumentParser()
+    add_config_arguments(parser, Unpriced)
+    unpriced = next(a.help for a in parser._actions if a.dest == "llm")
+    assert "--prices" not in unpriced and "local: the named models" in unpriced
+    for words in (("locomo", "run"), ("doctor",), ("natural", "build")):
+        flags = {s for a in subcommand_parser(words)._actions for s in a.option_strings}
+        assert "--prices" in flags and "unless --prices prices them" in _help(*words, dest="llm")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memeval.commands.arguments import bounded, non_negative_finite_float
 from memeval.errors import InputError
@@ -67,13 +67,17 @@ MODELS = Setting("--ROLE-model", help={
 SAMPLING = Setting("--sampling", "protocol", choices=SAMPLING_MODES,
                    help="protocol: send each protocol's temperature, refusing models that cannot take it; "
                         "model-default: send no temperature (said in the manifest and captions)")
-BACKEND = Setting("--llm", "auto", choices=("auto", "anthropic", "openai", "local", "replay"),
-                  help="auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else "
-                       "answers only from the cache; anthropic/openai: that provider's key is required, and "
-                       "openai makes unnamed roles default to gpt-4o-mini; local: the named models on your "
-                       "OpenAI-compatible server at OPENAI_BASE_URL (vLLM, Ollama, llama.cpp, a gateway such "
-                       "as OpenRouter or Azure), priced $0 unless --prices prices them; "
-                       "replay: the cache only")
+
+
+def _backend_help(priced: str = "") -> str:
+    """`--llm`'s help; `priced` is said only where the command also takes --prices (`add_llm_arguments`)."""
+    return ("auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else answers only "
+            "from the cache; anthropic/openai: that provider's key is required, and openai makes unnamed roles "
+            "default to gpt-4o-mini; local: the named models on your OpenAI-compatible server at OPENAI_BASE_URL "
+            f"(vLLM, Ollama, llama.cpp, a gateway such as OpenRouter or Azure){priced}; replay: the cache only")
+
+
+BACKEND = Setting("--llm", "auto", choices=("auto", "anthropic", "openai", "local", "replay"), help=_backend_help())
 RESPONSE_FORMAT = Setting(
     "--response-format", "json_schema", choices=RESPONSE_FORMATS,
     help="--llm openai/local: how memeval's own judges and extractors that read JSON ask for it — "
@@ -101,20 +105,24 @@ DRY_RUN = Setting("--dry-run", switch=True, rerun=False,
                   help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
 # after the role models, in the order `--help` lists them
 SETTINGS = (SAMPLING, BACKEND, RESPONSE_FORMAT, CONTEXT_TOKENS, BUDGET_USD, PRICES, MAX_CONCURRENCY, DRY_RUN)
+WITH_PRICES = {BACKEND.spelling: {"help": _backend_help(", priced $0 unless --prices prices them")}}
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser, roles=("answer", "judge", "extract", EMBED_ROLE),
                       config_class=None) -> None:
     """The LLM options; with `config_class`, those it declares as its own fields (their roles and defaults) and
-    the others as declared here."""
-    own = {f.metadata["setting"].spelling: f.name for f in setting_fields(config_class)} if config_class else {}
+    the others as declared here. --prices is always among them, so `--llm`'s help says what it prices."""
+    fields = {f.metadata["setting"].spelling: f for f in setting_fields(config_class)} if config_class else {}
     for setting in (MODELS, *SETTINGS):
-        if setting.spelling in own:
-            add_config_arguments(parser, config_class, own[setting.spelling])
+        priced = WITH_PRICES.get(setting.spelling, {})
+        if setting.spelling in fields:
+            declared = fields[setting.spelling]
+            kept = declared.metadata["setting"].help == setting.help  # a help of the config's own is left alone
+            add_config_arguments(parser, config_class, declared.name, adjust={declared.name: priced} if kept else {})
         elif setting is MODELS:
             add_setting(parser, MODELS, roles=roles)
         else:
-            add_setting(parser, setting, setting.default)
+            add_setting(parser, replace(setting, **priced), setting.default)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, config_class, *names: str) -> None:
