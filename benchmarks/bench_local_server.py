@@ -68,6 +68,7 @@ def calls(server, model: str, tmp: Path) -> dict:
     from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.llm.client import make_client
+    from memeval.llm.settings import ModelSettings
     from memeval.memory.registry import parse_system
     from memeval.qa.answer_pass import AnswerSettings, answer_requests, retrieve
     from memeval.qa.selection import select_questions
@@ -78,7 +79,7 @@ def calls(server, model: str, tmp: Path) -> dict:
     questions = select_questions(conversation, "prototype")
 
     def client(name):
-        return make_client("local", cache_dir=str(tmp / f"{model}-{name}"), models={"answer": model, "judge": model})
+        return make_client("local", cache_dir=str(tmp / f"{model}-{name}"), settings=ModelSettings("local", models={"answer": model, "judge": model}))
 
     reader = client("reader")
     searched = retrieve(parse_system("rag_turns"), conversation, questions, AnswerSettings("claude", 10), reader)[1]

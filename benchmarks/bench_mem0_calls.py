@@ -40,14 +40,15 @@ def main() -> int:
     from memeval.benchmarks.locomo.data import load_locomo
     from memeval.data.paths import find_locomo
     from memeval.llm.client import make_client
+    from memeval.llm.settings import ModelSettings
     from memeval.memory.mem0_system import Mem0System, add_calls
     from tests.fake_openai import TEST_KEY, FakeOpenAI
 
     conversation = next(c for c in load_locomo(find_locomo(None)) if c.sample_id == args.conversation)
     with FakeOpenAI(responder=extractor) as server, tempfile.TemporaryDirectory() as cache:
         os.environ["OPENAI_API_KEY"], os.environ["OPENAI_BASE_URL"] = TEST_KEY, server.url
-        client = make_client("openai", cache_dir=cache, models={"extract": "gpt-4o-mini",
-                                                                "embed": "text-embedding-3-small"})
+        client = make_client("openai", cache_dir=cache, settings=ModelSettings("openai", models={"extract": "gpt-4o-mini",
+                                                                "embed": "text-embedding-3-small"}))
         system = Mem0System()
         system.client = client
         start = time.perf_counter()

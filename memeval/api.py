@@ -135,10 +135,11 @@ def run_graph80(config: StudyConfig | None = None, /, client: LLMClient | None =
     does."""
     from memeval.benchmarks.graph80.task import StudyConfig, role_temperatures, run_study
     from memeval.llm.client import checked_client
+    from memeval.llm.settings import ModelSettings
 
     config = _configured(StudyConfig, config, fields)
     config.validate()  # a bad setting is its one line before a client is made
-    return run_study(config, checked_client(llm, role_temperatures(config), client, models=dict(models or {})))
+    return run_study(config, checked_client(ModelSettings(llm, models or {}), role_temperatures(config), client))
 
 
 def sweep(config: SweepConfig, out: str | Path, progress: bool = True, restart: bool = False,

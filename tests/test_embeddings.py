@@ -15,6 +15,7 @@ from memeval.llm import APIRejected, LLMError
 from memeval.llm.client import make_client
 from memeval.llm.embeddings import MAX_INPUTS, plan_batches, token_bound
 from memeval.llm.errors import BudgetExceeded, CacheMiss
+from memeval.llm.settings import ModelSettings
 from tests.fake_openai import (
     INVALID_INPUT,
     LOCAL_DIMENSIONS,
@@ -73,7 +74,7 @@ def test_dimensions_and_the_base_url_are_part_of_the_key(fake_openai, tmp_path, 
 def test_a_local_server_is_asked_for_floats_under_its_own_model_id(tmp_path, monkeypatch):
     with FakeOpenAI(local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        client = make_client("local", cache_dir=str(tmp_path), models={"embed": "nomic-embed-text"})
+        client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"embed": "nomic-embed-text"}))
         vectors = client.embed(TEXTS[:2])
         (body,) = server.embedded
         assert body["encoding_format"] == "float" and body["model"] == "nomic-embed-text"
@@ -142,7 +143,7 @@ def test_the_fake_rejects_what_the_api_rejects(fake_openai):
 
 
 def test_a_rejection_is_one_line_and_stops_the_client(fake_openai, tmp_path):
-    client = make_client("auto", cache_dir=str(tmp_path), models={"embed": "text-embedding-ada-002"})
+    client = make_client("auto", cache_dir=str(tmp_path), settings=ModelSettings("auto", models={"embed": "text-embedding-ada-002"}))
     with pytest.raises(APIRejected) as caught:
         client.embed(TEXTS[:1], dimensions=256)
     line = caught.value.one_line()
@@ -164,7 +165,7 @@ def test_rate_limits_and_outages_are_retried_and_the_budget_stops_sending(fake_o
     client = make_client("auto", cache_dir=str(tmp_path), sleep=lambda s: None)
     assert client.embed(TEXTS[:1]).shape == (1, 1536)
     assert client.stats.retries == 2 and client.stats.requests_sent == 3 and len(fake_openai.embedded) == 3
-    broke = make_client("auto", cache_dir=str(tmp_path / "other"), budget_usd=0.0)
+    broke = make_client("auto", cache_dir=str(tmp_path / "other"), settings=ModelSettings("auto", budget_usd=0.0))
     with pytest.raises(BudgetExceeded):
         broke.embed(TEXTS[:1])
     assert len(fake_openai.embedded) == 3
@@ -200,7 +201,7 @@ def test_a_reply_without_one_vector_per_input_is_refused_in_one_line(tmp_path, m
                                       (False, ["one", "two"], "1 embeddings for 2 inputs")):
         with PerToken(per_token) as server:
             monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-            client = make_client("local", cache_dir=str(tmp_path), models={"embed": "m"})
+            client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"embed": "m"}))
             with pytest.raises(APIRejected, match=message) as caught:
                 client.embed(texts)
             assert "\n" not in caught.value.one_line() and caught.value.status == 200
@@ -230,12 +231,12 @@ def test_the_real_servers_embeddings_are_cached_and_replayed(embedding_server, t
     from memeval.llm.local_models import GEMMA_MODEL as MODEL_ID
 
     monkeypatch.setenv("OPENAI_BASE_URL", embedding_server.base_url)
-    client = make_client("local", cache_dir=str(tmp_path), models={"embed": MODEL_ID})
+    client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"embed": MODEL_ID}))
     vectors = client.embed(TEXTS)
     assert vectors.shape[0] == 3 and vectors.shape[1] > 100 and np.isfinite(vectors).all()
     assert np.array_equal(vectors[0], vectors[2]) and not np.array_equal(vectors[0], vectors[1])
     assert client.stats.requests_sent == 1 and client.stats.input_tokens > 0
-    again = make_client("local", cache_dir=str(tmp_path), models={"embed": MODEL_ID})
+    again = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"embed": MODEL_ID}))
     assert np.array_equal(again.embed(TEXTS), vectors) and again.stats.requests_sent == 0
 
 

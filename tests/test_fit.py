@@ -14,6 +14,7 @@ from memeval.llm import LLMRequest
 from memeval.llm.client import make_client
 from memeval.llm.errors import DoesNotFit
 from memeval.llm.fit import Count, Window, fit_advice, misfit, server_misfit
+from memeval.llm.settings import ModelSettings
 from memeval.records import load_answers
 from memeval.rundir import incomplete_line
 from tests.fake_openai import FakeOpenAI, chat_template, word_tokens
@@ -28,8 +29,9 @@ def server(monkeypatch):
         yield fake
 
 
-def _client(tmp_path, **kwargs):
-    return make_client("local", cache_dir=str(tmp_path / "cache"), models={"answer": MODEL}, **kwargs)
+def _client(tmp_path, max_concurrency: int = 8, context_tokens: int | None = None):
+    return make_client("local", cache_dir=str(tmp_path / "cache"), settings=ModelSettings(
+        "local", {"answer": MODEL}, max_concurrency=max_concurrency, context_tokens=context_tokens))
 
 
 def _ask(words: int, cap: int = 16) -> LLMRequest:

@@ -274,14 +274,15 @@ def test_a_run_of_the_published_evermemos_judge_on_gpt_4o_mini_carries_the_recor
     paraphrased prompts or another model find none."""
     from memeval.benchmarks.locomo.evermemos_judge import EverMemOSJudge
     from memeval.llm.client import make_client
+    from memeval.llm.settings import ModelSettings
 
     cli("data", "fetch", "protocols", "--source", pinned)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    client = make_client("replay", models={"judge": "gpt-4o-mini"})
+    client = make_client("replay", settings=ModelSettings("replay", models={"judge": "gpt-4o-mini"}))
     published = {"judge": "evermemos", **EverMemOSJudge().identity(client)}
     assert published["prompt_version"].startswith("published:")
     assert leniency_text(leniency_for(published)).startswith("this judge accepts 81.0% [")
     paraphrased = {"judge": "evermemos", **EverMemOSJudge(fetched=None).identity(client)}
     assert leniency_for(paraphrased) == []
-    other = make_client("replay", models={"judge": "gpt-4o-2024-08-06"})
+    other = make_client("replay", settings=ModelSettings("replay", models={"judge": "gpt-4o-2024-08-06"}))
     assert leniency_for({"judge": "evermemos", **EverMemOSJudge().identity(other)}) == []

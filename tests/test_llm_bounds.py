@@ -13,6 +13,7 @@ from memeval.errors import InputError
 from memeval.llm import LLMClient, LLMRequest, ResponseCache, bounds
 from memeval.llm.client import AnthropicBackend
 from memeval.llm.errors import InvalidReply, TimedOut, TransientError
+from memeval.llm.settings import ModelSettings
 from memeval.llm.types import LLMResponse, public_url
 from tests.scripted import ScriptedBackend
 
@@ -216,8 +217,8 @@ def test_a_token_in_a_base_url_is_never_recorded_and_does_not_split_the_run(monk
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://u:{token}@127.0.0.1:9/v1?token={token}")
         seen = ""
         for backend, role in (("auto", "answer"), ("local", "judge")):  # Anthropic's endpoint; a local server's
-            client = make_client(backend, cache_dir=str(tmp_path), models={"judge": "qwen"} if backend == "local"
-                                 else {})
+            client = make_client(backend, cache_dir=str(tmp_path), settings=ModelSettings(backend, models={"judge": "qwen"} if backend == "local"
+                                 else {}))
             request = client.resolve(LLMRequest(model="", role=role, messages=(("user", "q"),)))
             seen += repr([llm_manifest(client, {role: 0.0}), role_identity(client, role, 0.0),
                           request.key_material(), request.key])

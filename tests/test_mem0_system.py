@@ -13,6 +13,7 @@ import pytest
 from memeval.benchmarks.locomo.data import load_locomo
 from memeval.llm.client import make_client
 from memeval.llm.errors import APIRejected, LLMError
+from memeval.llm.settings import ModelSettings
 from memeval.memory.mem0_system import SOURCE_KEY, Mem0System, add_calls
 from tests.fake_openai import TEST_KEY, FakeOpenAI
 from tests.small_locomo import small_locomo
@@ -55,7 +56,7 @@ def test_add_calls_follow_mem0s_harness(tmp_path, locomo_dir):
 
 def test_every_call_goes_through_the_client_with_mem0s_own_request(extractor, tmp_path, locomo_dir):
     conversation = load_locomo(small_locomo(tmp_path, locomo_dir))[0]
-    client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
+    client = make_client("openai", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("openai", models=MODELS))
     system = Mem0System()
     system.client = client
     system.ingest(conversation)
@@ -84,7 +85,7 @@ def test_every_call_goes_through_the_client_with_mem0s_own_request(extractor, tm
     assert all(m.source_ids and set(m.source_ids) <= known for m in found)
 
     again = Mem0System()
-    again.client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
+    again.client = make_client("openai", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("openai", models=MODELS))
     sent = len(extractor.received) + len(extractor.embedded)
     again.ingest(conversation)
     assert len(extractor.received) + len(extractor.embedded) == sent, "a rerun replays from the cache"
@@ -101,7 +102,7 @@ def test_a_failed_call_is_the_clients_error_not_mem0s_wrapper(tmp_path, monkeypa
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         server.chat_faults = [quota_exhausted()] * 5
         system = Mem0System()
-        system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
+        system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("openai", models=MODELS))
         with pytest.raises(APIRejected) as caught:
             system.ingest(conversation)
     assert type(caught.value).__module__.startswith("memeval.") and "quota" in str(caught.value)
@@ -112,7 +113,7 @@ def test_without_a_key_nothing_is_sent_and_the_miss_names_what_is_needed(tmp_pat
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     conversation = load_locomo(small_locomo(tmp_path, locomo_dir))[0]
     system = Mem0System()
-    system.client = make_client("replay", cache_dir=str(tmp_path / "cache"), models=MODELS)
+    system.client = make_client("replay", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("replay", models=MODELS))
     with pytest.raises(LLMError):
         system.ingest(conversation)
 
@@ -123,7 +124,7 @@ def test_replies_mem0_cannot_read_leave_no_memory_and_the_record_says_why(tmp_pa
         monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         system = Mem0System()
-        system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), models=MODELS)
+        system.client = make_client("openai", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("openai", models=MODELS))
         system.ingest(conversation)
         record = system.ingest_record("mem0", system.native_store())
     assert system.native_store() == [] and record.memories == 0 and record.add_calls == len(add_calls(conversation))

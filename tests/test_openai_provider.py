@@ -11,6 +11,7 @@ import pytest
 from memeval.errors import InputError
 from memeval.llm import APIRejected, LLMError, LLMRequest
 from memeval.llm.client import make_client
+from memeval.llm.settings import ModelSettings
 from memeval.records import read_records
 from tests.fake_openai import TEST_KEY, FakeOpenAI, quota_exhausted, rate_limited, server_error, user_text
 
@@ -37,10 +38,10 @@ def test_the_sdk_sends_a_chat_completion_priced_from_the_profile(fake_openai, tm
 def test_a_cached_rerun_sends_nothing_and_the_base_url_is_part_of_the_key(fake_openai, tmp_path, monkeypatch):
     make_client("openai", cache_dir=str(tmp_path)).complete(_judge_request())
     monkeypatch.delenv("OPENAI_API_KEY")
-    replay = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-mini"})
+    replay = make_client("auto", cache_dir=str(tmp_path), settings=ModelSettings("auto", models={"judge": "gpt-4o-mini"}))
     assert replay.complete(_judge_request()).cached and replay.stats.requests_sent == 0
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # another endpoint: another key
-    other = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-mini"})
+    other = make_client("auto", cache_dir=str(tmp_path), settings=ModelSettings("auto", models={"judge": "gpt-4o-mini"}))
     with pytest.raises(LLMError, match="replay: no cached response"):
         other.complete(_judge_request())
     assert len(fake_openai.received) == 1
@@ -62,7 +63,7 @@ def test_structured_judges_send_their_schema_and_every_such_prompt_says_json(fak
     assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True and fake_openai.rejected == []
     assert sent["json_schema"]["schema"] == json.loads(BINARY_SCHEMA)
     for mode, wire in (("json_object", {"type": "json_object"}), ("none", None)):
-        other = make_client("openai", cache_dir=str(tmp_path), response_format=mode)
+        other = make_client("openai", cache_dir=str(tmp_path), settings=ModelSettings("openai", response_format=mode))
         assert other.resolve(binary_request("q?", "gold", "pred")).key != client.resolve(
             binary_request("q?", "gold", "pred")).key, "another wire is another cache key"
         assert not other.complete(binary_request("q?", "gold", "pred")).cached
@@ -157,7 +158,7 @@ def test_a_wrong_key_and_an_unknown_model_are_one_request_each(fake_openai, tmp_
     assert "sk-wrong-key-0000" not in str(fake_openai.rejected)  # the fake masks it as OpenAI does
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     sent = len(fake_openai.received)
-    local_name = make_client("local", cache_dir=str(tmp_path), models={"judge": "gpt-4o-nonexistent"})
+    local_name = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"judge": "gpt-4o-nonexistent"}))
     with pytest.raises(APIRejected, match="404 model_not_found: The model `gpt-4o-nonexistent` does not exist"):
         local_name.complete(_judge_request())
     assert len(fake_openai.received) == sent + 1
@@ -166,7 +167,7 @@ def test_a_wrong_key_and_an_unknown_model_are_one_request_each(fake_openai, tmp_
 def test_a_local_server_is_priced_zero_takes_max_tokens_and_needs_its_url(tmp_path, monkeypatch):
     with FakeOpenAI(lambda body: "42", local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        client = make_client("local", cache_dir=str(tmp_path), models={"judge": "qwen2.5:7b-instruct"})
+        client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"judge": "qwen2.5:7b-instruct"}))
         response = client.complete(_judge_request())
         assert server.received[0]["model"] == "qwen2.5:7b-instruct" and server.received[0]["max_tokens"] == 40
         assert "max_completion_tokens" not in server.received[0] and response.cost_usd == 0.0
@@ -176,7 +177,7 @@ def test_a_local_server_is_priced_zero_takes_max_tokens_and_needs_its_url(tmp_pa
             client.model_for("answer")
     monkeypatch.delenv("OPENAI_BASE_URL")
     with pytest.raises(LLMError, match="--llm local needs OPENAI_BASE_URL"):
-        make_client("local", cache_dir=str(tmp_path), models={"judge": "qwen2.5:7b-instruct"})
+        make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"judge": "qwen2.5:7b-instruct"}))
 
 
 def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path, monkeypatch):
@@ -189,8 +190,8 @@ def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path,
 
     with FakeOpenAI(lambda body: "42", local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        local = make_client("local", cache_dir=str(tmp_path / "local"), models={"judge": "qwen2.5:7b-instruct"})
-        other_local = make_client("local", cache_dir=str(tmp_path / "other"), models={"judge": "llama3.1:8b"})
+        local = make_client("local", cache_dir=str(tmp_path / "local"), settings=ModelSettings("local", models={"judge": "qwen2.5:7b-instruct"}))
+        other_local = make_client("local", cache_dir=str(tmp_path / "other"), settings=ModelSettings("local", models={"judge": "llama3.1:8b"}))
         monkeypatch.delenv("OPENAI_BASE_URL")
         cloud = make_client("replay", cache_dir=str(tmp_path / "cloud"))
         qwen = LLMRequest(model="qwen2.5:7b-instruct", messages=(("user", "hi"),), max_tokens=8)
@@ -200,7 +201,7 @@ def test_two_clients_in_one_process_never_see_each_others_local_models(tmp_path,
             with pytest.raises(InputError, match="unknown model id"):
                 client.estimate([qwen])
         with pytest.raises(InputError, match="--judge-model: qwen2.5:7b-instruct: unknown model id"):
-            make_client("replay", cache_dir=str(tmp_path / "cloud"), models={"judge": "qwen2.5:7b-instruct"})
+            make_client("replay", cache_dir=str(tmp_path / "cloud"), settings=ModelSettings("replay", models={"judge": "qwen2.5:7b-instruct"}))
         with pytest.raises(InputError, match="unknown model id"):
             profiles.profile("qwen2.5:7b-instruct")
         assert other_local.profile("llama3.1:8b").provider == "local"
@@ -233,7 +234,7 @@ def test_doctor_checks_local_models_on_the_local_server(cli, monkeypatch):
 
 
 def test_one_client_routes_claude_and_openai_models_to_their_own_servers(fake, fake_openai, tmp_path):
-    client = make_client("auto", cache_dir=str(tmp_path), models={"judge": "gpt-4o-2024-08-06"})
+    client = make_client("auto", cache_dir=str(tmp_path), settings=ModelSettings("auto", models={"judge": "gpt-4o-2024-08-06"}))
     answer = LLMRequest(model="claude-opus-4-6", messages=(("user", "hi"),), max_tokens=8, temperature=0.0,
                         role="answer")
     client.complete_many([answer, _judge_request()])
@@ -414,8 +415,7 @@ def test_a_local_server_gets_the_schema_of_memevals_own_extractors_and_judges(tm
     with FakeOpenAI(lambda body: wanted["extract" if "triples" in user_text(body) else "judge"], local=True) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.url)
         for mode in ("json_schema", "json_object", "none"):
-            client = make_client("local", cache_dir=str(tmp_path), models={"extract": "m", "judge": "m"},
-                                 response_format=mode)
+            client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"extract": "m", "judge": "m"}, response_format=mode))
             for request in requests:
                 assert not client.complete(request).cached, "another wire is another cache key"
                 sent = fake.received[-1].get("response_format")
@@ -442,7 +442,7 @@ def test_the_response_format_is_part_of_a_judges_identity_and_the_manifest(fake_
 
     ids = {}
     for mode in ("json_schema", "json_object", "none"):
-        client = make_client("openai", cache_dir=str(tmp_path), response_format=mode)
+        client = make_client("openai", cache_dir=str(tmp_path), settings=ModelSettings("openai", response_format=mode))
         ids[mode] = GradedJudge(1).identity(client)
         assert llm_manifest(client, {"judge": 0.5})["response_format"] == mode
     assert len({ids[m]["response_format"] for m in ids}) == 3

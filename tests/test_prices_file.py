@@ -19,6 +19,7 @@ from memeval.llm.client import LLMRequest, make_client
 from memeval.llm.errors import BudgetExceeded
 from memeval.llm.prices import load_prices
 from memeval.llm.profiles import PROFILES, ProfileTable
+from memeval.llm.settings import ModelSettings
 from tests.fake_openai import FakeOpenAI
 
 GATEWAY = "anthropic/claude-sonnet-4.6"  # an OpenRouter id: unknown to memeval's own table
@@ -110,8 +111,7 @@ def test_the_table_prices_replies_and_stops_the_budget_through_the_api(tmp_path,
     table = load_prices(_write(tmp_path, {GATEWAY: ROW}))
     with FakeOpenAI(lambda body: "42", local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-        client = make_client("local", cache_dir=str(tmp_path / "cache"), models={"answer": GATEWAY}, prices=table,
-                             budget_usd=1e-9)
+        client = make_client("local", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("local", models={"answer": GATEWAY}, prices=table, budget_usd=1e-9))
         request = LLMRequest(model=GATEWAY, role="answer", messages=(("user", "what is six times seven?"),),
                              max_tokens=8)
         response = client.complete(request)
@@ -121,7 +121,7 @@ def test_the_table_prices_replies_and_stops_the_budget_through_the_api(tmp_path,
             client.complete(dataclasses.replace(request, messages=(("user", "and six times eight?"),)))
         assert len(server.received) == 1
     with pytest.raises(InputError, match="--llm local only"):
-        make_client("auto", cache_dir=str(tmp_path / "cache"), prices=table)
+        make_client("auto", cache_dir=str(tmp_path / "cache"), settings=ModelSettings("auto", prices=table))
 
 
 def test_a_good_table_defaults_the_cached_price_and_stays_immutable(tmp_path):

@@ -56,11 +56,12 @@ def test_mem0s_grid_is_expressible_as_typed():
 
 def test_search_ranks_chunks_by_cosine_and_cites_their_turns(conv26, tmp_path, monkeypatch):
     from memeval.llm.client import make_client
+    from memeval.llm.settings import ModelSettings
 
     with FakeOpenAI(local=True) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         system = DenseRAG(chunk_tokens=256)
-        system.client = make_client("local", cache_dir=str(tmp_path), models={"embed": "e"})
+        system.client = make_client("local", cache_dir=str(tmp_path), settings=ModelSettings("local", models={"embed": "e"}))
         system.ingest(conv26)
         target = system.items[7]
         found = system.search(embedded_text(target), 5)

@@ -9,6 +9,7 @@ import json
 from memeval.commands.estimates import estimate_table
 from memeval.llm.client import LLMRequest, make_client
 from memeval.llm.routes import route_lines
+from memeval.llm.settings import ModelSettings
 from memeval.llm.types import RunEstimate
 
 ARGS = ("locomo", "run", "--conversations", "conv-26", "--questions", "first:2", "--systems", "rag_turns",
@@ -23,8 +24,7 @@ def _requests(*roles) -> list[LLMRequest]:
 def test_a_local_server_is_named_by_its_url_without_credentials(monkeypatch, tmp_path):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://me:hunter2@127.0.0.1:8000/v1?token=sk-SECRET")
-    client = make_client("local", str(tmp_path / "cache"),
-                         models={"answer": "smollm2-135m", "judge": "smollm2-135m", "extract": "gemma3-270m"})
+    client = make_client("local", str(tmp_path / "cache"), settings=ModelSettings("local", models={"answer": "smollm2-135m", "judge": "smollm2-135m", "extract": "gemma3-270m"}))
     stage = client.estimate(_requests("answer", "judge", "answer", "extract"))
     lines = route_lines(RunEstimate({"answers": stage}, 0.0, "").routes)
     assert lines == ["requests go to http://127.0.0.1:8000/v1?token=<redacted> (--llm local, OPENAI_BASE_URL), "
@@ -35,8 +35,8 @@ def test_a_local_server_is_named_by_its_url_without_credentials(monkeypatch, tmp
 def test_each_provider_gets_its_line_and_one_without_a_key_says_it_sends_nothing(monkeypatch, tmp_path):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    client = make_client("auto", str(tmp_path / "cache"), models={"answer": "claude-opus-4-6",
-                                                                  "judge": "gpt-4o-mini"})
+    client = make_client("auto", str(tmp_path / "cache"), settings=ModelSettings("auto", models={"answer": "claude-opus-4-6",
+                                                                  "judge": "gpt-4o-mini"}))
     answers = client.estimate(_requests("answer"))
     judge = client.estimate(_requests("judge"))
     lines = route_lines(RunEstimate({"answers": answers, "judge": judge}, 0.0, "").routes)
@@ -49,7 +49,7 @@ def test_under_llm_local_a_cloud_openai_model_is_cache_only(monkeypatch, tmp_pat
     """A request that names OpenAI's own model (not one of the roles the user named for the local server)."""
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    client = make_client("local", str(tmp_path / "cache"), models={"answer": "smollm2-135m"})
+    client = make_client("local", str(tmp_path / "cache"), settings=ModelSettings("local", models={"answer": "smollm2-135m"}))
     pinned = LLMRequest(model="gpt-4o-mini", messages=(("user", "x"),), max_tokens=8, temperature=0.0,
                         template_version="t")
     lines = route_lines(RunEstimate({"s": client.estimate([*_requests("answer"), pinned])}, 0.0, "").routes)
@@ -59,7 +59,7 @@ def test_under_llm_local_a_cloud_openai_model_is_cache_only(monkeypatch, tmp_pat
 
 def test_a_fully_cached_stage_goes_nowhere(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
-    client = make_client("local", str(tmp_path / "cache"), models={"answer": "smollm2-135m"})
+    client = make_client("local", str(tmp_path / "cache"), settings=ModelSettings("local", models={"answer": "smollm2-135m"}))
     assert client.estimate([]).routes == ()
     assert "requests go nowhere: every call is answered from the cache" in \
         estimate_table(RunEstimate({"answers": client.estimate([])}, 0.0, "note"))

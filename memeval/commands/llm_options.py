@@ -147,7 +147,8 @@ def llm_options(args: argparse.Namespace) -> LLMOptions:
 
 def make_llm_client(options: LLMOptions):
     from memeval.llm.client import make_client
+    from memeval.llm.settings import ModelSettings
 
-    return make_client(options.backend, budget_usd=options.budget_usd, sampling=options.sampling,
-                       models=options.models, max_concurrency=options.max_concurrency, prices=options.prices,
-                       response_format=options.response_format, context_tokens=options.context_tokens)
+    return make_client(options.backend, settings=ModelSettings(
+        options.backend, options.models, options.sampling, options.budget_usd, options.max_concurrency,
+        options.prices, options.response_format, options.context_tokens))

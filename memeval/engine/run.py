@@ -80,7 +80,9 @@ def run_task(task: Task, settings: RunSettings, models: ModelSettings = ModelSet
     """Run `task` into `settings.out`; see the module docstring. The directory's lock is held throughout."""
     task.validate()
     task.prepare()
-    client = models.client(task.role_temperatures(), client)
+    from memeval.llm.client import checked_client
+
+    client = checked_client(models, task.role_temperatures(), client)
     rundir = RunDir(settings.out)
     read_records(rundir.answers, task.answer_record)  # a corrupt stage file is refused before the claim
     if task.judgment_record is not None:

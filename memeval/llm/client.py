@@ -46,6 +46,7 @@ from memeval.llm.prices import load_prices, require_local
 from memeval.llm.profiles import CLOUD, ProfileTable, cost_usd
 from memeval.llm.ratelimit import RateLimiter, limit_pool
 from memeval.llm.routes import routes_of
+from memeval.llm.settings import ModelSettings
 from memeval.llm.types import (
     ANTHROPIC_DEFAULT_BASE_URL,
     KEY_SCHEMA,
@@ -848,43 +849,51 @@ def _token_count(counted: bool, misses: int, keyless: list[str]) -> str:
 BACKENDS = ("auto", "anthropic", "openai", "local", "replay")
 
 
-def checked_client(backend: str, roles: Mapping[str, float | None], client: LLMClient | None = None,
-                   **kwargs) -> LLMClient | None:
-    """A run's client, made only when some role calls a model, and checked before any call: each role's model can
-    honour its protocol's temperature (or --sampling model-default was chosen)."""
+def checked_client(settings: ModelSettings, roles: Mapping[str, float | None],
+                   client: LLMClient | None = None) -> LLMClient | None:
+    """A run's client, made from `settings` only when some role calls a model, and checked before any call: each
+    role's model can honour its protocol's temperature (or --sampling model-default was chosen)."""
     if client is None and roles:
-        client = make_client(backend, **kwargs)
+        client = make_client(settings.backend, settings=settings)
     if client is not None:
         client.check_roles(roles)
     return client
 
 
-def make_client(backend: str = "auto", cache_dir: str | None = None, **kwargs) -> LLMClient:
+def make_client(backend: str = "auto", cache_dir: str | None = None, settings: ModelSettings | None = None, *,
+                sleep: Callable[[float], None] = time.sleep) -> LLMClient:
     """A provider is live when its key is set (`auto`), must be live when named (`anthropic`, `openai`: its key is
     required), and answers only from the cache otherwise; `replay` sends nothing at all. `openai` makes the roles
     the user did not name default to OpenAI models; `local` sends every named role's model to OPENAI_BASE_URL
-    (each a local model of this client only, priced $0 or from `prices`: a `--prices` file's path or its loaded
-    table, memeval/llm/prices.py) and keeps cloud OpenAI models to the cache, since the base URL is taken."""
+    (each a local model of this client only, priced $0 or from the settings' `prices`: a `--prices` file's path or
+    its loaded table, memeval/llm/prices.py) and keeps cloud OpenAI models to the cache, since the base URL is taken.
+    Every other setting comes from `settings` (memeval/llm/settings.py), whose backend must be `backend`."""
     if backend not in BACKENDS:
         raise BackendNotConfigured(f"unknown LLM backend {backend!r} ({', '.join(BACKENDS)})")
+    settings = ModelSettings(backend) if settings is None else settings
+    if settings.backend != backend:
+        raise ValueError(f"make_client({backend!r}) given settings for backend {settings.backend!r}")
     cache = ResponseCache(cache_dir)
     anthropic_live = backend == "anthropic" or (backend in ("auto", "openai", "local")
                                                 and bool(os.environ.get("ANTHROPIC_API_KEY")))
     openai_live = backend == "openai" or (backend in ("auto", "anthropic") and bool(os.environ.get("OPENAI_API_KEY")))
     backends = {"openai": OpenAIBackend("openai") if openai_live else ReplayBackend()}
-    named = {role: model for role, model in (kwargs.pop("models", None) or {}).items() if model}
+    named = dict(settings.models)
     # under --llm local OPENAI_BASE_URL is the user's server, so cloud OpenAI models keep OpenAI's own URL (cache only)
     endpoints = {"openai": OPENAI_BASE_URL if backend == "local" else endpoint_for("openai"),
                  "local": endpoint_for("local")}
-    prices = kwargs.pop("prices", None)
+    prices = settings.prices
     if isinstance(prices, (str, os.PathLike)):  # a configuration records the file's path; the table is read here
         prices = load_prices(prices)
     require_local(prices, backend)
+    table = CLOUD
     if backend == "local":
-        table = kwargs["profile_table"] = ProfileTable.with_local(named.values(), prices)
+        table = ProfileTable.with_local(named.values(), prices)
         backends["local"] = OpenAIBackend("local")
         backends["local"].profile = table.profile  # replies priced like estimates: from --prices when given
-        kwargs["require_named_roles"] = True
     models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
     return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,
-                     models=models, endpoints=endpoints, **kwargs)
+                     models=models, endpoints=endpoints, profile_table=table, require_named_roles=backend == "local",
+                     budget_usd=settings.budget_usd, sampling=settings.sampling,
+                     max_concurrency=settings.max_concurrency, response_format=settings.response_format,
+                     context_tokens=settings.context_tokens, sleep=sleep)

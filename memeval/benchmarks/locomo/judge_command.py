@@ -85,10 +85,11 @@ def _dry_run(args: argparse.Namespace, task, models) -> int:
     import json
 
     from memeval.commands.estimates import estimate_table
+    from memeval.llm.client import checked_client
     from memeval.llm.count import token_counter
     from memeval.llm.types import RunEstimate
 
-    client = models.client(task.role_temperatures())
+    client = checked_client(models, task.role_temperatures())
     judge = task.judge
     requests = [r for row in task.rows if judge.accepts(row) for r in judge.requests(row)]
     stage = client.estimate(requests, expected_output_tokens=60, counter=token_counter(client))

@@ -19,7 +19,7 @@ from memeval.engine.judge import Judge
 from memeval.engine.roles import ModelSettings
 from memeval.engine.run import RunSettings, run_task
 from memeval.engine.task import Task, Unit
-from memeval.llm.client import LLMClient, make_client
+from memeval.llm.client import LLMClient, checked_client, make_client
 from memeval.llm.count import ServerCounter, token_counter
 from memeval.llm.manifest import role_identity
 from memeval.llm.types import RunEstimate
@@ -192,7 +192,7 @@ def dense_note(systems: list[SystemConfig], client: LLMClient | None) -> str:
 def run_client(config: LocomoRunConfig, client: LLMClient | None = None) -> LLMClient | None:
     """The run's client, checked before any call: each role's model can honour its protocol's temperature
     (or --sampling model-default was chosen)."""
-    return ModelSettings.of(config).client(role_temperatures(config), client)
+    return checked_client(ModelSettings.of(config), role_temperatures(config), client)
 
 
 def judges_of(config: LocomoRunConfig) -> list[Judge]:

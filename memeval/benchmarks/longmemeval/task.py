@@ -318,12 +318,13 @@ def run_longmemeval(config: LongMemEvalConfig, client=None):
     """Answer, judge, report through the one engine (a RunOutcome); a dry run prices the reader's calls and writes
     nothing (a RunEstimate, its `note` the text to print)."""
     from memeval.engine.run import RunSettings, run_task
+    from memeval.llm.client import checked_client
 
     task = LongMemEvalTask(config)
     if config.dry_run:
         task.validate()
         task.prepare()
-        client = ModelSettings.of(config).client(task.role_temperatures(), client)
+        client = checked_client(ModelSettings.of(config), task.role_temperatures(), client)
         done = {r.key for r in read_records(RunDir(config.out).answers, LMEAnswerRow)}
         return dry_run(config, task.instances, task.labels, done, client)
     return run_task(task, RunSettings(config.out, config.progress, config.restart, config.fail_fast),
