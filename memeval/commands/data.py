@@ -226,25 +226,29 @@ def fetch_protocols(args: argparse.Namespace) -> int:
                   if missing else None)
 
 
-def protocols_status() -> None:
+def protocols_status() -> int:
     from memeval.errors import InputError
     from memeval.protocols import store
 
     print(f"protocols ({shown(store.protocols_dir())}):")
+    missing = 0
     for name, source in SOURCES.items():
         try:
             state = "fetched" if store.load(name) is not None else "not fetched (paraphrased)"
         except InputError as exc:
             state = f"refused: {exc.problem}"
+        missing += state != "fetched"
         print(f"  {name}: {shown(state)} — {source.origin}")
+    return missing
 
 
 def _status(args: argparse.Namespace) -> int:
     """Fetched state only; a stored file that does not check out is shown as such, not raised, so one bad file
-    does not hide the state of the others."""
+    does not hide the state of the others. Under a data set with files not usable, the command that fetches them."""
     from memeval.benchmarks import load
 
     for declared in data_sets():
-        if declared.status:
-            load(declared.status)()
+        if declared.status and (missing := load(declared.status)()):
+            print(f"  {missing} of {len(declared.files)} not usable; `memeval data fetch {declared.name}` fetches "
+                  "them")
     return 0

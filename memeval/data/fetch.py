@@ -32,7 +32,8 @@ class DataSet:
     - fetch(args) -> exit code: fetches and checks (`check`: "module:function(bytes, name)" raising InputError is
       how a fetched file is checked before it is written);
     - stats(args) / sample(args) -> exit code: `data stats --dataset NAME`, `data sample NAME`;
-    - status() -> None: prints what is stored and whether it checks out (`data status`).
+    - status() -> int: prints what is stored and whether it checks out, and returns how many of its files do not
+      (`data status` then prints the one line saying which `memeval data fetch NAME` fetches them).
     `companion`: files beside a benchmark's data (an audit of it), listed after the shared data sets. The `*_help`
     texts are this data set's clause in the shared command's help."""
 

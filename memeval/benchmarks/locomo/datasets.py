@@ -93,10 +93,11 @@ def fetch_audit_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def audit_status() -> None:
-    """Each audit file: stored and verified, missing, or refused (one bad file does not hide the others)."""
+def audit_status() -> int:
+    """Each audit file: stored and verified, missing, or refused (one bad file does not hide the others); how many
+    are not usable."""
     from memeval.benchmarks.locomo.audit.sources import AUDIT_COMMIT, AUDIT_REPO
-    from memeval.benchmarks.locomo.audit.store import FETCH_COMMAND, audit_dir, audit_path
+    from memeval.benchmarks.locomo.audit.store import audit_dir, audit_path
 
     print(f"locomo-audit ({AUDIT_REPO}@{AUDIT_COMMIT[:12]}, {shown(audit_dir())}):")
     missing = 0
@@ -107,8 +108,7 @@ def audit_status() -> None:
             state = f"refused: {exc.problem}"
         missing += state != "stored, SHA-256 verified"
         print(f"  {name}: {shown(state)} — {file.path}")
-    if missing:
-        print(f"  {missing} of {len(AUDIT_FILES)} not usable; `{FETCH_COMMAND}` fetches them")
+    return missing
 
 
 def stats_command(args: argparse.Namespace) -> int:

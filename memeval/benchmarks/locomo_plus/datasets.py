@@ -83,15 +83,18 @@ def fetch_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def status() -> None:
-    """Each pinned file: stored and verified, not fetched, or not the pinned file."""
+def status() -> int:
+    """Each pinned file: stored and verified, not fetched, or not the pinned file; how many are not usable."""
     folder = data_dir()
     print(f"locomo-plus ({REPO}@{COMMIT[:12]}, {shown(str(folder))}):")
+    missing = 0
     for file in LOCOMO_PLUS.files:
         path = folder / file.name
         if not path.is_file():
             state = "not fetched"
         else:
             state = "stored, SHA-256 verified" if sha256_file(path) == file.sha256 else "not the pinned file"
+        missing += state != "stored, SHA-256 verified"
         print(f"  {file.name}: {state} — {PATHS[file.name]}")
+    return missing
 
