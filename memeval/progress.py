@@ -30,10 +30,12 @@ def progress_enabled(requested: bool = True) -> bool:
 class ProgressBar:
     """A tqdm bar, or nothing at all when progress is off or there is nothing to count. With `status`, a daemon
     thread puts its text after the bar and redraws it every `interval_s`, so the bar stays live (its elapsed time and
-    the ages in the status move) while no unit finishes."""
+    the ages in the status move) while no unit finishes. `done`: units finished by an earlier run (a resumed one's),
+    shown on the bar from the start but not in its rate, so a rerun with nothing left to do shows no rate rather than
+    every earlier row over a millisecond."""
 
     def __init__(self, total: int, desc: str, unit: str, enabled: bool = True,
-                 status: Callable[[], str] | None = None, interval_s: float = STATUS_INTERVAL_S):
+                 status: Callable[[], str] | None = None, interval_s: float = STATUS_INTERVAL_S, done: int = 0):
         self._bar = None
         self._ticker: threading.Thread | None = None
         if progress_enabled(enabled) and total > 0:
@@ -42,7 +44,7 @@ class ProgressBar:
             from memeval.safe_text import shown
 
             # a label may name a run directory or a model from a manifest: its control characters are shown, not obeyed
-            self._bar = tqdm(total=total, desc=shown(desc), unit=unit, mininterval=1.0)
+            self._bar = tqdm(total=total, initial=done, desc=shown(desc), unit=unit, mininterval=1.0)
             if status is not None:
                 self._status, self._interval_s = status, interval_s
                 self._stop = threading.Event()
@@ -87,8 +89,8 @@ class ProgressBar:
 
 
 def progress_bar(total: int, desc: str, unit: str, enabled: bool = True,
-                 status: Callable[[], str] | None = None) -> ProgressBar:
-    return ProgressBar(total, desc, unit, enabled, status)
+                 status: Callable[[], str] | None = None, done: int = 0) -> ProgressBar:
+    return ProgressBar(total, desc, unit, enabled, status, done=done)
 
 
 class CallStatus:

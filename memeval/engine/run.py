@@ -207,9 +207,10 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
     written = errors = plugin_errors = 0
     units = [u for u in units if u.answerable]
     total = sum(len(u.keys) for u in units)
+    done = sum(key in final for u in units for key in u.keys)  # on the bar from the start, not in its rate
     rundir.path.mkdir(parents=True, exist_ok=True)
     with JsonlWriter(rundir.answers) as writer, \
-            progress_bar(total, task.progress_label, "q", settings.progress, call_status(client)) as bar:
+            progress_bar(total, task.progress_label, "q", settings.progress, call_status(client), done) as bar:
         for unit in units:
             todo = [k for k in unit.keys if k not in final]
             moved = 0
@@ -226,7 +227,7 @@ def answer_stage(task: Task, units, client, rundir: RunDir, settings: RunSetting
                 written += write_records(writer, rows)
                 errors += sum(1 for r in rows if r.error is not None)
                 plugin_errors += sum(1 for r in rows if (r.error or "").startswith(PLUGIN_ERROR))
-            bar.update(len(unit.keys) - moved)
+            bar.update(len(todo) - moved)
     return AnswerCounts(already_done=len(final), written=written, errors=errors, plugin_errors=plugin_errors)
 
 
