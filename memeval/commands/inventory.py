@@ -12,10 +12,13 @@ from memeval.commands.cache import register_batches
 from memeval.safe_text import shown
 from memeval.settings import add_config_arguments, flag
 
+RUNS = "runs"  # where the README's and the docs' examples put their runs (`--out runs/...`)
+
 
 @dataclass
 class ListConfig:
-    roots: list[str] = flag("roots", nargs="*", help="directories to search (default: the notebooks' artifacts)")
+    roots: list[str] = flag("roots", nargs="*", help=f"directories to search (default: the notebooks' artifacts, "
+                                                     f"and ./{RUNS} when it exists, where the README's runs go)")
     json: bool = flag(JSON, False, help="print the list as JSON (full paths, every recorded command)")
     long: bool = flag("-l", False, aliases=("--long",), dest="long", switch=True,
                       help="also print each directory's last recorded command (and its whole path when the line "
@@ -66,7 +69,7 @@ def _ls(args: argparse.Namespace) -> int:
     for root in args.roots:  # a directory named on the command line must exist; the default one may not yet
         if not Path(root).is_dir():
             raise InputError(root, "directory", "not found" if not Path(root).exists() else "not a directory")
-    roots = args.roots or [str(artifacts_root())]
+    roots = args.roots or [str(artifacts_root()), *([RUNS] if Path(RUNS).is_dir() else [])]
     problems: list[str] = []
     found = list_results(roots, problems)
     for problem in problems:  # the rest of the tree is still listed
@@ -75,7 +78,8 @@ def _ls(args: argparse.Namespace) -> int:
         print(json.dumps(found, indent=2))
         return 0
     if not found:
-        print(f"no results (no manifest.json) under {', '.join(roots)}")
+        hint = "" if args.roots or RUNS in roots else f"; name the folder your runs are in: memeval ls {RUNS}/"
+        print(f"no results (no manifest.json) under {', '.join(roots)}{hint}")
         return 0
     print("\n".join(listing(found, long=args.long, width=_terminal_width())))
     return 0
