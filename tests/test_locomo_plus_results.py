@@ -22,7 +22,7 @@ def judged(files, tmp_path, cli, fake_openai, monkeypatch):  # noqa: F811
     """A finished run answered offline, then re-judged by rerunning it with the judge its kind declares."""
     monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
     fake_openai.responder = judge_reply
-    out = tmp_path / "plus"
+    out = tmp_path / "plus_run"  # not the data folder (files[0]): --out refuses a folder memeval did not write
     plus_run(cli, files, out, "--items", "5")
     assert not (out / "judgments.jsonl").exists()
     again = cli("locomo-plus", "run", "--data", files[0], "--locomo", files[1], "--systems", "rag_turns,full_context",
@@ -89,10 +89,10 @@ def test_view_and_load_run_accept_a_locomo_plus_run(judged, cli):
 
 
 def test_runs_of_two_kinds_are_tabled_apart_and_never_paired(files, tmp_path, cli):  # noqa: F811
-    plus_run(cli, files, tmp_path / "plus", "--items", "none")
+    plus_run(cli, files, tmp_path / "plus_run", "--items", "none")
     cli("locomo", "run", "--data", files[1], "--systems", "rag_turns,full_context", "--no-progress", "--out",
         tmp_path / "locomo", check=True)
-    text = cli("results", tmp_path / "locomo", tmp_path / "plus", "--no-progress", check=True).stdout
+    text = cli("results", tmp_path / "locomo", tmp_path / "plus_run", "--no-progress", check=True).stdout
     titles = [line for line in text.splitlines() if line.startswith("## ")]
     assert titles == ["## LoCoMo runs", "## Which differences are real (paired, clustered by conversation, 80% power "
                       "at α = 0.05) (LoCoMo)", "## J beside answer length and the judge's leniency (LoCoMo)",
@@ -118,7 +118,7 @@ def test_view_shows_every_turn_each_item_saw_under_its_own_stitched_conversation
     from memeval.viewer import read_embedded
     from tests.test_locomo_plus import ITEMS, locomo_rows, reference
 
-    out = tmp_path / "plus"
+    out = tmp_path / "plus_run"
     plus_run(cli, files, out, "--items", "3", "--questions", "none")
     cli("view", out, check=True)
     page = read_embedded((out / "view.html").read_text())

@@ -70,6 +70,75 @@ def test_restart_moves_the_old_directory_aside_and_says_so_alike(name, cli, loco
     assert not (out / rundir.LOCK_NAME).exists() and not (moved / rundir.LOCK_NAME).exists()
 
 
+def _notes(folder):
+    """A user's folder that is not a run: what a command given it as --out must leave exactly as it was."""
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "todo.md").write_text("- read the paper\n")
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("name", ["locomo run", "memaudit sweep", "locomo import", "natural build"])
+def test_a_folder_memeval_did_not_write_is_refused_by_every_command_alike(name, restart, cli, locomo_dir,
+                                                                          conversations, tmp_path):
+    """A new user's `--out notes/`: before, the run's files were written beside notes.txt, and `--restart` moved
+    the notes too (to notes.replaced-<UTC>). Now the same line for every command, exit 2, the folder untouched and
+    never moved."""
+    if restart and name == "locomo import":
+        pytest.skip("locomo import has no --restart")
+    argv = _commands(locomo_dir, conversations, tmp_path)[name]
+    out = tmp_path / "notes"
+    before = _notes(out)
+    result = cli(*argv, *(["--restart"] if restart else []), "--out", out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before, "the command wrote into the user's folder"
+    assert not [p for p in tmp_path.iterdir() if rundir.REPLACED in p.name], "the user's folder was moved"
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"memeval: error: {out}: --out: not a memeval results directory (holds notes.txt, todo.md): choose a new or "
+        "empty folder" + ("; --restart moves only a folder memeval wrote" if restart else "")]
+
+
+def test_an_empty_folder_and_the_commands_own_directory_are_taken(cli, locomo_dir, conversations, tmp_path):
+    """What the refusal leaves open: a folder holding nothing (or only .gitkeep, as reports/ does) is written
+    into, and a rerun into its own directory resumes; `locomo import` adds to an existing run directory."""
+    commands = _commands(locomo_dir, conversations, tmp_path)
+    for name, argv in commands.items():
+        out = tmp_path / name.replace(" ", "_")
+        out.mkdir()
+        (out / ".gitkeep").write_text("")
+        cli(*argv, "--out", out, check=True)
+        assert (out / "manifest.json").exists() and (out / ".gitkeep").exists()
+        if name != "locomo import":  # importing one system twice is refused by design (another --system)
+            cli(*argv, "--out", out, check=True)
+    run = tmp_path / "locomo_run"
+    cli(*commands["locomo import"], "--out", run, check=True)
+    assert "outside" in (run / "answers.jsonl").read_text()
+
+
+def test_a_commands_own_marks_decide_what_it_takes(tmp_path):
+    """`memeval reproduce` names its own files (reports/ may hold only what the notebooks wrote there)."""
+    out = tmp_path / "reports"
+    out.mkdir()
+    (out / "artifacts").mkdir()
+    with pytest.raises(InputError, match=r"not a memeval results directory \(holds artifacts\)"):
+        with run_directory(out, "memeval test"):
+            pytest.fail("the work ran in a folder memeval did not write")
+    with run_directory(out, "memeval test", own=("artifacts",)) as held:
+        assert held.path == out
+    (out / "a").write_text("")
+    (out / "b").write_text("")
+    (out / "c").write_text("")
+    with pytest.raises(InputError, match=r"\(holds a, artifacts, 2 others\): choose a new or empty folder$"):
+        with run_directory(out, "memeval test", restart=False):
+            pass
+    assert sorted(p.name for p in out.iterdir()) == ["a", "artifacts", "b", "c"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"file: --out: is a file, not a folder"), run_directory(tmp_path / "file",
+                                                                                               "memeval test"):
+        pass
+
+
 def _held(out, identity, **kwargs):
     return run_directory(out, "memeval test", identity, kind="test run", command_line=["memeval", "test"],
                          config={"n": identity.fixed["n"]}, **kwargs)

@@ -61,7 +61,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memeval.atomic import write_json_atomic
-    from memeval.engine.directory import run_directory
+    from memeval.engine.directory import OWN, run_directory
     from memeval.notebook_runner import kernel_environment, reproduce
 
     _check_only(args.notebooks, args.only)
@@ -69,7 +69,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         print("judged configuration: Claude reader and judges (key or shared cache); offline steps are unchanged")
     locations = {"MEMEVAL_FIGURES": os.path.abspath(args.figures),
                  "MEMEVAL_ARTIFACTS": os.path.abspath(os.path.join(args.out, "artifacts"))}
-    with run_directory(args.out, shlex.join(_command_line(args))) as held:  # one writer per --out, as every run
+    own = (*OWN, "reproduce_manifest.json", "artifacts", "figures", "[0-9]*.ipynb")  # what it and the notebooks write
+    with run_directory(args.out, shlex.join(_command_line(args)), own=own) as held:  # one writer per --out
         with kernel_environment(locations):
             results = reproduce(args.notebooks, args.out, args.only, judged=args.judged,
                                 progress=not args.no_progress, quick=args.quick)

@@ -6,11 +6,13 @@ stopped by an error, Ctrl-C or SIGTERM stays incomplete; the work runs; the mani
 status; the lock is released however the work ended, and directories made only to hold it are removed.
 
 So `--restart`, locks, identities, refusals and exit codes behave the same whatever the command; what differs is
-only the work and the manifest's own fields.
+only the work and the manifest's own fields. A folder memeval did not write (a user's notes) is refused before any
+of it, `--restart` too: nothing is written beside the user's files, and no folder memeval did not make is moved.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,10 +21,14 @@ from pathlib import Path
 
 from memeval import rundir
 from memeval.atomic import write_json_atomic
+from memeval.errors import InputError
 from memeval.manifest import base_manifest, git_sha, package_versions
-from memeval.rundir import Claim, DirectoryLock, Identity, RunDir, read_manifest
+from memeval.rundir import LOCK_NAME, MANIFEST, Claim, DirectoryLock, Identity, RunDir, read_manifest
 
-__all__ = ["Directory", "provenance", "run_directory", "settle"]
+__all__ = ["Directory", "OWN", "provenance", "run_directory", "settle"]
+
+OWN = (MANIFEST, LOCK_NAME)  # what makes a folder memeval's: a claim writes the manifest before any row
+UNOWNED = (".gitkeep", ".DS_Store")  # what an otherwise empty folder holds (reports/.gitkeep): nobody's results
 
 
 @dataclass
@@ -71,13 +77,15 @@ class Directory:
 @contextmanager
 def run_directory(out: str | Path, lock_command: str, identity: Identity | None = None, *, kind: str | None = None,
                   command_line: Sequence[str] | None = None, config: Mapping | None = None, restart: bool = False,
-                  legacy: Identity | None = None) -> Iterator[Directory]:
+                  legacy: Identity | None = None, own: Sequence[str] = OWN) -> Iterator[Directory]:
     """Hold `out` for one command (`lock_command`: how the lock file names its owner). With `identity`, the
     directory is claimed (`rundir.claim`): refused in one line unless it holds the same run or `restart`, then
     its manifest records the identity and `complete: false` (`kind`, `command_line`, `config`: that manifest's
     fields, which `Directory.finish` writes again at the end). Without one, the lock and `restart` only: the work
-    checks what the directory holds itself (`settle`) once it knows its identity."""
+    checks what the directory holds itself (`settle`) once it knows its identity. `own`: the names (globs) that
+    make a folder this command's; any other non-empty folder is refused first (`refuse_foreign`)."""
     out = Path(out)
+    refuse_foreign(out, own, restart)
     made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what taking the lock creates
     lock = DirectoryLock(out, lock_command)
     try:
@@ -99,6 +107,22 @@ def run_directory(out: str | Path, lock_command: str, identity: Identity | None 
                 place.rmdir()
             except OSError:
                 break
+
+
+def refuse_foreign(out: Path, own: Sequence[str] = OWN, restart: bool = False) -> None:
+    """`out` is new, empty, or a folder a memeval command of this sort wrote (it holds one of `own`); anything else
+    is refused in one line naming what it holds, before the lock is taken, so nothing is written beside the user's
+    files and `--restart` never moves a folder memeval did not make."""
+    if not out.is_dir():
+        if out.exists():
+            raise InputError(out, "--out", "is a file, not a folder: choose a new or empty folder")
+        return
+    names = sorted(p.name for p in out.iterdir() if p.name not in UNOWNED)
+    if not names or any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in own):
+        return
+    shown = ", ".join(names) if len(names) <= 3 else ", ".join(names[:2]) + f", {len(names) - 2} others"
+    raise InputError(out, "--out", f"not a memeval results directory (holds {shown}): choose a new or empty folder"
+                     + ("; --restart moves only a folder memeval wrote" if restart else ""))
 
 
 def settle(out: str | Path, identity: Identity, legacy: Identity | None = None) -> Claim:
