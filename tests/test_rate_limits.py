@@ -186,7 +186,7 @@ def test_without_pieces_the_same_prefix_never_fits(fake, tmp_path):
     fake.limits = TierLimits({"requests": 500, "input-tokens": 30_000, "output-tokens": 100_000}, window_s=2.0)
     client = LLMClient(AnthropicBackend(timeout=10), ResponseCache(tmp_path), max_retries=2)
     client.sleep = lambda s: None
-    client._plan_cuts = lambda request, group: None
+    client.sender._plan_cuts = lambda request, group: None
     client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "hello"),), max_tokens=8,
                                temperature=0.0, template_version="t", role="answer"))
     context = "z" * 124_000

@@ -323,7 +323,7 @@ def _result(client: LLMClient, batch_id: str, line, request: LLMRequest) -> LLMR
         except LLMError as exc:  # usage that is not a count: not priced, not kept, asked again
             client.stats.failures += 1
             return exc
-        client._account(request, response)
+        client.account.charge(request, response)
         try:
             client.keep(request, response)
         except LLMError as exc:  # not an answer: this row fails, the next run asks again
