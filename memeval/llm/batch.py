@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from memeval.errors import InputError
@@ -115,82 +116,125 @@ def run_batch(
                 f"batch mode needs the anthropic backend and a cache; {client.backend_name} cannot submit "
                 f"({request.model}, {label})")
         return results
-    sdk = backend.client
-    cache = client.cache
-    say = notify or _note
-
-    def probe_of(saved: SavedBatch) -> LLMRequest:
-        return next(missing[c][1] for c in saved.custom_ids if c in missing)
-
-    def needed(saved: SavedBatch) -> list[str]:
-        return [c for c in saved.custom_ids if c in missing and missing[c][0] not in results]
-
-    pending: list[SavedBatch] = []
-    covered: set[str] = set()
-    for saved in cache.saved_batches(name):
-        still_needed = needed(saved)
-        if not still_needed:
-            cache.forget_batch(saved.name)
-            continue
-        _, gone = _status(client, sdk, saved, probe_of(saved), sleep)
-        if gone is not None:
-            _forget(client, cache, saved, gone, len(still_needed), "are sent again in a new batch now", say)
-            continue
-        pending.append(saved)
-        covered.update(still_needed)
-    by_version: dict[str, list[str]] = {}
-    for c in missing:
-        if c not in covered:
-            by_version.setdefault(missing[c][1].api_version, []).append(c)
-    for version, ids in by_version.items():
-        for start in range(0, len(ids), MAX_REQUESTS_PER_BATCH):
-            chunk = ids[start:start + MAX_REQUESTS_PER_BATCH]
-            if client.budget_usd is not None and client.stats.cost_usd >= client.budget_usd:
-                for c in chunk:
-                    results[missing[c][0]] = LLMError(f"budget ${client.budget_usd:.2f} spent; not submitted")
-                continue
-            first = missing[chunk[0]][1]
-            batch = _call(client, "batch create", first, lambda chunk=chunk, version=version: sdk.messages.batches.create(
-                requests=[{"custom_id": c, "params": request_body(missing[c][1])} for c in chunk],
-                extra_headers={"anthropic-version": version}))
-            stored_name = f"{name}#{batch.id}"
-            cache.save_batch(stored_name, batch.id, chunk)
-            client.stats.requests_sent += 1
-            client.stats.log.append({"event": "batch_submitted", "batch_id": batch.id, "requests": len(chunk),
-                                     "api_version": version})
-            pending.append(SavedBatch(stored_name, batch.id, tuple(chunk),
-                                      datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")))
-
+    run = _BatchRun(client, backend.client, client.cache, name, missing, results, notify or _note, sleep)
+    pending, covered = run.resume()
+    run.submit(covered, pending)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     rejected: APIRejected | None = None
     for saved in pending:
-        batch_id = saved.batch_id
-        probe = probe_of(saved)
-        headers = {"anthropic-version": probe.api_version}
-        while True:
-            batch, gone = _status(client, sdk, saved, probe, sleep)
+        found = run.collect(saved, deadline, poll_interval_s, timeout_s, progress)
+        rejected = rejected or found
+    if rejected is not None:
+        client.fatal = client.fatal or rejected
+        raise rejected
+    for label, _ in missing.values():
+        results.setdefault(label, LLMError(f"{label}: no result line in the batch output"))
+    return results
+
+
+@dataclass
+class _BatchRun:
+    """One `run_batch`: the requests still missing (custom_id → (label, resolved request)) and the results so far,
+    through the stages of a batch: resume saved batches, submit the rest, poll and collect each."""
+
+    client: LLMClient
+    sdk: object
+    cache: object
+    name: str
+    missing: dict[str, tuple[str, LLMRequest]]
+    results: dict[str, LLMResponse | LLMError]
+    say: Callable[[str], None]
+    sleep: Callable[[float], None]
+
+    def probe_of(self, saved: SavedBatch) -> LLMRequest:
+        return next(self.missing[c][1] for c in saved.custom_ids if c in self.missing)
+
+    def needed(self, saved: SavedBatch) -> list[str]:
+        return [c for c in saved.custom_ids if c in self.missing and self.missing[c][0] not in self.results]
+
+    def resume(self) -> tuple[list[SavedBatch], set[str]]:
+        """The saved batches still covering missing requests (polled, not resubmitted) and the ids they cover."""
+        client, sdk, cache, say, sleep = self.client, self.sdk, self.cache, self.say, self.sleep
+        pending: list[SavedBatch] = []
+        covered: set[str] = set()
+        for saved in cache.saved_batches(self.name):
+            still_needed = self.needed(saved)
+            if not still_needed:
+                cache.forget_batch(saved.name)
+                continue
+            _, gone = _status(client, sdk, saved, self.probe_of(saved), sleep)
             if gone is not None:
-                break
+                _forget(client, cache, saved, gone, len(still_needed), "are sent again in a new batch now", say)
+                continue
+            pending.append(saved)
+            covered.update(still_needed)
+        return pending, covered
+
+    def submit(self, covered: set[str], pending: list[SavedBatch]) -> None:
+        """The missing requests no saved batch covers, in new batches per API version (within the budget)."""
+        client, sdk, cache, missing, results, name = self.client, self.sdk, self.cache, self.missing, self.results, \
+            self.name
+        by_version: dict[str, list[str]] = {}
+        for c in missing:
+            if c not in covered:
+                by_version.setdefault(missing[c][1].api_version, []).append(c)
+        for version, ids in by_version.items():
+            for start in range(0, len(ids), MAX_REQUESTS_PER_BATCH):
+                chunk = ids[start:start + MAX_REQUESTS_PER_BATCH]
+                if client.budget_usd is not None and client.stats.cost_usd >= client.budget_usd:
+                    for c in chunk:
+                        results[missing[c][0]] = LLMError(f"budget ${client.budget_usd:.2f} spent; not submitted")
+                    continue
+                first = missing[chunk[0]][1]
+                batch = _call(client, "batch create", first, lambda chunk=chunk, version=version: sdk.messages.batches.create(
+                    requests=[{"custom_id": c, "params": request_body(missing[c][1])} for c in chunk],
+                    extra_headers={"anthropic-version": version}))
+                stored_name = f"{name}#{batch.id}"
+                cache.save_batch(stored_name, batch.id, chunk)
+                client.stats.requests_sent += 1
+                client.stats.log.append({"event": "batch_submitted", "batch_id": batch.id, "requests": len(chunk),
+                                         "api_version": version})
+                pending.append(SavedBatch(stored_name, batch.id, tuple(chunk),
+                                          datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")))
+
+    def poll(self, saved: SavedBatch, probe: LLMRequest, deadline: float | None, poll_interval_s: float,
+             timeout_s: float | None, progress: Callable[[dict], None] | None):
+        """(batch, gone): `saved` polled until it ended or is gone; past the deadline an LLMError (rerun resumes)."""
+        while True:
+            batch, gone = _status(self.client, self.sdk, saved, probe, self.sleep)
+            if gone is not None:
+                return batch, gone
             status = batch.processing_status if batch is not None else "not found yet (404)"
             if progress is not None:
-                progress({"batch_id": batch_id, "status": status,
+                progress({"batch_id": saved.batch_id, "status": status,
                           "counts": batch.request_counts.model_dump() if batch is not None else {}})
             if batch is not None and status == "ended":
-                break
+                return batch, gone
             if deadline is not None and time.monotonic() > deadline:
-                raise LLMError(f"batch {batch_id} still {status} after {timeout_s} s; "
+                raise LLMError(f"batch {saved.batch_id} still {status} after {timeout_s} s; "
                                f"rerun to resume polling (saved under {saved.name!r})")
-            sleep(poll_interval_s)
+            self.sleep(poll_interval_s)
+
+    def collect(self, saved: SavedBatch, deadline: float | None, poll_interval_s: float, timeout_s: float | None,
+                progress: Callable[[dict], None] | None) -> APIRejected | None:
+        """`saved`'s results into `results` (a gone batch's requests fail for now); the first rejection found."""
+        client, sdk, cache, missing, results, say = self.client, self.sdk, self.cache, self.missing, self.results, \
+            self.say
+        batch_id = saved.batch_id
+        probe = self.probe_of(saved)
+        headers = {"anthropic-version": probe.api_version}
+        batch, gone = self.poll(saved, probe, deadline, poll_interval_s, timeout_s, progress)
         lines = None if gone is not None else _results(client, sdk, batch, headers, probe)
         if lines is None:
             gone = gone or f"its results can no longer be downloaded (they are kept {RESULTS_KEPT_DAYS} days)"
-            lost = needed(saved)
+            lost = self.needed(saved)
             _forget(client, cache, saved, gone, len(lost), "fail for now; the next run sends them again in a new "
                     "batch", say)
             for c in lost:
                 results[missing[c][0]] = LLMError(f"batch {batch_id} is gone ({gone}); the next run sends "
                                                   "this request again in a new batch")
-            continue
+            return None
+        rejected = None
         for line in lines:
             if line.custom_id not in missing:
                 continue
@@ -201,12 +245,7 @@ def run_batch(
                 continue
             results[label] = outcome
         cache.forget_batch(saved.name)
-    if rejected is not None:
-        client.fatal = client.fatal or rejected
-        raise rejected
-    for label, _ in missing.values():
-        results.setdefault(label, LLMError(f"{label}: no result line in the batch output"))
-    return results
+        return rejected
 
 
 def unavailable(batch) -> str | None:
