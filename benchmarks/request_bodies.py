@@ -59,6 +59,8 @@ NORMALISE: list[tuple[str, re.Pattern, str]] = []
 RACY = {
     "tests/test_rate_limits.py::test_without_the_limiter_the_same_fan_out_is_refused":
         "the fan-out stops at the first refusal; how many questions were sent by then varies",
+    "tests/test_prices_file.py::test_a_live_run_stops_at_the_budget_and_its_manifest_names_the_table":
+        "up to 8 calls are in flight when the budget trips; how many were sent by then varies (16-19 on one tree)",
 }
 
 
