@@ -68,11 +68,9 @@ def _stage(stage: str, name: str) -> property:
 class LLMClient:
     backend, backends, models = _stage("route", "backend"), _stage("route", "backends"), _stage("route", "models")
     profile_table, endpoints = _stage("route", "profile_table"), _stage("route", "endpoints")
-    anthropic_endpoint, sampling = _stage("route", "anthropic_endpoint"), _stage("route", "sampling")
-    response_format, require_named_roles = _stage("route", "response_format"), _stage("route", "require_named_roles")
+    sampling, response_format = _stage("route", "sampling"), _stage("route", "response_format")
     backend_name = _stage("route", "backend_name")
     fatal, sleep, max_retries = _stage("sender", "fatal"), _stage("sender", "sleep"), _stage("sender", "max_retries")
-    backoff_base_s, backoff_max_s = _stage("sender", "backoff_base_s"), _stage("sender", "backoff_max_s")
     semaphore, limiter = _stage("limits", "semaphore"), _stage("limits", "limiter")
     max_concurrency = _stage("limits", "max_concurrency")
     budget_usd, cache = _stage("account", "budget_usd"), _stage("replies", "cache")
