@@ -223,8 +223,8 @@ def test_a_cap_the_user_gives_is_named_as_the_flags():
     from memeval.llm.client import LLMClient, ReplayBackend
     from memeval.qa.reader_cap import capped
 
-    asked = reader_request("evermemos_mem0", "Where?", "a note", "gpt-4o-mini", None)
-    client = LLMClient(ReplayBackend())
+    asked = reader_request("evermemos_mem0", "Where?", "a note", None)
+    client = LLMClient(ReplayBackend(), models={"answer": "gpt-4o-mini"})
     with pytest.raises(InputError, match=r"but 32,768 are asked for by the evermemos_\* readers"):
         client.resolve(asked)
     with pytest.raises(InputError, match="but 20,000 are asked for by --answer-max-tokens; nothing sent"):

@@ -2,7 +2,7 @@ import pytest
 
 from memeval.engine.judging import judge_stage
 from memeval.llm import LLMClient, ResponseCache
-from memeval.llm.client import AnthropicBackend
+from memeval.llm.client import AnthropicBackend, make_client
 from memeval.qa.answer import Memory, answer_request, extractive_answer
 from memeval.records import AnswerRow, JudgmentRow, read_records
 from memeval.scoring.judge import graded_request, parse_binary, parse_graded
@@ -30,7 +30,8 @@ def test_graded_prompt_carries_everything():
     text = req.system + req.messages[0][1]
     for part in ("When did Caroline go?", "7 May 2023", "May 2023", "temporal (2)", "exact date"):
         assert part in text
-    assert (req.model, req.temperature, req.max_tokens, req.repeat_index) == ("claude-sonnet-4-6", 0.5, 256, 3)
+    assert (req.model, req.role, req.temperature, req.max_tokens, req.repeat_index) == ("", "judge", 0.5, 256, 3)
+    assert make_client("replay").resolve(req).model == "claude-sonnet-4-6", "the judge role's default model"
 
 
 @pytest.mark.parametrize(
@@ -169,7 +170,8 @@ def test_answer_prompt_never_sees_category():
     req = answer_request("When did X happen?", [Memory("X happened", "1 May 2023")])
     text = req.messages[0][1]
     assert "[1 May 2023] X happened" in text and "not mentioned" in text
-    assert "category" not in text.lower() and req.temperature == 0.0 and req.model == "claude-opus-4-6"
+    assert "category" not in text.lower() and req.temperature == 0.0 and (req.model, req.role) == ("", "answer")
+    assert make_client("replay").resolve(req).model == "claude-opus-4-6", "the answer role's default model"
 
 
 def test_each_own_json_prompt_asks_for_what_its_parser_reads():

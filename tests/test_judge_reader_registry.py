@@ -66,7 +66,7 @@ class ShoutingReader(readers.Reader):
     def requests(self, searched, conversation, shared):
         from memeval.llm.client import LLMRequest
 
-        return [LLMRequest(model="m", messages=(("user", qa.question),), max_tokens=self.cap(), role="answer")
+        return [LLMRequest(messages=(("user", qa.question),), max_tokens=self.cap(), role="answer")
                 for qa, _, _, _ in searched]
 
     def prediction(self, qa, reply):

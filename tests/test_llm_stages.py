@@ -68,9 +68,9 @@ def test_account_charges_a_reply_and_stops_new_calls_once_the_budget_is_spent():
 
 def test_limit_sends_identical_requests_once_and_a_prefix_writer_first():
     shared = "a long shared context " * 10
-    prefixed = LLMRequest(model="m", role="answer", messages=(("user", shared + "q1"),),
+    prefixed = LLMRequest(role="answer", messages=(("user", shared + "q1"),),
                           cache_prefix_chars=len(shared))
-    other = LLMRequest(model="m", role="answer", messages=(("user", shared + "q2"),), cache_prefix_chars=len(shared))
+    other = LLMRequest(role="answer", messages=(("user", shared + "q2"),), cache_prefix_chars=len(shared))
     plain = _ask()
     owner, first, rest = waves([plain, prefixed, plain, other], ["k0", "k1", "k0", "k3"])
     assert owner == [0, 1, 0, 3] and first == [1] and rest == [0, 3]

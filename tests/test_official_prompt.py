@@ -14,6 +14,7 @@ from memeval.benchmarks.locomo.paper_reader import (
 )
 from memeval.benchmarks.locomo.task import LocomoRunConfig, run_locomo
 from memeval.jsonl import read_rows
+from memeval.llm.client import make_client
 from memeval.memory.base import MemoryItem
 from memeval.memory.render import observation_items, turn_items
 from memeval.scoring.f1 import score_f1
@@ -79,9 +80,10 @@ def test_option_letters_map_to_option_text_and_score_as_abstention(conv26):
 
 def test_request_is_temperature_zero_on_the_answer_model_and_never_carries_the_gold(conv26):
     qa = next(q for q in conv26.qa if q.category == 1)
-    request = official_request(conv26, qa, turn_items(conv26)[:3], "claude-opus-4-6")
+    request = official_request(conv26, qa, turn_items(conv26)[:3])
     prompt = request.messages[0][1]
-    assert request.temperature == 0.0 and request.model == "claude-opus-4-6"
+    assert request.temperature == 0.0 and (request.model, request.role) == ("", "answer")
+    assert make_client("replay").resolve(request).model == "claude-opus-4-6"
     assert prompt.startswith(f"Below is a conversation between two people, {conv26.speaker_a} and "
                              f"{conv26.speaker_b}.")
     assert prompt.rstrip().endswith(f"Question: {qa.question}\nShort answer:")
@@ -93,7 +95,7 @@ def test_one_cache_prefix_per_conversation_whatever_the_category(conv26):
     conversation (two would write the conversation to the cache twice)."""
     items = turn_items(conv26)
     by_category = {q.category: q for q in conv26.qa}
-    prefixes = {official_request(conv26, by_category[c], items, "claude-opus-4-6", cache_context=True).cache_prefix
+    prefixes = {official_request(conv26, by_category[c], items, cache_context=True).cache_prefix
                 for c in (1, 2, 5)}
     assert len(prefixes) == 1
     prefix = prefixes.pop()

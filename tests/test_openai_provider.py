@@ -393,7 +393,7 @@ def test_the_fake_rejects_what_the_real_service_rejects(fake_openai):
 def test_a_rejected_call_stops_the_client_after_one_request(fake_openai, tmp_path):
     """A JSON-mode request whose prompt never says JSON: the real API's 400, one request, nothing cached."""
     client = make_client("openai", cache_dir=str(tmp_path))
-    request = LLMRequest(model="x", messages=(("user", "label it"),), max_tokens=8, temperature=0.0, role="judge",
+    request = LLMRequest(messages=(("user", "label it"),), max_tokens=8, temperature=0.0, role="judge",
                          output_schema='{"type": "object"}', json_format="json_object")
     with pytest.raises(APIRejected, match="400 invalid_request_error: 'messages' must contain the word 'json'"):
         client.complete(request)

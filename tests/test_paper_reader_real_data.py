@@ -82,7 +82,7 @@ def test_every_question_gets_the_papers_prompt_byte_for_byte(raw_files, loaded):
                 offer = "{}".format(item["answer"] if "answer" in item else item["adversarial_answer"])
                 assert sorted(options) == sorted([TEMPLATES["not_mentioned"], offer]), qa.sample_id
                 offered_answer += "answer" in item and "adversarial_answer" in item
-            [(role, sent)] = paper_request(conversation, qa, items, "m", PUBLISHED).messages
+            [(role, sent)] = paper_request(conversation, qa, items, PUBLISHED).messages
             assert role == "user"
             assert sent == paper_prompt(raw, item, options), qa.sample_id
             checked += 1

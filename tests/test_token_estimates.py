@@ -17,9 +17,9 @@ from memeval.llm.client import estimate_tokens as client_estimate_tokens
 from memeval.llm.client import make_client
 from memeval.llm.count import COUNT_POOL, token_counter
 from memeval.llm.errors import TransientError
-from memeval.llm.profiles import PROFILES
+from memeval.llm.profiles import PROFILES, TOKENIZER_RATIOS
 from memeval.llm.ratelimit import limit_pool
-from memeval.llm.tokenizers import TOKENIZER_RATIOS, estimate_tokens
+from memeval.llm.tokenizers import estimate_tokens
 from tests.scripted import ScriptedBackend
 
 TEXT = "x" * 4000  # 1,000 tokens at 4 characters a token

@@ -180,8 +180,9 @@ class LLMClient:
     def endpoint_is_default(self, provider: str) -> bool:
         return self.route.endpoint_is_default(provider)
 
-    def model_for(self, role: str, fallback: str | None = None) -> str:
-        return self.route.model_for(role, fallback)
+    def model_for(self, role: str) -> str:
+        """The model `role`'s requests go to in this run (named, else the role's default)."""
+        return self.route.model_for(role)
 
     def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
         self.route.check_roles(temperatures)

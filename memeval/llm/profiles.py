@@ -1,6 +1,8 @@
-"""Model profiles: for each Claude model id this project may call, the API version to send, whether sampling
-parameters are accepted under it, the prompt-cache floor, prices and structured-output support — one table,
-so every request, estimate and manifest reads the same facts.
+"""Model facts, in one module: for each model id this project may call, the API version to send, whether sampling
+parameters are accepted under it, the prompt-cache floor, prices, structured-output support, thinking rules,
+output caps and retirements — one table, so every request, estimate and manifest reads the same facts — and beside
+it the tokenizer ratios of keyless estimates, each role's default model and a user's `--prices` table (its file is
+read by memeval/llm/prices.py).
 
 Sources (read 2026-12-03; check them again when a model or an SDK major changes):
 - API versions: platform.claude.com/docs/en/api/versioning and /docs/en/api/migration-2026-10-21 — version
@@ -295,6 +297,30 @@ def local_profile(model: str, prices: PriceTable | None = None, source: str = "m
     return ModelProfile(model, "local", "", True, 0, price.input_usd_mtok, price.output_usd_mtok,
                         price.input_usd_mtok, price.cached_input_usd_mtok, True,
                         f"local server at a user-given base URL; {prices.note}", provider="local")
+
+
+# Tokenizer ratios, for keyless token estimates (memeval/llm/tokenizers.py). Sources (read 2026-12-04, through the
+# search index: Anthropic's own migration-guide page came back as its navigation only, so its words are quoted from
+# pages that reproduce them):
+# - Opus 4.7 and later Opus models: the new tokenizer "may use roughly 1x to 1.35x as many tokens when processing
+#   text compared to previous models (up to ~35% more, varying by content)" (the Opus 4.7 migration guide,
+#   "Updated token counting", and the release notes, as quoted by developersdigest.tech/blog/claude-tokenizer-
+#   change-cost-impact and sol.ava.dev/writings/2026-04-17-opus-4-7-tokenizer.html); the pricing page: "Opus 4.7 and
+#   later use a new tokenizer ... may use up to 35% more tokens for the same fixed text" (same developersdigest
+#   page). The top of the range is taken: a budget estimate should not come in low, and counts through the
+#   token-counting endpoint put real English and code at 1.3-1.47x (claudecodecamp.com, "I measured Claude 4.7's
+#   new tokenizer"; sol.ava.dev above: English prose 1.45x).
+# - Sonnet 5: "a new tokenizer that produces roughly 30% more tokens for the same text" (docs.oxen.ai's
+#   claude-sonnet-5 model page); Anthropic's token-counting page lists Opus 4.7 and later Opus models and Sonnet 5
+#   as using "a newer tokenizer", "approximately 30 percent more tokens than on earlier models"
+#   (platform.claude.com/docs/en/build-with-claude/token-counting). Sonnet 5.5 is taken to keep Sonnet 5's
+#   tokenizer: no page read names its ratio.
+# Models absent here (Opus 4.6, Sonnet 4.6, Haiku 4.5, OpenAI's, a local server's) count 1.0.
+TOKENIZER_RATIOS: dict[str, float] = {
+    "claude-opus-4-7": 1.35,
+    "claude-opus-5-5": 1.35,
+    "claude-sonnet-5-5": 1.30,
+}
 
 
 # The one place the default model of each role lives; `--answer-model` etc. override it per run.

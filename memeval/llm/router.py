@@ -76,14 +76,16 @@ class Router:
         default = {"anthropic": ANTHROPIC_DEFAULT_BASE_URL, "openai": OPENAI_BASE_URL}.get(provider)
         return default is not None and (self.endpoint(provider) or default).rstrip("/") == default
 
-    def model_for(self, role: str, fallback: str | None = None) -> str:
+    def model_for(self, role: str, protocol_model: str = "") -> str:
+        """The run's model for `role`: the one the user named, else the model a request's protocol pins for the role
+        (`protocol_model`), else the role's default; under --llm local only a named one."""
         model = self.models.get(role)
         if model:
             return model
         if self.require_named_roles:
             raise InputError(profiles.ROLE_FLAGS.get(role, role), "(not given)",
                              "with --llm local every role used needs its model named (the server's model id)")
-        return fallback or profiles.ROLE_DEFAULTS[role]
+        return protocol_model or profiles.ROLE_DEFAULTS[role]
 
     def check_roles(self, temperatures: Mapping[str, float | None]) -> None:
         """Before any call: every role this command will use can honour its protocol temperature."""
@@ -99,6 +101,8 @@ class Router:
         settings: a thinking model keeps the protocol's answer cap and gets its thinking reserve on top (thinking
         counts toward max_tokens). A thinking type the model rejects, and a cap above the most tokens the model writes
         a reply, are refused here, before any call (a dry run's estimate resolves too)."""
+        if not (request.model or request.role):
+            raise ValueError("a request names its model or its role")
         model = self.model_for(request.role, request.model) if request.role else request.model
         source = profiles.ROLE_FLAGS.get(request.role, "model")
         p = self.profile(model, source)

@@ -1,37 +1,17 @@
 """Keyless token estimates: 4 characters a token, times the model's tokenizer ratio where Anthropic documents that a
 newer tokenizer cuts the same text into more tokens, so a dry run without a key does not under-price those models
-by a third, and the rate limiter reserves what the request will really count.
-
-Sources (read 2026-12-04, through the search index: Anthropic's own migration-guide page came back as its
-navigation only, so its words are quoted from pages that reproduce them):
-- Opus 4.7 and later Opus models: the new tokenizer "may use roughly 1x to 1.35x as many tokens when processing
-  text compared to previous models (up to ~35% more, varying by content)" (the Opus 4.7 migration guide,
-  "Updated token counting", and the release notes, as quoted by developersdigest.tech/blog/claude-tokenizer-
-  change-cost-impact and sol.ava.dev/writings/2026-04-17-opus-4-7-tokenizer.html); the pricing page: "Opus 4.7 and
-  later use a new tokenizer ... may use up to 35% more tokens for the same fixed text" (same developersdigest
-  page). The top of the range is taken: a budget estimate should not come in low, and counts through the
-  token-counting endpoint put real English and code at 1.3-1.47x (claudecodecamp.com, "I measured Claude 4.7's
-  new tokenizer"; sol.ava.dev above: English prose 1.45x).
-- Sonnet 5: "a new tokenizer that produces roughly 30% more tokens for the same text" (docs.oxen.ai's
-  claude-sonnet-5 model page); Anthropic's token-counting page lists Opus 4.7 and later Opus models and Sonnet 5
-  as using "a newer tokenizer", "approximately 30 percent more tokens than on earlier models"
-  (platform.claude.com/docs/en/build-with-claude/token-counting). Sonnet 5.5 is taken to keep Sonnet 5's
-  tokenizer: no page read names its ratio.
-Models absent here (Opus 4.6, Sonnet 4.6, Haiku 4.5, OpenAI's, a local server's) count 1.0. With a key the
-token-counting endpoint gives exact counts and none of this is used (memeval/llm/count.py).
+by a third, and the rate limiter reserves what the request will really count. The ratios are model facts and live
+with the profiles, with their sources (memeval/llm/profiles.py `TOKENIZER_RATIOS`); models absent there count 1.0.
+With a key the token-counting endpoint gives exact counts and none of this is used (memeval/llm/count.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-CHARS_PER_TOKEN = 4
+from memeval.llm.profiles import TOKENIZER_RATIOS
 
-TOKENIZER_RATIOS: dict[str, float] = {
-    "claude-opus-4-7": 1.35,
-    "claude-opus-5-5": 1.35,
-    "claude-sonnet-5-5": 1.30,
-}
+CHARS_PER_TOKEN = 4
 
 
 def tokenizer_ratio(model: str | None) -> float:

@@ -47,9 +47,14 @@ def material_key(material: dict) -> str:
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LLMRequest:
-    model: str
+    # the model: a protocol's request names only its `role` and leaves this empty, and the client routes the role to
+    # the run's model (the user's --answer-model etc., else the role's default; memeval/llm/router.py). A request
+    # without a role is sent to this model (the doctor's probes); one with both names the model its protocol pins for
+    # the role, which a model the user names for the role still replaces (memory_graph:model=). After resolve(), the
+    # model sent
+    model: str = ""
     messages: tuple[tuple[str, str], ...]  # (role, text)
     system: str = ""
     max_tokens: int | None = 256  # None: no cap sent (a published protocol that sets none); see resolve()

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.json_reply import reply_json
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 
-EXTRACTION_MODEL = ROLE_DEFAULTS["extract"]
 EXTRACTION_TEMPERATURE = 0.0
 EXTRACTION_MAX_TOKENS = 1024
 _STRING = {"type": "string"}
@@ -52,7 +50,7 @@ class ExtractedFact:
     source_id: str
 
 
-def extraction_request(sources: Sequence[Source], model: str = EXTRACTION_MODEL,
+def extraction_request(sources: Sequence[Source], model: str = "",
                        max_tokens: int = EXTRACTION_MAX_TOKENS) -> LLMRequest:
     text = "\n".join(f"[{s.id}] ({s.time}) {s.text}" for s in sources)
     return LLMRequest(model=model, messages=(("user", load_prompt("extract_triples").format(text=text)),),
@@ -94,7 +92,7 @@ def parse_triples(text: str, sources: Sequence[Source]) -> tuple[list[ExtractedF
     return facts, dropped
 
 
-def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]], model: str = EXTRACTION_MODEL,
+def extract_llm(client: LLMClient, chunks: Sequence[Sequence[Source]], model: str = "",
                 max_tokens: int = EXTRACTION_MAX_TOKENS) -> tuple[list[ExtractedFact], dict]:
     """Every chunk through the client (cache first); raises the first LLMError (a reply without a JSON array
     included) so a system without an LLM, or with one that does not extract, fails loudly instead of ingesting an

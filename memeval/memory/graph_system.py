@@ -12,7 +12,6 @@ from memeval.conversations import Conversation
 from memeval.memory.base import MemoryItem, approx_tokens, count_parameter
 from memeval.memory.extraction import (
     EXTRACTION_MAX_TOKENS,
-    EXTRACTION_MODEL,
     Source,
     extract_llm,
     extraction_request,
@@ -70,7 +69,7 @@ class MemoryGraphSystem:
     ranked = False
     needs_llm = True
 
-    def __init__(self, top_k: int = 5, hops: int = 1, chunk_tokens: int = 512, model: str = EXTRACTION_MODEL,
+    def __init__(self, top_k: int = 5, hops: int = 1, chunk_tokens: int = 512, model: str = "",
                  current_only: bool = False, aliases: dict | None = None, vectors: str = "tfidf",
                  extract_max_tokens: int = EXTRACTION_MAX_TOKENS):
         if hops not in (0, 1, 2):

@@ -190,7 +190,7 @@ class RoutedLLM:
         if response_format and not wanted:
             raise NotImplementedError(f"Mem0 asked for response_format {response_format!r}, which memeval does not "
                                       "route")
-        return LLMRequest(model=self.client.model_for("extract"), messages=rest, system=system,
+        return LLMRequest(messages=rest, system=system,
                           max_tokens=self.max_tokens, temperature=MEM0_TEMPERATURE,
                           top_p=MEM0_TOP_P if openai_wire else None, role="extract",
                           template_version=f"mem0ai {SUPPORTED_MEM0}",

@@ -26,7 +26,6 @@ from memeval.engine.judge import Judge
 from memeval.errors import InputError
 from memeval.llm.client import LLMClient, LLMError, LLMRequest
 from memeval.llm.json_reply import reply_json
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.memaudit.package import Package
 from memeval.natural.sensitivity import mean_ratios, score_packages
 from memeval.prompts import load_prompt, prompt_hash
@@ -37,7 +36,6 @@ Cell = tuple[str, str, str]  # (package_id, candidate_id, unit_id)
 FRAME_FIELDS = ["package_id", "candidate", "unit", "rule_value", "candidate_kind", "candidate_text",
                 "unit_description", "question", "answer", "verdict"]
 VERDICTS = {"0": 0.0, "0.5": 0.5, "1": 1.0, "0.0": 0.0, "1.0": 1.0}
-ADJUDICATION_MODEL = ROLE_DEFAULTS["judge"]
 ADJUDICATION_TEMPERATURE = 0.0
 # the object the prompt asks for, closed and every key required (OpenAI's strict Structured Outputs take no other)
 ADJUDICATION_SCHEMA = json.dumps({"type": "object", "additionalProperties": False, "required": ["value", "reason"],
@@ -165,7 +163,7 @@ def adjudication_request(pkg: Package, candidate_id: str, unit_id: str) -> LLMRe
     prompt = load_prompt("adjudicate_cell").format(question=pkg.meta.get("question", ""),
                                                    answer=pkg.meta.get("answer", ""), unit=unit.description,
                                                    evidence=evidence, candidate=cand.text)
-    return LLMRequest(model=ADJUDICATION_MODEL, messages=(("user", prompt),), max_tokens=128,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=128,
                       temperature=ADJUDICATION_TEMPERATURE, template_version=prompt_hash("adjudicate_cell"),
                       role="judge", output_schema=ADJUDICATION_SCHEMA)
 

@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memeval.llm.client import LLMRequest
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import format_split, prompt_hash
 from memeval.scoring.f1 import stem
 
-ANSWER_MODEL = ROLE_DEFAULTS["answer"]
 ANSWER_TEMPERATURE = 0.0
 ANSWER_MAX_TOKENS = 64  # the memory prompt asks for a short answer; `--answer-max-tokens` overrides it
 EXTRACTIVE_LABEL = "extractive (no LLM)"
@@ -76,6 +74,6 @@ def answer_request(question: str, memories: Sequence[Memory], cache_context: boo
     question again wants a new call, not the cached first reply."""
     prompt, prefix = format_split("answer_memory", "question", memories=render_memories(memories),
                                   question=question)
-    return LLMRequest(model=ANSWER_MODEL, messages=(("user", prompt),), max_tokens=ANSWER_MAX_TOKENS,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=ANSWER_MAX_TOKENS,
                       temperature=ANSWER_TEMPERATURE, template_version=prompt_hash("answer_memory"), role="answer",
                       cache_prefix_chars=prefix if cache_context else 0, repeat_index=repeat)

@@ -23,19 +23,16 @@ from memeval.categories import CategorySet
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMError, LLMRequest, LLMResponse
 from memeval.llm.json_reply import FENCED, reply_json
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.protocols import store as protocol_store
 from memeval.protocols.store import StoredProtocol
 from memeval.records import JudgeOutcome, JudgmentRow
 from memeval.scoring.aggregate import run_statistics
 
-GRADED_MODEL = ROLE_DEFAULTS["judge"]  # not the answerer model, to avoid self-judging
 GRADED_TEMPERATURE = 0.5
 GRADED_MAX_TOKENS = 256
 GRADED_RUNS = 10
 GRADED_IN_FLIGHT = 3
-BINARY_MODEL = ROLE_DEFAULTS["judge"]
 BINARY_TEMPERATURE = 0.0
 FAILURE = -1.0
 UNUSABLE_STOPS = ("max_tokens", "refusal")
@@ -76,7 +73,7 @@ def graded_request(question: str, gold: str, prediction: str, category: int, rep
         category_name=categories.label(category), category_guidance=categories.guidance[category],
         question=question, gold=gold, prediction=prediction,
     )
-    return LLMRequest(model=GRADED_MODEL, system=load_prompt("judge_graded_system"), messages=(("user", user),),
+    return LLMRequest(system=load_prompt("judge_graded_system"), messages=(("user", user),),
                       max_tokens=GRADED_MAX_TOKENS, temperature=GRADED_TEMPERATURE,
                       template_version=graded_version(), repeat_index=repeat_index, role="judge",
                       output_schema=GRADED_SCHEMA)
@@ -141,7 +138,7 @@ def binary_request(question: str, gold: str, prediction: str, repeat_index: int 
     else:
         prompt = load_prompt("judge_binary").format(question=question, gold=gold, prediction=prediction)
         version, schema, wire = binary_version(), BINARY_SCHEMA, ""
-    return LLMRequest(model=BINARY_MODEL, messages=(("user", prompt),), max_tokens=None,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=None,
                       temperature=BINARY_TEMPERATURE, template_version=version, repeat_index=repeat_index,
                       role="judge", output_schema=schema, json_format=wire)
 

@@ -10,11 +10,9 @@ from collections.abc import Mapping
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMRequest
 from memeval.llm.json_reply import reply_json
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.records import Graph80JudgmentRow
 
-JUDGE_MODEL = ROLE_DEFAULTS["judge"]
 JUDGE_TEMPERATURE = 0.0
 _HALF = {"type": "number", "enum": [0, 0.5]}
 # the object the prompt asks for, closed and every key required (OpenAI's strict Structured Outputs take no other)
@@ -27,7 +25,7 @@ def three_dim_request(question: Mapping, prediction: str, repeat: int) -> LLMReq
     prompt = load_prompt("judge_three_dim").format(question=question["question"], gold=question["answer"],
                                                    entities=", ".join(question["gold_entities"]),
                                                    prediction=prediction)
-    return LLMRequest(model=JUDGE_MODEL, messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=200, temperature=JUDGE_TEMPERATURE,
                       template_version=prompt_hash("judge_three_dim"), repeat_index=repeat, role="judge",
                       output_schema=THREE_DIM_SCHEMA)
 

@@ -18,7 +18,6 @@ import json
 import re
 
 from memeval.llm.client import LLMError, LLMRequest
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.protocols import store as protocol_store
 from memeval.protocols.store import StoredProtocol
@@ -27,7 +26,6 @@ from memeval.scoring.aggregate import run_statistics
 from memeval.scoring.judge import FAILURE, UNUSABLE_STOPS, LocomoJudge, reply_explanation
 
 PROTOCOL = "evermemos_prompts"
-MODEL = ROLE_DEFAULTS["judge"]  # gpt-4o-mini: config/datasets/locomo.yaml `evaluation.llm.model`
 TEMPERATURE = 0.0
 RUNS = 3  # llm_judge.py `num_runs` default, and config/datasets/locomo.yaml
 COUNTED_WRONG = "EverMemOS counts this run WRONG"
@@ -59,7 +57,7 @@ def judge_messages(question: str, gold: str, prediction: str, fetched: StoredPro
 def judge_request(question: str, gold: str, prediction: str, repeat_index: int = 0,
                   fetched: StoredProtocol | None = None) -> LLMRequest:
     system, user = judge_messages(question, gold, prediction, fetched)
-    return LLMRequest(model=MODEL, system=system, messages=(("user", user),), max_tokens=None,
+    return LLMRequest(system=system, messages=(("user", user),), max_tokens=None,
                       temperature=TEMPERATURE, template_version=fetched.version if fetched else paraphrased_version(),
                       repeat_index=repeat_index, role="judge", empty_ok=True)  # an empty reply is read, as there
 

@@ -44,7 +44,7 @@ def version(reader: str, fetched: StoredProtocol | None) -> str:
     return fetched.version if fetched else prompt_hash(paraphrased_prompt(reader))
 
 
-def reader_request(reader: str, question: str, context: str, model: str, fetched: StoredProtocol | None,
+def reader_request(reader: str, question: str, context: str, fetched: StoredProtocol | None,
                    cache_context: bool = False) -> LLMRequest:
     """`cache_context`: every question gets the same context (full context), so the prompt before the question,
     which holds it, is marked for prompt caching (the bytes sent are the same)."""
@@ -53,7 +53,7 @@ def reader_request(reader: str, question: str, context: str, model: str, fetched
     prefix = 0
     if cache_context and text.find("{context}") < text.find("{question}"):
         prefix = len(text[: text.index("{question}")].format(context=context))
-    return LLMRequest(model=model, messages=(("user", prompt),), max_tokens=MAX_TOKENS, temperature=TEMPERATURE,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=MAX_TOKENS, temperature=TEMPERATURE,
                       template_version=version(reader, fetched), role="answer", cache_prefix_chars=prefix,
                       max_tokens_from=MAX_TOKENS_FROM)
 
@@ -66,11 +66,11 @@ def prediction(reply: str) -> str:
     return reply.strip()
 
 
-def reader_requests(reader: str, searched: Sequence, model: str, render, shared: bool) -> list[LLMRequest]:
+def reader_requests(reader: str, searched: Sequence, render, shared: bool) -> list[LLMRequest]:
     """One request per (question, ranked items, items used, search s) of `searched`; `render(items)` is the
     context memeval gives the reader."""
     fetched = published()
-    return [reader_request(reader, qa.question, render(used), model, fetched, cache_context=shared)
+    return [reader_request(reader, qa.question, render(used), fetched, cache_context=shared)
             for qa, _, used, _ in searched]
 
 

@@ -99,7 +99,7 @@ def official_question(qa: QA) -> str:
     return qa.question
 
 
-def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
+def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem],
                      max_tokens: int = 64, cache_context: bool = False) -> LLMRequest:
     """`cache_context`: every question of the conversation gets the same context (full context), so the
     prompt through the context — the same in both templates — is marked for prompt caching: one cache per
@@ -109,7 +109,7 @@ def official_request(conversation: Conversation, qa: QA, items: Sequence[MemoryI
                                   speaker_b=conversation.speaker_b,
                                   context=render_official_context(conversation, items),
                                   question=official_question(qa))
-    return LLMRequest(model=model, messages=(("user", prompt),), max_tokens=max_tokens, temperature=0.0,
+    return LLMRequest(messages=(("user", prompt),), max_tokens=max_tokens, temperature=0.0,
                       template_version=prompt_hash(*OFFICIAL_PROMPTS), role="answer",
                       cache_prefix_chars=prefix if cache_context else 0)
 
@@ -153,7 +153,7 @@ def paper_options(qa: QA, published: StoredProtocol) -> tuple[str, str]:
     return options[0], options[1]
 
 
-def paper_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem], model: str,
+def paper_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem],
                   published: StoredProtocol, cache_context: bool = False) -> LLMRequest:
     """`cache_context`: every question gets the same context (full context), so the text before the question
     prompt — the same for every category — is marked for prompt caching (the bytes sent are the same)."""
@@ -161,7 +161,7 @@ def paper_request(conversation: Conversation, qa: QA, items: Sequence[MemoryItem
     start = t["conversation_start"].format(conversation.speaker_a, conversation.speaker_b)
     context = start + render_paper_context(conversation, items) + "\n\n"
     question = (t["qa_choice"] if qa.category == 5 else t["qa"]).format(paper_question(qa, published))
-    return LLMRequest(model=model, messages=(("user", context + question),), max_tokens=PAPER_MAX_TOKENS,
+    return LLMRequest(messages=(("user", context + question),), max_tokens=PAPER_MAX_TOKENS,
                       temperature=None, template_version=published.version, role="answer",
                       cache_prefix_chars=len(context) if cache_context else 0)
 

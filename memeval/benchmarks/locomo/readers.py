@@ -19,7 +19,7 @@ from memeval.benchmarks.locomo.paper_reader import (
 from memeval.conversations import QA, Conversation
 from memeval.llm.client import LLMRequest
 from memeval.memory.base import MemoryItem
-from memeval.qa.answer import ANSWER_MAX_TOKENS, ANSWER_MODEL, render_memories
+from memeval.qa.answer import ANSWER_MAX_TOKENS, render_memories
 from memeval.qa.readers import Reader, memories
 
 
@@ -36,9 +36,9 @@ class PaperReader(Reader):
 
     def requests(self, searched: Sequence, conversation: Conversation, shared: bool) -> list[LLMRequest]:
         if self.published is not None:
-            return [paper_request(conversation, qa, used, ANSWER_MODEL, self.published, cache_context=shared)
+            return [paper_request(conversation, qa, used, self.published, cache_context=shared)
                     for qa, _, used, _ in searched]
-        return [official_request(conversation, qa, used, ANSWER_MODEL, cache_context=shared)
+        return [official_request(conversation, qa, used, cache_context=shared)
                 for qa, _, used, _ in searched]
 
     def prediction(self, qa: QA, reply: str) -> str:
@@ -59,7 +59,7 @@ class EverMemOSReader(Reader):
         return evermemos_reader.MAX_TOKENS
 
     def requests(self, searched: Sequence, conversation: Conversation, shared: bool) -> list[LLMRequest]:
-        return evermemos_reader.reader_requests(self.name, searched, ANSWER_MODEL,
+        return evermemos_reader.reader_requests(self.name, searched,
                                                 lambda used: render_memories(memories(used)), shared)
 
     def prediction(self, qa: QA, reply: str) -> str:

@@ -64,9 +64,7 @@ class LocomoPlusJudge(Judge):
                                                              evidence=self.evidence.get(answer.sample_id, ""))
 
     def requests(self, answer) -> list[LLMRequest]:
-        from memeval.llm.profiles import ROLE_DEFAULTS
-
-        return [LLMRequest(model=ROLE_DEFAULTS["judge"], messages=(("user", self.prompt(answer)),),
+        return [LLMRequest(messages=(("user", self.prompt(answer)),),
                            max_tokens=MAX_TOKENS, temperature=TEMPERATURE, template_version=self.version(),
                            role=self.role)]
 

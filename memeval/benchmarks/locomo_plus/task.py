@@ -88,7 +88,7 @@ def role_temperatures(config: LocomoPlusConfig) -> dict:
 def cognitive_request(stitched: plus.Stitched, memories, cap: int):
     """The reader's call for a trigger: the memories with their dates, the trigger said on its date."""
     from memeval.llm.types import LLMRequest
-    from memeval.qa.answer import ANSWER_MODEL, ANSWER_TEMPERATURE, render_memories
+    from memeval.qa.answer import ANSWER_TEMPERATURE, render_memories
 
     speaker = stitched.trigger[0][0]
     base = stitched.base
@@ -96,7 +96,7 @@ def cognitive_request(stitched: plus.Stitched, memories, cap: int):
     text = COGNITIVE_READER.format(listener=listener, speaker=speaker, memories=render_memories(memories),
                                    date=plus.locomo_date(stitched.query_time),
                                    trigger="\n".join(f"{who}: {words}" for who, words in stitched.trigger))
-    return LLMRequest(model=ANSWER_MODEL, messages=(("user", text),), max_tokens=cap, temperature=ANSWER_TEMPERATURE,
+    return LLMRequest(messages=(("user", text),), max_tokens=cap, temperature=ANSWER_TEMPERATURE,
                       template_version=COGNITIVE_READER_VERSION, role="answer")
 
 

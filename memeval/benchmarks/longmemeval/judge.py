@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from memeval.engine.judge import Judge
 from memeval.llm.client import LLMRequest
-from memeval.llm.profiles import ROLE_DEFAULTS
 from memeval.prompts import load_prompt, prompt_hash
 from memeval.protocols import store as protocol_store
 from memeval.protocols.store import StoredProtocol
@@ -46,7 +45,7 @@ def longmemeval_version() -> str:
 
 
 def longmemeval_request(question_id: str, question_type: str, question: str, answer: str, response: str,
-                        model: str | None = None, published: StoredProtocol | None = None) -> LLMRequest:
+                        published: StoredProtocol | None = None) -> LLMRequest:
     name = prompt_name(question_id, question_type)
     if published is not None:
         template = published.templates["abstention" if name == ABSTENTION_PROMPT else question_type]
@@ -54,7 +53,7 @@ def longmemeval_request(question_id: str, question_type: str, question: str, ans
     else:
         text = load_prompt(name).format(question=question, answer=answer, response=response)
         version = prompt_hash(name)
-    return LLMRequest(model=model or ROLE_DEFAULTS["judge"], messages=(("user", text),), max_tokens=MAX_TOKENS,
+    return LLMRequest(messages=(("user", text),), max_tokens=MAX_TOKENS,
                       temperature=TEMPERATURE, template_version=version, role="judge",
                       truncation_ok=True, empty_ok=True)  # the benchmark reads its 10-token reply whole, cut or empty
 

@@ -180,7 +180,6 @@ def reader_request(instance: LMEInstance, memories: list, published=None):
     history by date), the question's own date, the question. `published`: the benchmark's own reader prompt
     (data/protocols/longmemeval_reader.json), sent byte for byte in its JSON history layout, 500 output tokens."""
     from memeval.llm.client import LLMRequest
-    from memeval.llm.profiles import ROLE_DEFAULTS
     from memeval.prompts import load_prompt, prompt_hash
     from memeval.qa.answer import render_memories
 
@@ -188,14 +187,14 @@ def reader_request(instance: LMEInstance, memories: list, published=None):
         t = published.templates
         text = t["answer"].format(published_history(instance, memories, t["session"]), instance.question_date,
                                   instance.question)
-        return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),),
+        return LLMRequest(messages=(("user", text),),
                           max_tokens=PUBLISHED_READER_MAX_TOKENS, temperature=0.0,
                           template_version=published.version, role="answer")
 
     text = load_prompt("answer_longmemeval").format(memories=render_memories(by_session_date(memories)),
                                                     question_date=instance.question_date or "unknown",
                                                     question=instance.question)
-    return LLMRequest(model=ROLE_DEFAULTS["answer"], messages=(("user", text),), max_tokens=READER_MAX_TOKENS,
+    return LLMRequest(messages=(("user", text),), max_tokens=READER_MAX_TOKENS,
                       temperature=READER_TEMPERATURE, template_version=prompt_hash("answer_longmemeval"),
                       role="answer")
 
