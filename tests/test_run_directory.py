@@ -163,6 +163,34 @@ def test_an_interrupted_claim_stays_incomplete_and_unlocked(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["complete"] is True
 
 
+def test_a_fresh_claim_refused_before_any_byte_leaves_nothing_but_work_is_kept(tmp_path):
+    """A refusal found after the claim (the first request resolved) undoes a fresh claim that wrote nothing, so
+    the corrected command takes the same --out; a claim holding a written row, or one resumed, stays."""
+    out = tmp_path / "runs" / "a"
+    with pytest.raises(InputError, match="cap"), _held(out, Identity("test run", {"n": 1})):
+        (out / "answers.jsonl").touch()
+        (out / "stores").mkdir()
+        (out / "stores" / "empty.jsonl").touch()
+        raise InputError("--answer-model", "m", "cap")
+    assert not (tmp_path / "runs").exists()
+    with _held(out, Identity("test run", {"n": 2})) as held:  # other settings: taken, nothing stood in the way
+        assert held.claim.previous is None
+
+    kept = tmp_path / "kept"
+    with pytest.raises(InputError), _held(kept, Identity("test run", {"n": 1})):
+        (kept / "answers.jsonl").write_text("{}\n")
+        raise InputError("--answer-model", "m", "cap")
+    assert json.loads((kept / "manifest.json").read_text())["complete"] is False
+    assert (kept / "answers.jsonl").read_text() == "{}\n"
+
+    resumed = tmp_path / "resumed"
+    with _held(resumed, Identity("test run", {"n": 1})) as held:
+        held.finish({})
+    with pytest.raises(InputError), _held(resumed, Identity("test run", {"n": 1})):
+        raise InputError("--answer-model", "m", "cap")
+    assert json.loads((resumed / "manifest.json").read_text())["identity"]["fixed"] == {"n": 1}
+
+
 def test_another_identity_is_refused_unless_restart_and_a_refusal_leaves_nothing(tmp_path):
     out = tmp_path / "run"
     with _held(out, Identity("test run", {"n": 1})) as held:

@@ -74,6 +74,24 @@ class Directory:
         return doc
 
 
+def unclaim_if_empty(out: Path) -> None:
+    """Undo a fresh claim refused before it wrote anything (an output cap the model cannot write, a thinking type it
+    rejects: found when the first request is resolved, after the claim): no manifest and no empty files are left, so
+    the corrected command can take the same --out. A directory holding any byte of work is kept: the run resumes
+    from it."""
+    files = [p for p in out.rglob("*") if p.is_file() and p.name not in (MANIFEST, LOCK_NAME)]
+    if any(p.stat().st_size for p in files):
+        return
+    for path in files:
+        path.unlink()
+    for folder in sorted((p for p in out.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+    (out / MANIFEST).unlink(missing_ok=True)
+
+
 @contextmanager
 def run_directory(out: str | Path, lock_command: str, identity: Identity | None = None, *, kind: str | None = None,
                   command_line: Sequence[str] | None = None, config: Mapping | None = None, restart: bool = False,
@@ -88,6 +106,7 @@ def run_directory(out: str | Path, lock_command: str, identity: Identity | None 
     refuse_foreign(out, own, restart)
     made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first: what taking the lock creates
     lock = DirectoryLock(out, lock_command)
+    held = None
     try:
         held = Directory(out, lock, kind=kind, command_line=command_line, config=config)
         if identity is not None:
@@ -98,6 +117,10 @@ def run_directory(out: str | Path, lock_command: str, identity: Identity | None 
             if restart and (moved := rundir.move_aside(out, lock)) is not None:
                 print(f"memeval: note: --restart moved the previous contents of {out} to {moved}", file=sys.stderr)
         yield held
+    except InputError:  # a refusal, not an interruption: an interrupted run stays, incomplete, for `memeval ls`
+        if held is not None and held.claim is not None and held.claim.previous is None:
+            unclaim_if_empty(out)
+        raise
     finally:
         lock.release()
         for place in made:  # made only to hold the lock: a refused or failed command leaves nothing
