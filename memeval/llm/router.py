@@ -82,6 +82,9 @@ class Router:
         model = self.models.get(role)
         if model:
             return model
+        if role not in profiles.ROLE_DEFAULTS and (self.require_named_roles or not protocol_model):
+            raise ValueError(f"no model for role {role!r}: none was named and it has no default (the roles: "
+                             f"{', '.join(profiles.ROLE_DEFAULTS)})")
         if self.require_named_roles:
             raise InputError(profiles.ROLE_FLAGS.get(role, role), "(not given)",
                              "with --llm local every role used needs its model named (the server's model id)")
