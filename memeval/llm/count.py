@@ -101,6 +101,7 @@ class ServerCounter:
     def __init__(self, client):
         self.client = client
         self.skipped: tuple[int, int] | None = None  # (prompts, characters) of the last stage left to the estimate
+        self.unreachable: str | None = None  # the last stage's server could not be reached: which, and why
 
     def __call__(self, request) -> int | None:
         return self.count_all([request])[0]
@@ -111,9 +112,12 @@ class ServerCounter:
         mine = [r for r in resolved if fit.applies(r)]
         chars = sum(r.prompt_chars for r in mine)
         self.skipped = (len(mine), chars) if chars > COUNT_BUDGET_CHARS else None
+        self.unreachable = None
         if self.skipped:
             return [None] * len(resolved)
-        return [fit.server_tokens(r) for r in resolved]
+        counts = [fit.server_tokens(r) for r in resolved]
+        self.unreachable = next(filter(None, (fit.unreachable_line(r) for r in mine)), None)
+        return counts
 
     def token_count(self, misses: int, counts: Sequence[int | None], keyless: list[str]) -> str:
         """How a stage's input tokens were counted, as `CostEstimate.token_count` says it."""
@@ -128,7 +132,7 @@ class ServerCounter:
         if not keyless:
             return "exact (the server's tokenizer)" if misses else "exact"
         if not counted:
-            return f"{estimated}: the server offers no tokenizer memeval reads"
+            return f"{estimated}: {self.unreachable or 'the server offers no tokenizer memeval reads'}"
         return f"exact (the server's tokenizer) for {counted:,} of {misses:,} calls; {estimated} for the rest"
 
 

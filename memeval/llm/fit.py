@@ -78,12 +78,19 @@ def surely_fits(messages: Sequence[dict], reply_tokens: int, window: int) -> boo
     return size + TEMPLATE_SLACK + TEMPLATE_SLACK_PER_MESSAGE * len(messages) + reply_tokens <= window
 
 
-def estimated(messages: Sequence[dict]) -> Count:
+def estimated(messages: Sequence[dict], why: str = "the server offers no tokenizer") -> Count:
     text = "".join(str(m.get("content") or "") for m in messages)
     tokens = tokenizers.estimate_tokens(text) * (100 + ESTIMATE_MARGIN_PERCENT) // 100
     tokens += TEMPLATE_SLACK_PER_MESSAGE * len(messages)
     return Count(tokens, f"estimated at {tokenizers.CHARS_PER_TOKEN} characters a token plus "
-                         f"{ESTIMATE_MARGIN_PERCENT}%: the server offers no tokenizer")
+                         f"{ESTIMATE_MARGIN_PERCENT}%: {why}")
+
+
+def unreachable(exc: OSError) -> str:
+    """The class of what kept a server from answering at all (urllib wraps it: ConnectionRefusedError, not
+    URLError)."""
+    reason = getattr(exc, "reason", None)
+    return type(reason if isinstance(reason, BaseException) else exc).__name__
 
 
 def misfit(count: Count, reply_tokens: int, window: Window, where: str) -> DoesNotFit | None:
@@ -262,6 +269,7 @@ class _Server:
         self.slots: int | None = None  # requests it works on at once, when it says (GET /props total_slots)
         self.learned = False
         self.shape: str | None = None  # "llama.cpp", "vllm", "none"; None: not found out yet
+        self.unreachable: str | None = None  # the error class of the last attempt that reached nothing
         self.counts: dict[str, Count] = {}
         self.lock = threading.Lock()
 
@@ -361,16 +369,28 @@ class FitCheck:
                 else:
                     break
                 if tokens is not None:
-                    server.shape = shape
+                    server.shape, server.unreachable = shape, None
                     return Count(tokens, f"by the server's tokenizer ({shape} /tokenize)", by_server=True)
-            server.shape = "none"
-        except OSError:
-            pass  # unreachable for now: this prompt is estimated, the shape found out on a later one
+            server.shape, server.unreachable = "none", None
+        except OSError as exc:  # unreachable for now: this prompt is estimated, the shape found out on a later one
+            server.unreachable = unreachable(exc)
+            self._once(f"unreachable:{probe.base_url}", f"{self.unreachable_line(request)}: prompts are estimated at "
+                       f"{tokenizers.CHARS_PER_TOKEN} characters a token plus {ESTIMATE_MARGIN_PERCENT}% before "
+                       "sending")
+            return estimated(messages, f"the server could not be reached ({server.unreachable})")
         self._once(f"tokenizer:{probe.base_url}", f"the server at {self.client.endpoint(request.provider)} offers no "
                    "tokenizer memeval reads (llama.cpp's /apply-template and /tokenize, or vLLM's /tokenize): prompts "
                    f"are estimated at {tokenizers.CHARS_PER_TOKEN} characters a token plus {ESTIMATE_MARGIN_PERCENT}% "
                    "before sending")
         return estimated(messages)
+
+    def unreachable_line(self, request) -> str | None:
+        """'the server at URL could not be reached (ConnectionRefusedError)' when the last attempt to count one of
+        `request`'s server's prompts reached nothing (None: it answered, or was not tried)."""
+        if not self.applies(request):
+            return None
+        cls = self._server(request.provider).unreachable
+        return f"the server at {self.client.endpoint(request.provider)} could not be reached ({cls})" if cls else None
 
     def window(self, request) -> Window | None:
         """The window of `request`'s server (None: not checked)."""
