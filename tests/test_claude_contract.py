@@ -13,6 +13,7 @@ from memeval.jsonl import read_rows
 from memeval.llm import AnthropicBackend, APIRejected, LLMClient, LLMError, LLMRequest, ResponseCache
 from memeval.llm.batch import api_custom_id, run_batch
 from memeval.llm.profiles import PROFILES
+from memeval.llm.settings import ModelSettings
 from tests.fake_anthropic import MODELS, TEST_SECRET, FakeAnthropic, error, first_text
 
 
@@ -104,25 +105,27 @@ def test_version_and_sampling_per_model(server, tmp_path):
     with pytest.raises(InputError, match="--sampling model-default"):
         client.complete(_request("claude-opus-4-7", 0.0, role=""))
     assert len(server.received) == 1, "refused before sending"
-    default = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sampling="model-default")
+    default = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path),
+                        ModelSettings(sampling="model-default"))
     default.complete(_request("claude-opus-4-7", 0.0, role=""))
     assert "temperature" not in server.received[-1] and server.versions_sent()[-1] == "2026-10-21"
     assert server.rejected == []
 
 
 def test_role_models_and_unknown_ids(server, tmp_path):
-    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), models={"judge": "claude-haiku-4-5"})
+    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path),
+                       ModelSettings(models={"judge": "claude-haiku-4-5"}))
     client.complete(_request())
     assert server.received[-1]["model"] == "claude-haiku-4-5"
     with pytest.raises(InputError, match="known: claude-haiku-4-5"):
-        LLMClient(AnthropicBackend(timeout=5), None, models={"answer": "claude-opus-9"})
+        LLMClient(AnthropicBackend(timeout=5), None, ModelSettings(models={"answer": "claude-opus-9"}))
     with pytest.raises(InputError, match="unknown model id"):
         client.complete(_request("claude-3-opus", role=""))
 
 
 def test_cache_key_carries_version_and_sampling_sent(tmp_path):
     protocol = LLMClient(None, None).resolve(_request())
-    default = LLMClient(None, None, sampling="model-default").resolve(_request())
+    default = LLMClient(None, None, ModelSettings(sampling="model-default")).resolve(_request())
     assert protocol.key_material()["api_version"] == "2023-06-01" and protocol.temperature == 0.5
     assert default.temperature is None and default.key != protocol.key
     assert protocol.key_material()["key_schema"] == 2
@@ -281,8 +284,8 @@ def test_structured_output_only_where_the_model_has_it(server, tmp_path):
     from memeval.scoring.judge import graded_request
 
     for model, sampling in (("claude-sonnet-4-6", "protocol"), ("claude-sonnet-5-5", "model-default")):
-        client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sampling=sampling,
-                           models={"judge": model})
+        client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path),
+                           ModelSettings(sampling=sampling, models={"judge": model}))
         client.complete(graded_request("q", "g", "p", 4))
     with_schema, without = server.received
     assert with_schema["output_config"]["format"]["schema"]["required"] == ["score", "explanation"]

@@ -221,10 +221,11 @@ def test_a_cap_the_user_gives_is_named_as_the_flags():
     """`--answer-max-tokens` replaces the framework's cap (the note then says so): a refusal names the flag, not the
     framework, and a cap the model can write is sent as given."""
     from memeval.llm.client import LLMClient, ReplayBackend
+    from memeval.llm.settings import ModelSettings
     from memeval.qa.reader_cap import capped
 
     asked = reader_request("evermemos_mem0", "Where?", "a note", None)
-    client = LLMClient(ReplayBackend(), models={"answer": "gpt-4o-mini"})
+    client = LLMClient(ReplayBackend(), settings=ModelSettings(models={"answer": "gpt-4o-mini"}))
     with pytest.raises(InputError, match=r"but 32,768 are asked for by the evermemos_\* readers"):
         client.resolve(asked)
     with pytest.raises(InputError, match="but 20,000 are asked for by --answer-max-tokens; nothing sent"):

@@ -25,8 +25,9 @@ def _request(text="hello", **kw) -> LLMRequest:
                       template_version="t1", **kw)
 
 
-def _client(tmp_path, backend=None, **kw) -> LLMClient:
-    return LLMClient(backend or AnthropicBackend(timeout=5), ResponseCache(tmp_path), sleep=lambda s: None, **kw)
+def _client(tmp_path, backend=None, budget_usd: float | None = None) -> LLMClient:
+    return LLMClient(backend or AnthropicBackend(timeout=5), ResponseCache(tmp_path),
+                     ModelSettings(budget_usd=budget_usd), sleep=lambda s: None)
 
 
 # ---- replies larger than the request's cap ----------------------------------------------------------------------

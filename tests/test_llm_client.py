@@ -11,6 +11,7 @@ from memeval.llm import (
     ReplayBackend,
     ResponseCache,
 )
+from memeval.llm.settings import ModelSettings
 from tests.fake_anthropic import TEST_SECRET, error
 from tests.scripted import ScriptedBackend
 
@@ -130,7 +131,7 @@ def test_cache_key_covers_exactly_what_changes_output():
 
 def test_budget_stops_new_calls_and_keeps_finished(tmp_path):
     cache = ResponseCache(tmp_path)
-    client = LLMClient(ScriptedBackend(lambda r: "x"), cache, budget_usd=1e-9)
+    client = LLMClient(ScriptedBackend(lambda r: "x"), cache, ModelSettings(budget_usd=1e-9))
     client.complete(_request("a"))
     with pytest.raises(BudgetExceeded):
         client.complete(_request("b"))
@@ -161,7 +162,7 @@ def test_concurrency_is_bounded(tmp_path):
             active[0] -= 1
         return "x"
 
-    client = LLMClient(ScriptedBackend(slow), None, max_concurrency=3)
+    client = LLMClient(ScriptedBackend(slow), None, ModelSettings(max_concurrency=3))
     results = client.complete_many([_request(str(i)) for i in range(20)], max_workers=10)
     assert all(r.text == "x" for r in results) and peak[0] <= 3
 

@@ -12,6 +12,7 @@ import threading
 from types import SimpleNamespace
 
 from memeval.llm.ratelimit import RateLimiter, Waiting
+from memeval.llm.settings import ModelSettings
 from memeval.progress import CallStatus, ProgressBar, throttled
 from tests.fake_anthropic import TEST_SECRET, FakeAnthropic
 from tests.fake_limits import TierLimits
@@ -104,7 +105,7 @@ def test_answers_are_reported_one_by_one_as_they_arrive_not_per_conversation():
             release.wait(5)
         return "ok"
 
-    client = LLMClient(ScriptedBackend(responder), None, max_concurrency=4)
+    client = LLMClient(ScriptedBackend(responder), None, ModelSettings(max_concurrency=4))
     client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "warm"),), max_tokens=8,
                                temperature=0.0, template_version="t", role="answer"))
     texts = ["slow", "a", "b", "a", "c"]
@@ -143,7 +144,7 @@ def test_an_interrupt_stops_a_fan_out_at_once_and_sends_nothing_more():
         return "ok"
 
     backend = ScriptedBackend(responder)
-    client = LLMClient(backend, None, max_concurrency=2)
+    client = LLMClient(backend, None, ModelSettings(max_concurrency=2))
     client.complete(LLMRequest(model="claude-sonnet-4-6", messages=(("user", "warm"),), max_tokens=8,
                                temperature=0.0, template_version="t", role="answer"))
     requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"q{i}"),), max_tokens=8, temperature=0.0,

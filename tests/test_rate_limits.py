@@ -9,6 +9,7 @@ import pytest
 from memeval.llm import LLMClient, LLMRequest, ResponseCache
 from memeval.llm.client import AnthropicBackend
 from memeval.llm.ratelimit import Bucket, RateLimiter, parse_duration, parse_reset
+from memeval.llm.settings import ModelSettings
 from tests.fake_limits import TierLimits
 
 
@@ -123,7 +124,7 @@ def test_after_the_first_call_the_fan_out_is_the_concurrency_asked_for(tmp_path)
             state["now"] -= 1
         return "ok"
 
-    client = LLMClient(ScriptedBackend(slow), None, max_concurrency=4)
+    client = LLMClient(ScriptedBackend(slow), None, ModelSettings(max_concurrency=4))
     requests = [LLMRequest(model="claude-sonnet-4-6", messages=(("user", f"q{i}"),), max_tokens=8, temperature=0.0,
                            template_version="t", role="answer") for i in range(13)]
     start = clock.perf_counter()

@@ -9,14 +9,15 @@ from memeval.errors import InputError
 from memeval.llm import AnthropicBackend, LLMClient, LLMRequest, ResponseCache
 from memeval.llm.errors import UnusableReply
 from memeval.llm.profiles import PROFILES, THINKING_TOKENS
+from memeval.llm.settings import ModelSettings
 from tests.fake_anthropic import ANSWER_TOKENS, THINKING, THOUGHT_TOKENS
 
 HELLO = [{"role": "user", "content": "hi"}]
 
 
 def _client(tmp_path):
-    return LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), sampling="model-default",
-                     sleep=lambda s: None)
+    return LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path),
+                     ModelSettings(sampling="model-default"), sleep=lambda s: None)
 
 
 def _request(model, **kw):
@@ -158,8 +159,9 @@ def test_doctor_fails_on_an_empty_probe_from_a_model_without_a_reserve(fake, cli
 def test_the_manifest_records_what_each_role_sends_for_thinking():
     from memeval.llm.manifest import llm_manifest
 
-    client = LLMClient(None, None, sampling="model-default", models={"answer": "claude-opus-5-5",
-                                                                      "judge": "claude-sonnet-5-5"})
+    client = LLMClient(None, None,
+                       ModelSettings(sampling="model-default", models={"answer": "claude-opus-5-5",
+                                                                      "judge": "claude-sonnet-5-5"}))
     roles = llm_manifest(client, {"answer": 0.0, "judge": 0.5})["roles"]
     answer, judge = roles["answer"]["profile"], roles["judge"]["profile"]
     assert (answer["thinking"], answer["effort"], answer["thinking_tokens"]) == ("always", "low", THINKING_TOKENS)
@@ -171,9 +173,10 @@ def test_a_run_directory_identity_names_the_thinking_sent_and_only_where_sent():
     they had before thinking was modelled, so their directories still resume."""
     from memeval.llm.manifest import role_identity
 
-    client = LLMClient(None, None, sampling="model-default", models={"answer": "claude-opus-5-5",
+    client = LLMClient(None, None,
+                       ModelSettings(sampling="model-default", models={"answer": "claude-opus-5-5",
                                                                       "judge": "claude-sonnet-5-5",
-                                                                      "extract": "claude-sonnet-4-6"})
+                                                                      "extract": "claude-sonnet-4-6"}))
     assert role_identity(client, "answer", 0.0)["thinking"] == {"type": "", "effort": "low",
                                                                 "reserve": THINKING_TOKENS}
     assert role_identity(client, "judge", 0.5)["thinking"] == {"type": "between_tools", "effort": "", "reserve": 0}

@@ -19,6 +19,7 @@ from memeval.llm.count import COUNT_POOL, token_counter
 from memeval.llm.errors import TransientError
 from memeval.llm.profiles import PROFILES, TOKENIZER_RATIOS
 from memeval.llm.ratelimit import limit_pool
+from memeval.llm.settings import ModelSettings
 from memeval.llm.tokenizers import estimate_tokens
 from tests.scripted import ScriptedBackend
 
@@ -39,7 +40,8 @@ def test_ratios_are_applied_per_model_and_the_old_import_still_works():
 
 
 def test_the_keyless_estimate_prices_the_new_tokenizer_and_says_so(tmp_path):
-    client = LLMClient(ScriptedBackend(lambda r: "x"), ResponseCache(tmp_path), sampling="model-default")
+    client = LLMClient(ScriptedBackend(lambda r: "x"), ResponseCache(tmp_path),
+                       ModelSettings(sampling="model-default"))
     old = client.estimate([_request("claude-opus-4-6")])
     new = client.estimate([_request("claude-opus-4-7")])
     assert (old.input_tokens_est, new.input_tokens_est) == (1000, 1350)
@@ -51,7 +53,7 @@ def test_the_keyless_estimate_prices_the_new_tokenizer_and_says_so(tmp_path):
 
 
 def test_the_rate_limiter_reserves_the_model_specific_estimate(tmp_path):
-    client = LLMClient(ScriptedBackend(lambda r: "x"), None, sampling="model-default")
+    client = LLMClient(ScriptedBackend(lambda r: "x"), None, ModelSettings(sampling="model-default"))
     reserved = []
     acquire = client.limiter.acquire
     client.limiter.acquire = lambda key, i, o: reserved.append((key[1], i)) or acquire(key, i, o)
@@ -105,7 +107,7 @@ def test_keyed_counts_are_concurrent_bounded_in_order_and_equal_to_sequential(fa
     assert len(set(sequential)) == len(requests) and len(fake.count_requests) == len(requests)
 
     backend = _Tracking(AnthropicBackend(timeout=5))
-    client = LLMClient(backend, None, max_concurrency=4)
+    client = LLMClient(backend, None, ModelSettings(max_concurrency=4))
     reservations = []
     acquire = client.limiter.acquire
     client.limiter.acquire = lambda key, i, o: reservations.append((key, i, o)) or acquire(key, i, o)
@@ -119,17 +121,17 @@ def test_keyed_counts_are_concurrent_bounded_in_order_and_equal_to_sequential(fa
 
 
 def test_each_distinct_prompt_is_counted_once_and_cached(fake, tmp_path):
-    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), max_concurrency=4)
+    client = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), ModelSettings(max_concurrency=4))
     twins = [_request(text="same prompt " * 50, max_tokens=m) for m in (10, 20, 30)]  # one count body
     counts = token_counter(client).count_all([*twins, *_prompts(6)])
     assert counts[0] == counts[1] == counts[2] and len(fake.count_requests) == 7
-    again = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), max_concurrency=4)
+    again = LLMClient(AnthropicBackend(timeout=5), ResponseCache(tmp_path), ModelSettings(max_concurrency=4))
     assert token_counter(again).count_all([*twins, *_prompts(6)]) == counts and len(fake.count_requests) == 7
 
 
 def test_a_wrong_key_is_refused_after_one_count(fake, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
-    client = LLMClient(AnthropicBackend(timeout=5), None, max_concurrency=8)
+    client = LLMClient(AnthropicBackend(timeout=5), None, ModelSettings(max_concurrency=8))
     with pytest.raises(APIRejected, match="count_tokens"):
         token_counter(client).count_all(_prompts(12))
     assert len(fake.count_requests) == 1, "the first count goes alone, like the first message"

@@ -75,36 +75,29 @@ class LLMClient:
     max_concurrency = _stage("limits", "max_concurrency")
     budget_usd, cache = _stage("account", "budget_usd"), _stage("replies", "cache")
 
-    def __init__(
-        self,
-        backend,
-        cache: ResponseCache | None = None,
-        max_concurrency: int = 8,
-        max_retries: int = 6,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 30.0,
-        budget_usd: float | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-        sampling: str = "protocol",
-        models: Mapping[str, str] | None = None,
-        backends: Mapping[str, object] | None = None,
-        require_named_roles: bool = False,
-        endpoints: Mapping[str, str] | None = None,
-        profile_table: ProfileTable = CLOUD,
-        response_format: str = "json_schema",
-        context_tokens: int | None = None,
-    ):
-        self.route = Router(backend, backends or {}, models or {}, require_named_roles,
+    def __init__(self, backend, cache: ResponseCache | None = None, settings: ModelSettings | None = None, *,
+                 backends: Mapping[str, object] | None = None, endpoints: Mapping[str, str] | None = None,
+                 profile_table: ProfileTable = CLOUD, sleep: Callable[[float], None] = time.sleep,
+                 max_retries: int = 6, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0):
+        """`settings`: the run's model settings, as `make_client` takes them (the model per role, sampling, budget,
+        concurrency, response format, context window; `backend="local"` makes every role name its model). The
+        rest is wiring: the backend per provider (`backend` for Anthropic and any provider without its own), the
+        base URLs, the profile table, and the send stage's clock and retry knobs."""
+        settings = ModelSettings() if settings is None else settings
+        models = dict(settings.models)
+        if settings.backend == "openai":  # the roles the user did not name go to OpenAI's models
+            models = {**profiles.role_defaults("openai"), **models}
+        self.route = Router(backend, backends or {}, models, settings.backend == "local",
                             endpoints if endpoints is not None else {p: endpoint_for(p) for p in ("openai", "local")},
-                            anthropic_endpoint(), profile_table, sampling, response_format)
+                            anthropic_endpoint(), profile_table, settings.sampling, settings.response_format)
         self._lock = threading.Lock()
         self._local = threading.local()
         self.stats = ClientStats()
-        self.account = Account(self._lock, self.stats, budget_usd)
+        self.account = Account(self._lock, self.stats, settings.budget_usd)
         self.replies = ReplyCache(cache, self._lock, self.stats)
         # a user's server: each request checked against its context window before it is sent (memeval/llm/fit.py)
-        self.fit = FitCheck(self, context_tokens)
-        self.limits = Limits(max_concurrency, self.fit, self._lock, self.stats, self._local)
+        self.fit = FitCheck(self, settings.context_tokens)
+        self.limits = Limits(settings.max_concurrency, self.fit, self._lock, self.stats, self._local)
         self.sender = Sender(self.route, self.limits, self.account, self._lock, self._local, max_retries,
                              backoff_base_s, backoff_max_s, sleep)
         self._embedder = None
@@ -279,9 +272,5 @@ def make_client(backend: str = "auto", cache_dir: str | None = None, settings: M
         table = ProfileTable.with_local(named.values(), prices)
         backends["local"] = OpenAIBackend("local")
         backends["local"].profile = table.profile  # replies priced like estimates: from --prices when given
-    models = {**profiles.role_defaults(backend), **named} if backend == "openai" else named
-    return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, backends=backends,
-                     models=models, endpoints=endpoints, profile_table=table, require_named_roles=backend == "local",
-                     budget_usd=settings.budget_usd, sampling=settings.sampling,
-                     max_concurrency=settings.max_concurrency, response_format=settings.response_format,
-                     context_tokens=settings.context_tokens, sleep=sleep)
+    return LLMClient(AnthropicBackend() if anthropic_live else ReplayBackend(), cache, settings, backends=backends,
+                     endpoints=endpoints, profile_table=table, sleep=sleep)

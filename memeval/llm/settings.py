@@ -1,7 +1,8 @@
 """The model settings of a run, built once from the CLI flags or a notebook's parameters and never changed after:
 which backend, the model per role (answer, judge, extract, embed), the sampling mode, the spending cap, the output
 format of memeval's own JSON requests and the user's price file for `--llm local` models. They are the one way
-settings reach a client (memeval/llm/client.py `make_client`, `checked_client`): typed, so nothing travels as
+settings reach a client (memeval/llm/client.py `make_client`, `checked_client`, and `LLMClient` itself, whose
+other arguments are wiring: backends, base URLs, the profile table, retry knobs): typed, so nothing travels as
 loose keyword arguments."""
 
 from __future__ import annotations
