@@ -464,9 +464,8 @@ def incomplete_line(missing: Mapping) -> str | None:
         return "incomplete: " + "; ".join(parts) + "; " + answers["advice"]
     hint = ""
     if answers and "CacheMiss" in answers.get("reasons", {}):
-        from memeval.llm.errors import no_llm_remedy
-
-        hint = f" (CacheMiss: no cached reply and no LLM was called; {no_llm_remedy(answers.get('cache_only', ()))})"
+        hint = (" (CacheMiss: no cached reply and no LLM was called; set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
+                "choose --llm)")
     elif any(entry.get("unusable") for entry in judgments):
         hint = (" (a judge at temperature 0 may give the same reply again, one that samples may not; --judge-model "
                 "picks another)")

@@ -52,36 +52,3 @@ def test_a_dry_run_against_a_server_it_cannot_reach_says_so_and_still_estimates(
     assert done.stderr.count(f"{unreachable}: prompts are estimated") == 1, done.stderr
     assert "offers no tokenizer" not in done.stdout + done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "run").exists()
-
-
-def _cache_miss_hint(cli, locomo_dir, tmp_path, *models: str) -> str:
-    done = cli("locomo", "run", "--data", locomo_dir, "--conversations", "conv-26", "--questions", "first:2",
-               "--systems", "rag_turns", "--reader", "claude", "--judge", "binary", *models, "--out", tmp_path / "run")
-    assert done.returncode == 4, done.stderr
-    return done.stderr.strip().splitlines()[-1]
-
-
-def test_a_cache_miss_names_the_key_of_the_provider_whose_request_missed(cli, locomo_dir, tmp_path, monkeypatch,
-                                                                         fake_openai):
-    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    line = _cache_miss_hint(cli, locomo_dir, tmp_path, "--answer-model", "claude-sonnet-4-6", "--judge-model",
-                            "gpt-4o-mini")  # only OPENAI_API_KEY is set (the fake's)
-    assert line.endswith("2 of 2 answers failed (CacheMiss); rerun to retry them (CacheMiss: no cached reply and "
-                         "no LLM was called; set ANTHROPIC_API_KEY, or choose --llm)"), line
-    assert fake_openai.received == [], "no answer, nothing to judge"
-
-
-def test_a_cache_miss_of_an_openai_model_names_openais_key(cli, locomo_dir, tmp_path, monkeypatch, fake):
-    monkeypatch.setenv("MEMEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    line = _cache_miss_hint(cli, locomo_dir, tmp_path, "--answer-model", "gpt-4o-mini", "--judge-model",
-                            "claude-sonnet-4-6")  # only ANTHROPIC_API_KEY is set (the fake's)
-    assert line.endswith("(CacheMiss: no cached reply and no LLM was called; set OPENAI_API_KEY, or choose --llm)")
-    assert fake.received == []
-
-
-def test_the_remedy_of_a_miss_without_a_known_provider_names_either_key():
-    from memeval.llm.errors import no_llm_remedy
-
-    assert no_llm_remedy() == "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose --llm"  # nothing was live
-    assert no_llm_remedy(["local"]) == "set OPENAI_BASE_URL (--llm local), or choose --llm"
-    assert no_llm_remedy(["openai", "anthropic"]) == "set ANTHROPIC_API_KEY or OPENAI_API_KEY, or choose --llm"

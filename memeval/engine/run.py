@@ -104,9 +104,6 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, held
         print(f"memeval: {line}", file=sys.stderr)
         notes.append(line)  # it starts with a system's name: an identifier, never re-cased
     answer_counts = answer_stage(task, units, client, rundir, settings)
-    from memeval.llm.send import cache_only_misses
-
-    unsendable = cache_only_misses(client)  # the answer stage's: a judge's misses are its own note's
     notes += task.answered_notes(client)
     wanted = [key for unit in units for key in unit.keys]
     wanted_set = set(wanted)
@@ -140,8 +137,6 @@ def _run_claimed(task: Task, settings: RunSettings, client, rundir: RunDir, held
     report = task.report(answers, judgments, notes, client)
     write_text_atomic(rundir.report, report)
     missing = missing_rows(task, wanted, answers, judgments, judges, advice, judge_counts, graded)
-    if unsendable and "CacheMiss" in missing.get("answers", {}).get("reasons", {}):
-        missing["answers"]["cache_only"] = unsendable  # whose key the closing line names
     llm = client_summary(client)
     outcome = RunOutcome(out=str(rundir.path), report=report, answers=answers, judgments=judgments,
                          answer_counts=answer_counts, judge_counts=judge_counts, notes=notes, llm=llm,

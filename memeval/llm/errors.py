@@ -99,16 +99,6 @@ class CacheMiss(LLMError):
     """Replay mode found no cached response: nothing is sent, nothing is invented."""
 
 
-NO_LLM_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "local": "OPENAI_BASE_URL (--llm local)"}
-
-
-def no_llm_remedy(providers=()) -> str:
-    """What lets a cache miss be sent: the key of each provider whose requests missed ("set ANTHROPIC_API_KEY, or
-    choose --llm"), else, none known (nothing was live, or a manifest that did not record them), either key."""
-    keys = [key for provider, key in NO_LLM_KEYS.items() if provider in providers]
-    return f"set {' or '.join(keys or ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'])}, or choose --llm"
-
-
 class BudgetExceeded(LLMError):
     """The run's dollar budget is spent: no new calls are scheduled; finished ones stay cached."""
 

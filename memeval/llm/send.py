@@ -38,16 +38,6 @@ class ReplayBackend:
                         f"(template {request.template_version or '-'}, repeat {request.repeat_index})")
 
 
-def cache_only_misses(client) -> list[str]:
-    """The providers whose requests missed the cache, nothing sending them, on a client that sends to another
-    provider (a key set for one provider only): their keys are the remedy. [] when the client sends nowhere (any
-    provider's key is) or nothing missed."""
-    sender = getattr(client, "sender", None)
-    if sender is None or client.backend_name == "replay":
-        return []
-    return sender.missed_providers()
-
-
 class Sender:
     def __init__(self, route: Router, limits: Limits, account: Account, lock, local, max_retries: int,
                  backoff_base_s: float, backoff_max_s: float, sleep: Callable[[float], None]):
@@ -60,16 +50,11 @@ class Sender:
         self.backoff_max_s = backoff_max_s
         self.sleep = sleep
         self.fatal: APIRejected | None = None
-        self.missed: set[str] = set()  # providers whose requests missed the cache with nothing to send them
         self._answered = threading.Event()  # until one call succeeds, calls go one at a time (see send)
         self._probe = threading.Lock()
         self._written_prefixes: set[tuple[str, str]] = set()
         self._prefix_cuts: dict[tuple[str, str], tuple[int, ...]] = {}  # a prefix written in pieces: where cut
         self._cutting: dict[tuple[str, str], threading.Lock] = {}
-
-    def missed_providers(self) -> list[str]:
-        with self._lock:
-            return sorted(self.missed)
 
     def refuse_retired(self, request: LLMRequest) -> None:
         """ModelRetired for a model past its retirement date, unless MEMEVAL_SEND_RETIRED=1."""
@@ -154,12 +139,7 @@ class Sender:
         backend = self.route.backend_for(request.provider)
         if not getattr(backend, "sends_requests", True):
             with self.limits.semaphore:
-                try:
-                    return backend.send(request)
-                except CacheMiss:
-                    with self._lock:
-                        self.missed.add(request.provider)
-                    raise
+                return backend.send(request)
         return self._send_one(self._in_pieces(request, backend), backend)
 
     def _send_one(self, request: LLMRequest, backend) -> LLMResponse:
