@@ -56,3 +56,9 @@ def test_llm_help_names_prices_only_where_the_command_takes_prices():
     for words in (("locomo", "run"), ("doctor",), ("natural", "build")):
         flags = {s for a in subcommand_parser(words)._actions for s in a.option_strings}
         assert "--prices" in flags and "unless --prices prices them" in _help(*words, dest="llm")
+
+
+def test_natural_audit_llm_offers_only_the_judge_role_it_calls():
+    flags = {s for a in subcommand_parser(("natural", "audit-llm"))._actions for s in a.option_strings}
+    assert "--judge-model" in flags
+    assert not {"--answer-model", "--extract-model", "--embed-model"} & flags

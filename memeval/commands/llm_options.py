@@ -65,13 +65,13 @@ MODELS = Setting("--ROLE-model", help={
                 f"limits (default {ROLE_DEFAULTS[EMBED_ROLE]}; known: {', '.join(sorted(EMBEDDING_PROFILES))}; under "
                 "--llm local your server's model id, sent to its /v1/embeddings)"})
 SAMPLING = Setting("--sampling", "protocol", choices=SAMPLING_MODES,
-                   help="protocol: send each protocol's temperature, refusing models that cannot take it; "
-                        "model-default: send no temperature (said in the manifest and captions)")
+                   help="protocol (the default): send each protocol's temperature, refusing models that cannot take "
+                        "it; model-default: send no temperature (said in the manifest and captions)")
 
 
 def _backend_help(priced: str = "") -> str:
     """`--llm`'s help; `priced` is said only where the command also takes --prices (`add_llm_arguments`)."""
-    return ("auto: each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else answers only "
+    return ("auto (the default): each provider live when its key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY), else answers only "
             "from the cache; anthropic/openai: that provider's key is required, and openai makes unnamed roles "
             "default to gpt-4o-mini; local: the named models on your OpenAI-compatible server at OPENAI_BASE_URL "
             f"(vLLM, Ollama, llama.cpp, a gateway such as OpenRouter or Azure){priced}; replay: the cache only")
@@ -81,7 +81,7 @@ BACKEND = Setting("--llm", "auto", choices=("auto", "anthropic", "openai", "loca
 RESPONSE_FORMAT = Setting(
     "--response-format", "json_schema", choices=RESPONSE_FORMATS,
     help="--llm openai/local: how memeval's own judges and extractors that read JSON ask for it — "
-         "json_schema: the reply schema, enforced by the server (OpenAI Structured Outputs, "
+         "json_schema (the default): the reply schema, enforced by the server (OpenAI Structured Outputs, "
          "llama.cpp's and vLLM's grammars); json_object: any JSON object (JSON mode); none: the "
          "prompt alone. Published protocols keep their own (Mem0's judge json_object, "
          "LongMemEval's none). Part of the run's identity and of each request's cache key")
@@ -92,7 +92,7 @@ CONTEXT_TOKENS = Setting(
          "max_model_len are read first); a request whose prompt plus reply cap exceeds it is not "
          "sent and its row says so (docs/context-needs.md)")
 BUDGET_USD = Setting("--budget-usd", None, type=non_negative_finite_float,
-                     help="stop scheduling new calls past this spend (dollars, finite, ≥ 0)")
+                     help="stop scheduling new calls past this spend (dollars, finite, ≥ 0; default: no cap)")
 PRICES = Setting("--prices", None, metavar="FILE",
                  help="--llm local: a JSON file pricing your server's or gateway's model ids, "
                       '{"MODEL": {"input_usd_mtok": 3, "output_usd_mtok": 15, "cached_input_usd_mtok": 0.3}} '

@@ -16,6 +16,7 @@ from memeval.commands.arguments import (
 )
 from memeval.commands.llm_options import add_llm_arguments, llm_options, make_llm_client
 from memeval.natural.config import (
+    AUDIT_ROLES,
     BUILD_ROLES,
     BridgeConfig,
     BuildConfig,
@@ -57,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     llm = _frame_parser(sub, "audit-llm", "label the audit-frame cells with Claude (cached; needs a key or cache)",
                         "the verdict CSV to write (usable as --labels of audit-compare)",
                         "memeval natural audit-llm --packages natural87 --output llm_verdicts.csv --dry-run")
-    add_llm_arguments(llm)
+    add_llm_arguments(llm, roles=AUDIT_ROLES)
     llm.set_defaults(handler=_audit_llm)
 
     compare = command(sub, "audit-compare", "kappa, agreement and writer re-scoring: rule vs a filled frame",

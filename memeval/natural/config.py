@@ -17,6 +17,7 @@ from memeval.settings import Setting, flag
 
 PACKAGES = Setting("--packages", help="a `natural build` directory")
 BUILD_ROLES = ("extract",)  # the one model role `natural build` calls (--with-graph's triple extraction)
+AUDIT_ROLES = ("judge",)  # the one model role `natural audit-llm` calls (each cell's adjudication)
 ANALYSIS_BUDGETS = "30,60,100"
 
 
