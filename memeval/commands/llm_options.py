@@ -102,7 +102,9 @@ MAX_CONCURRENCY = Setting("--max-concurrency", 8, type=bounded("--max-concurrenc
                           help="model calls in flight at once (default 8); the provider's rate-limit headers are "
                                "waited on either way")
 DRY_RUN = Setting("--dry-run", switch=True, rerun=False,
-                  help="estimate the LLM calls, tokens and dollars still to spend; send and write nothing")
+                  help="estimate the LLM calls, tokens and dollars still to spend; make no model call (with a key, "
+                       "the token-counting endpoint counts the prompts) and write no run file (only the LLM "
+                       "cache: its database and those counts)")
 # after the role models, in the order `--help` lists them
 SETTINGS = (SAMPLING, BACKEND, RESPONSE_FORMAT, CONTEXT_TOKENS, BUDGET_USD, PRICES, MAX_CONCURRENCY, DRY_RUN)
 WITH_PRICES = {BACKEND.spelling: {"help": _backend_help(", priced $0 unless --prices prices them")}}
