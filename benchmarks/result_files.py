@@ -18,8 +18,8 @@ nothing of memeval: it only runs the CLI and reads files, so it runs unchanged o
 differs between two runs of the same code on the same inputs. Each rule and what it strips:
 
 - every string (JSON values, text, stdout): the OUT directory, the tree DIR and the temporary working directory
-  (as recorded in OUT/_meta/run.json, also JSON-escaped) become <OUT>, <TREE>, <WORK>; `127.0.0.1:PORT` and
-  `localhost:PORT` lose the port; the tree's commit (7 to 40 hex digits starting with the first 7 of any commit
+  (as recorded in OUT/_meta/run.json, also JSON-escaped, and OUT relative to the tree) become <OUT>, <TREE>,
+  <WORK>; `127.0.0.1:PORT` and `localhost:PORT` lose the port; the tree's commit (7 to 40 hex digits starting with the first 7 of any commit
   HEAD pointed at during the run, checked before each step, as others may commit meanwhile), with its dirty mark
   ("+" or " with uncommitted changes (+)"), becomes <GIT>;
   ISO timestamps (date and time) and compact `YYYYMMDDTHHMMSSZ` stamps become <T>; the UTC dates the run spanned
@@ -425,7 +425,9 @@ class Marks:
         info = json.loads((out / "_meta" / "run.json").read_text())
         pairs = [(info["out"], "<OUT>"), (info["work"], "<WORK>"), (info["tree"], "<TREE>")]
         real = [(os.path.realpath(p), name) for p, name in pairs]
-        self.pairs = sorted({*pairs, *real}, key=lambda pair: -len(pair[0]))
+        # a notebook run from the tree prints OUT relative to it ("../RF-head/reproduce/figures")
+        relative = [(os.path.relpath(info["out"], info["tree"]) + "/", "<OUT>/")]
+        self.pairs = sorted({*pairs, *real, *relative}, key=lambda pair: -len(pair[0]))
         commits = "|".join(c[:7] for c in info.get("commits", [info["commit"]]) if c)
         self.commit = re.compile(rf"\b({commits})[0-9a-f]{{0,33}}\b\+?") if commits else None
         self.dates = info.get("dates", [])
