@@ -19,9 +19,9 @@ differs between two runs of the same code on the same inputs. Each rule and what
 
 - every string (JSON values, text, stdout): the OUT directory, the tree DIR and the temporary working directory
   (as recorded in OUT/_meta/run.json, also JSON-escaped, and OUT relative to the tree) become <OUT>, <TREE>,
-  <WORK>; `127.0.0.1:PORT` and `localhost:PORT` lose the port; the tree's commit (7 to 40 hex digits starting with the first 7 of any commit
-  HEAD pointed at during the run, checked before each step, as others may commit meanwhile), with its dirty mark
-  ("+" or " with uncommitted changes (+)"), becomes <GIT>;
+  <WORK>; `127.0.0.1:PORT` and `localhost:PORT` lose the port; the tree's commit (7 to 40 hex digits starting
+  with the first 7 of any commit HEAD pointed at during the run, checked before each step, as others may commit
+  meanwhile), with its dirty mark ("+" or " with uncommitted changes (+)"), becomes <GIT>;
   ISO timestamps (date and time) and compact `YYYYMMDDTHHMMSSZ` stamps become <T>; the UTC dates the run spanned
   (`YYYY-MM-DD`) become <DATE>; "memeval X.Y" / "python X.Y.Z" become "<VERSION>".
 - JSON, JSONL, notebooks and a stdout that is JSON, by key name (scalars only): `created_utc` and any `*_utc`,
