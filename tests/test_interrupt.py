@@ -10,6 +10,13 @@ import threading
 import time
 
 
+def _ctrl_c_reaches_it() -> None:
+    """In the child before it runs: Ctrl-C's default action, so the interpreter installs its KeyboardInterrupt
+    handler. A shell starts a background job (`pytest ... &`) with SIGINT ignored, which the child would inherit and
+    never be interrupted: these tests send the signal themselves, whatever started pytest."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_held_requests_ends_the_process_at_once(fake, locomo_dir, tmp_path):
     release = threading.Event()
     fake.responder = lambda body: (release.wait(300), "7 May 2023")[1]
@@ -18,7 +25,8 @@ def test_ctrl_c_during_held_requests_ends_the_process_at_once(fake, locomo_dir, 
     proc = subprocess.Popen([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(locomo_dir),
                              "--conversations", "conv-26", "--questions", "first:4", "--systems", "rag_turns",
                              "--reader", "claude", "--no-progress", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_ctrl_c_reaches_it)
     try:
         deadline = time.monotonic() + 120
         while not fake.received and time.monotonic() < deadline:
@@ -59,7 +67,8 @@ def _memeval_local(server, tmp_path, out, *extra) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "memeval", "locomo", "run", "--data", str(_locomo()),
                              "--conversations", "conv-26,conv-30", "--questions", "first:2", "--systems", "rag_turns",
                              "--reader", "claude", "--llm", "local", "--answer-model", "m", *extra, "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_ctrl_c_reaches_it)
 
 
 def _locomo():
