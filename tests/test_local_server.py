@@ -380,8 +380,7 @@ def test_serve_local_stops_its_child_within_seconds_even_mid_request(tmp_path):
         time.sleep(3)
         serve.send_signal(signal.SIGTERM)
         stopped = time.monotonic()
-        assert serve.wait(timeout=10) != 0
-        while time.monotonic() - stopped < 5:
+        while time.monotonic() - stopped < 5:  # the claim: the child does not finish its 2,000 tokens first
             try:
                 os.kill(child, 0)
             except ProcessLookupError:
@@ -389,6 +388,8 @@ def test_serve_local_stops_its_child_within_seconds_even_mid_request(tmp_path):
             time.sleep(0.1)
         else:
             pytest.fail(f"the llama.cpp server (pid {child}) still runs 5 s after serve-local was killed")
+        # then serve-local itself ends, with a signal's exit code (its teardown once took over 10 s in a full suite)
+        assert serve.wait(timeout=30) != 0
     finally:
         if serve.poll() is None:
             serve.kill()
